@@ -1,0 +1,315 @@
+"""The effect-sink model: which calls change the world in a way a re-run repeats.
+
+Every EO rule asks the same question -- "is this call a non-idempotent side
+effect?" -- so the answer lives here, once. A call is an effect when its
+qualified name matches a built-in sink (HTTP mutating verbs, payment SDKs,
+email, message publish, cloud-SDK writes, SQL writes, file writes and
+deletes, subprocesses) or a sink the user listed in ``[tool.resume-audit]
+effect-sinks``, and it is not keyed by an idempotency key.
+
+What counts as keyed (documented in docs/effects.md):
+
+* a keyword argument whose name says idempotency or deduplication:
+  ``idempotency_key=``, ``IdempotencyKey=``, ``MessageDeduplicationId=``,
+  AWS ``ClientToken=`` / ``ClientRequestToken=``;
+* an ``Idempotency-Key`` (or ``X-Idempotency-Key``) header, given inline or
+  through a dict variable built in the same function;
+* SQL that is idempotent by construction: ``INSERT ... ON CONFLICT DO
+  NOTHING``, ``INSERT OR IGNORE``, ``INSERT IGNORE``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.resolve import Resolver
+from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value
+
+_MUTATING_HTTP = {"POST", "PUT", "PATCH", "DELETE"}
+_HTTP_VERBS = "post|put|patch|delete"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A classified effect call."""
+
+    kind: str
+    #: the qualified name (or method) that matched, shown to users
+    label: str
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    pattern: str
+    kind: str
+    #: extra check on the call's arguments (e.g. a write mode for ``open``)
+    when: Callable[[cst.Call], bool] | None = None
+
+
+def _mode_writes(call: cst.Call) -> bool:
+    mode = string_value(argument(call, 1, "mode"))
+    return mode is not None and any(ch in mode for ch in "wax+")
+
+
+def _method_is_mutating(index: int) -> Callable[[cst.Call], bool]:
+    def check(call: cst.Call) -> bool:
+        method = string_value(argument(call, index, "method"))
+        return method is not None and method.upper() in _MUTATING_HTTP
+
+    return check
+
+
+def _urlopen_sends_data(call: cst.Call) -> bool:
+    if argument(call, 1, "data") is not None:
+        return True
+    target = argument(call, 0, "url")
+    if isinstance(target, cst.Call):
+        if argument(target, 1, "data") is not None:
+            return True
+        method = string_value(argument(target, 5, "method"))
+        return method is not None and method.upper() in _MUTATING_HTTP
+    return False
+
+
+_SQL_WRITE = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE|REPLACE|UPSERT|TRUNCATE)\b", re.IGNORECASE)
+_SQL_IDEMPOTENT = re.compile(
+    r"ON\s+CONFLICT(\s*\([^)]*\))?\s+DO\s+NOTHING|INSERT\s+OR\s+IGNORE|INSERT\s+IGNORE", re.IGNORECASE
+)
+_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def sql_write_text(sql: str) -> bool:
+    """Does this SQL text write, non-idempotently? ``SELECT``s and ``ON CONFLICT DO NOTHING`` do not."""
+    body = _SQL_COMMENT.sub(" ", sql).strip()
+    first = body.split(None, 1)[0].upper() if body else ""
+    if first not in {"INSERT", "UPDATE", "DELETE", "MERGE", "REPLACE", "UPSERT", "TRUNCATE", "WITH"}:
+        return False
+    if first == "WITH" and not _SQL_WRITE.search(body):
+        return False
+    return not _SQL_IDEMPOTENT.search(body)
+
+
+def _sql_argument_writes(call: cst.Call) -> bool:
+    first = argument(call, 0, "query") or argument(call, 0, "statement") or argument(call, 0, "sql")
+    if isinstance(first, cst.Call):  # psycopg sql.SQL("..."), sqlalchemy text("...")
+        inner = argument(first, 0, "text")
+        if inner is None:
+            inner = positional(first, 0).value if positional(first, 0) else None
+        first = inner
+    text = string_value(first)
+    return text is not None and sql_write_text(text)
+
+
+#: Built-in sinks. Patterns are fnmatch globs over resolved qualified names
+#: (``*`` also spans dots); instance methods are written ``Type.method``.
+BUILTIN_SINKS: tuple[SinkSpec, ...] = (
+    # HTTP
+    *(SinkSpec(f"{lib}.{verb}", "http") for lib in ("requests", "requests.api", "httpx") for verb in _HTTP_VERBS.split("|")),
+    *(SinkSpec(f"{lib}.request", "http", _method_is_mutating(0)) for lib in ("requests", "requests.api", "httpx")),
+    *(
+        SinkSpec(f"{cls}.{verb}", "http")
+        for cls in (
+            "requests.Session", "requests.session", "requests.sessions.Session",
+            "httpx.Client", "httpx.AsyncClient", "aiohttp.ClientSession", "aiohttp.client.ClientSession",
+        )
+        for verb in _HTTP_VERBS.split("|")
+    ),
+    *(
+        SinkSpec(f"{cls}.request", "http", _method_is_mutating(0))
+        for cls in ("requests.Session", "requests.session", "httpx.Client", "httpx.AsyncClient", "aiohttp.ClientSession")
+    ),
+    SinkSpec("urllib3.PoolManager.request", "http", _method_is_mutating(0)),
+    SinkSpec("urllib3.request", "http", _method_is_mutating(0)),
+    SinkSpec("urllib.request.urlopen", "http", _urlopen_sends_data),
+    # payments
+    *(
+        SinkSpec(f"stripe.*.{verb}", "payment")
+        for verb in (
+            "create", "confirm", "capture", "cancel", "modify", "update", "delete", "pay", "refund",
+            "finalize_invoice", "void_invoice", "send_invoice", "mark_uncollectible", "attach", "detach",
+            "create_async", "confirm_async", "capture_async", "pay_async",
+        )
+    ),
+    *(SinkSpec(f"braintree.*.{verb}", "payment") for verb in ("sale", "refund", "submit_for_settlement", "void", "create")),
+    SinkSpec("paypalrestsdk.*.create", "payment"),
+    SinkSpec("paypalrestsdk.*.execute", "payment"),
+    SinkSpec("square.*.create_payment", "payment"),
+    SinkSpec("Adyen.*.payments", "payment"),
+    # email
+    *(SinkSpec(f"smtplib.{c}.{m}", "email") for c in ("SMTP", "SMTP_SSL", "LMTP") for m in ("sendmail", "send_message")),
+    SinkSpec("yagmail.SMTP.send", "email"),
+    SinkSpec("sendgrid.*.send", "email"),
+    SinkSpec("django.core.mail.send_mail", "email"),
+    SinkSpec("django.core.mail.send_mass_mail", "email"),
+    SinkSpec("django.core.mail.EmailMessage.send", "email"),
+    SinkSpec("resend.Emails.send", "email"),
+    SinkSpec("flask_mail.Mail.send", "email"),
+    SinkSpec("fastapi_mail.FastMail.send_message", "email"),
+    # messages and notifications
+    SinkSpec("kafka.KafkaProducer.send", "message"),
+    SinkSpec("confluent_kafka.Producer.produce", "message"),
+    SinkSpec("aiokafka.AIOKafkaProducer.send*", "message"),
+    SinkSpec("*.basic_publish", "message"),
+    SinkSpec("aio_pika.*.publish", "message"),
+    SinkSpec("google.cloud.pubsub*.publish", "message"),
+    *(SinkSpec(f"redis.*.{m}", "message") for m in ("publish", "xadd", "lpush", "rpush", "incr", "incrby", "decr", "decrby", "hincrby")),
+    SinkSpec("slack_sdk.*.chat_postMessage", "message"),
+    SinkSpec("slack_sdk.*.chat_postEphemeral", "message"),
+    SinkSpec("slack_sdk.*.files_upload*", "message"),
+    SinkSpec("twilio.*.messages.create", "message"),
+    SinkSpec("telegram.*.send_message", "message"),
+    SinkSpec("nats.*.publish", "message"),
+    SinkSpec("*.apply_async", "message"),
+    SinkSpec("celery.*.send_task", "message"),
+    # cloud SDK writes
+    *(
+        SinkSpec(f"boto3.*.{m}", "cloud")
+        for m in (
+            "put_object", "delete_object", "delete_objects", "copy_object", "upload_file", "upload_fileobj",
+            "put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items",
+            "send_message", "send_message_batch", "publish", "send_email", "send_raw_email",
+            "send_templated_email", "put_events", "put_record", "put_records", "start_execution", "invoke",
+        )
+    ),
+    SinkSpec("boto3.resource.Object.put", "cloud"),
+    SinkSpec("boto3.resource.Object.delete", "cloud"),
+    *(SinkSpec(f"google.cloud.storage.*.{m}", "cloud") for m in ("upload_from_string", "upload_from_filename", "upload_from_file", "delete")),
+    *(SinkSpec(f"google.cloud.firestore.*.{m}", "cloud") for m in ("set", "add", "update", "delete", "create")),
+    *(SinkSpec(f"azure.storage.blob.*.{m}", "cloud") for m in ("upload_blob", "delete_blob")),
+    # SQL writes
+    SinkSpec("*.execute", "sql", _sql_argument_writes),
+    SinkSpec("*.executemany", "sql", _sql_argument_writes),
+    SinkSpec("*.executescript", "sql", _sql_argument_writes),
+    SinkSpec("*.exec_driver_sql", "sql", _sql_argument_writes),
+    SinkSpec("sqlalchemy.orm.*.commit", "sql"),
+    SinkSpec("sqlalchemy.ext.asyncio.*.commit", "sql"),
+    SinkSpec("sqlmodel.*.commit", "sql"),
+    SinkSpec("*.objects.create", "sql"),
+    SinkSpec("*.objects.bulk_create", "sql"),
+    *(SinkSpec(f"{lib}.*.{m}", "sql") for lib in ("pymongo", "motor") for m in ("insert_one", "insert_many", "update_one", "update_many", "delete_one", "delete_many", "replace_one")),
+    # files
+    *(SinkSpec(f"{fn}", "file", _mode_writes) for fn in ("builtins.open", "io.open", "codecs.open", "aiofiles.open", "os.fdopen")),
+    *(SinkSpec(f"pathlib.*.{m}", "file") for m in ("write_text", "write_bytes", "unlink", "rename", "replace", "rmdir")),
+    *(SinkSpec(f"os.{m}", "file") for m in ("remove", "unlink", "rename", "replace", "rmdir", "removedirs", "truncate")),
+    *(SinkSpec(f"shutil.{m}", "file") for m in ("rmtree", "move", "copy", "copy2", "copyfile", "copytree")),
+    # subprocesses
+    *(SinkSpec(f"subprocess.{m}", "subprocess") for m in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")),
+    *(SinkSpec(f"os.{m}", "subprocess") for m in ("system", "popen", "exec*", "spawn*", "posix_spawn*")),
+    SinkSpec("asyncio.create_subprocess_*", "subprocess"),
+)
+
+#: Methods recognised by name alone, whatever the receiver: distinctive enough
+#: that a match is an effect (``path.write_text``, ``channel.basic_publish``)
+#: or checked by their arguments (``cursor.execute("INSERT ...")``).
+NAME_ONLY_SINKS: tuple[SinkSpec, ...] = (
+    SinkSpec("write_text", "file"),
+    SinkSpec("write_bytes", "file"),
+    SinkSpec("basic_publish", "message"),
+    SinkSpec("chat_postMessage", "message"),
+    SinkSpec("sendmail", "email"),
+    SinkSpec("insert_one", "sql"),
+    SinkSpec("insert_many", "sql"),
+    SinkSpec("execute", "sql", _sql_argument_writes),
+    SinkSpec("executemany", "sql", _sql_argument_writes),
+    SinkSpec("executescript", "sql", _sql_argument_writes),
+)
+
+_KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
+_KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
+
+
+def _compile(patterns: Iterable[SinkSpec]) -> list[tuple[re.Pattern[str], SinkSpec]]:
+    return [(re.compile(fnmatch.translate(s.pattern)), s) for s in patterns]
+
+
+class EffectModel:
+    """Classifies calls as effects; one instance per scan (it carries the user's sinks)."""
+
+    def __init__(self, extra_sinks: Iterable[str] = (), safe_calls: Iterable[str] = ()) -> None:
+        self._sinks = _compile([*(SinkSpec(p, "configured") for p in extra_sinks), *BUILTIN_SINKS])
+        self._name_only = {s.pattern: s for s in NAME_ONLY_SINKS}
+        self._safe = [re.compile(fnmatch.translate(p)) for p in safe_calls]
+
+    def classify(self, call: CallInfo, module: ModuleFacts, resolver: Resolver) -> Effect | None:
+        """The effect ``call`` performs, or None (not an effect, or keyed by an idempotency key)."""
+        node = call.node
+        names = resolver.call_names(node, call.function)
+        if any(p.match(n) for p in self._safe for n in names):
+            return None
+        effect = self._match(node, names)
+        if effect is None:
+            return None
+        if is_keyed(node, resolver, call.function):
+            return None
+        return effect
+
+    def _match(self, node: cst.Call, names: set[str]) -> Effect | None:
+        for name in sorted(names):
+            for regex, spec in self._sinks:
+                if regex.match(name) and (spec.when is None or spec.when(node)):
+                    return Effect(spec.kind, name)
+        if isinstance(node.func, cst.Attribute):
+            spec = self._name_only.get(node.func.attr.value)
+            if spec is not None and (spec.when is None or spec.when(node)):
+                return Effect(spec.kind, f".{node.func.attr.value}()")
+        return None
+
+
+def is_keyed(call: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> bool:
+    """Is this effect call keyed by an idempotency key (so a re-run is deduplicated)?"""
+    for arg in call.args:
+        if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value):
+            return True
+    for header_kw in ("headers", "extra_headers"):
+        arg = keyword(call, header_kw)
+        if arg is not None and _headers_carry_key(arg.value, resolver, scope):
+            return True
+    return False
+
+
+def _headers_carry_key(expr: cst.BaseExpression, resolver: Resolver, scope: FunctionInfo | None) -> bool:
+    if isinstance(expr, cst.Dict):
+        for key, value in dict_items(expr):
+            if key is not None and _KEY_HEADER.match(key):
+                return True
+            if key is None and _headers_carry_key(value, resolver, scope):
+                return True
+        return False
+    if isinstance(expr, cst.Call):
+        return any(a.keyword is not None and _KEY_KEYWORD.search(a.keyword.value) for a in expr.args) or any(
+            isinstance(a.value, cst.Dict) and _headers_carry_key(a.value, resolver, scope) for a in expr.args
+        )
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None) if scope is not None else None
+        if found is not None and _headers_carry_key(found[0].value, resolver, found[1]):
+            return True
+        # headers["Idempotency-Key"] = ... in the same function
+        if scope is not None:
+            for sub in _subscript_assignments(scope, expr.value):
+                if _KEY_HEADER.match(sub):
+                    return True
+    return False
+
+
+def _subscript_assignments(fn: FunctionInfo, name: str) -> list[str]:
+    """Literal keys assigned as ``name["key"] = ...`` anywhere in ``fn``."""
+    keys: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            t = node.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name and t.slice:
+                el = t.slice[0].slice
+                if isinstance(el, cst.Index):
+                    key = string_value(el.value)
+                    if key is not None:
+                        keys.append(key)
+
+    fn.node.body.visit(_V())
+    return keys

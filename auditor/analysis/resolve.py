@@ -1,0 +1,196 @@
+"""What does this expression name? Qualified names with light local type inference.
+
+LibCST's QualifiedNameProvider answers for names that come straight from an
+import (``from langgraph.types import interrupt as ask`` makes ``ask`` mean
+``langgraph.types.interrupt``). Agent code also reaches effects through
+objects: ``s = requests.Session(); s.post(...)``, ``self.client.post(...)``
+with ``self.client = httpx.Client()`` in ``__init__``, ``boto3.client("s3")
+.put_object(...)``. The resolver follows those bindings so the effect model
+can say ``requests.Session.post`` and ``boto3.client.put_object``. It never
+imports anything: it only reads the code.
+
+Instance types are written as the constructor's qualified name, so the
+type of ``requests.Session()`` is ``requests.Session`` and its ``post``
+method resolves to ``requests.Session.post``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from auditor.analysis.facts import Binding, FunctionInfo, ModuleFacts, Pos
+
+if TYPE_CHECKING:
+    from auditor.analysis.project import Project
+
+_MAX_DEPTH = 6
+
+
+def dotted_parts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, list[str]]:
+    """Split ``a.b.c`` into (``a``, ["b", "c"]); the base may be a Call or anything else."""
+    attrs: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        attrs.append(expr.attr.value)
+        expr = expr.value
+    attrs.reverse()
+    return expr, attrs
+
+
+def dotted_text(expr: cst.BaseExpression) -> str | None:
+    """``self.client.post`` for an attribute chain of plain names, else None."""
+    base, attrs = dotted_parts(expr)
+    if isinstance(base, cst.Name):
+        return ".".join([base.value, *attrs])
+    return None
+
+
+class Resolver:
+    """Resolves expressions of one module to sets of qualified names."""
+
+    def __init__(self, facts: ModuleFacts, project: "Project | None" = None) -> None:
+        self.facts = facts
+        self.project = project
+        self._call_cache: dict[int, set[str]] = {}
+
+    # -- public -----------------------------------------------------------
+    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Pos | None = None) -> set[str]:
+        """Qualified names ``expr`` may denote when evaluated in ``scope`` (None: module level)."""
+        return self._names(expr, scope, at, 0)
+
+    def call_names(self, call: cst.Call, scope: FunctionInfo | None = None) -> set[str]:
+        """Qualified names of the callee of ``call`` (cached: every rule asks)."""
+        cached = self._call_cache.get(id(call))
+        if cached is None:
+            cached = self._call_cache[id(call)] = self._names(call.func, scope, self.facts.position(call)[0], 0)
+        return cached
+
+    def binding_value(
+        self, name: str, scope: FunctionInfo | None, at: Pos | None
+    ) -> tuple[Binding, FunctionInfo | None] | None:
+        """The binding of ``name`` visible at ``at`` and the scope it lives in: the latest
+        earlier one in the function, any one in it (loops), then the enclosing functions,
+        then the module. ``None`` for unknowns, including unannotated parameters."""
+        fn = scope
+        while fn is not None:
+            found = _latest(fn.bindings, name, at)
+            if found is not None:
+                return found, fn
+            if fn.param(name) is not None:
+                return None
+            fn = fn.parent
+            at = None
+        found = _latest(self.facts.module_bindings, name, None)
+        return (found, None) if found is not None else None
+
+    # -- internals --------------------------------------------------------
+    def _names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, at: Pos | None, depth: int) -> set[str]:
+        if depth > _MAX_DEPTH:
+            return set()
+        if isinstance(expr, cst.Await):
+            return self._names(expr.expression, scope, at, depth + 1)
+        if isinstance(expr, cst.Call):
+            return self._names(expr.func, scope, at, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            # Optional[X] / Annotated[X, ...] annotations and d["k"] lookups: use the subscripted value
+            base_names = self._names(expr.value, scope, at, depth + 1)
+            if base_names & {"typing.Optional", "typing.Annotated", "typing_extensions.Annotated"} and expr.slice:
+                first = expr.slice[0].slice
+                if isinstance(first, cst.Index):
+                    return self._names(first.value, scope, at, depth + 1)
+            return set()
+        base, attrs = dotted_parts(expr)
+        if isinstance(base, cst.Name):
+            bases = self._name_base(base, scope, at, depth)
+        elif isinstance(base, (cst.Call, cst.Await, cst.Subscript)):
+            bases = self._names(base, scope, at, depth + 1)
+        else:
+            return set()
+        if not attrs:
+            return bases
+        suffix = ".".join(attrs)
+        out = {f"{b}.{suffix}" for b in bases}
+        return {self._follow_attribute_binding(n, depth) for n in out}
+
+    def _name_base(self, name: cst.Name, scope: FunctionInfo | None, at: Pos | None, depth: int) -> set[str]:
+        ident = name.value
+        if ident in ("self", "cls") and scope is not None:
+            owner = _owning_class(scope)
+            if owner is not None:
+                return {owner.full_name}
+        if scope is not None:
+            found = self.binding_value(ident, scope, at)
+            if found is not None and found[1] is not None:
+                return self._binding_names(found[0], found[1], depth)
+            if _is_param(scope, ident):
+                return set()  # a parameter with no annotation: its type is unknown
+        imported = self.facts.absolute_import_names(name)
+        if imported:
+            return imported
+        if ident in self.facts.imports:
+            return {self.facts.imports[ident]}
+        local_fn = self.facts.find_function(ident)
+        if local_fn is not None:
+            return {local_fn.full_name}
+        local_cls = self.facts.find_class(ident)
+        if local_cls is not None:
+            return {local_cls.full_name}
+        module_binding = _latest(self.facts.module_bindings, ident, None)
+        if module_binding is not None:
+            return self._binding_names(module_binding, None, depth)
+        builtin = {q.name for q in self.facts.raw_qualified_names(name) if q.source.name == "BUILTIN"}
+        return builtin
+
+    def _binding_names(self, binding: Binding, scope: FunctionInfo | None, depth: int) -> set[str]:
+        value = binding.value
+        if isinstance(value, cst.Name) and value.value == "__unknown__":
+            return set()
+        if binding.kind == "for":
+            return set()  # elements of an iterable: type unknown
+        names = self._names(value, scope, self.facts.position(value)[0] if binding.kind != "param-annotation" else None, depth + 1)
+        if binding.kind == "assign" and isinstance(_strip_await(value), cst.Call) and self.project is not None:
+            names = {self.project.return_type_of(n) or n for n in names}
+        return names
+
+    def _follow_attribute_binding(self, qualified: str, depth: int) -> str:
+        """``pkg.mod.Service.client`` where ``self.client = httpx.Client()``: becomes ``httpx.Client``."""
+        if self.project is None:
+            return qualified
+        return self.project.attribute_type(qualified, depth) or qualified
+
+
+def _strip_await(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.expression if isinstance(expr, cst.Await) else expr
+
+
+def _latest(bindings: list[Binding], name: str, at: Pos | None) -> Binding | None:
+    best: Binding | None = None
+    fallback: Binding | None = None
+    for b in bindings:
+        if b.name != name:
+            continue
+        if at is None or b.pos <= at:
+            if best is None or b.pos >= best.pos:
+                best = b
+        elif fallback is None:
+            fallback = b
+    return best or fallback
+
+
+def _owning_class(fn: FunctionInfo):
+    cur: FunctionInfo | None = fn
+    while cur is not None:
+        if cur.class_info is not None:
+            return cur.class_info
+        cur = cur.parent
+    return None
+
+
+def _is_param(fn: FunctionInfo, name: str) -> bool:
+    cur: FunctionInfo | None = fn
+    while cur is not None:
+        if cur.param(name) is not None:
+            return True
+        cur = cur.parent
+    return False

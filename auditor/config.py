@@ -1,0 +1,182 @@
+"""``[tool.resume-audit]`` configuration, merged with command-line flags.
+
+Configuration lives in the scanned project's ``pyproject.toml`` (the nearest
+one, walking up from the first scanned path, that has the section). Flags on
+the command line override it. Bad configuration stops the run with exit code
+2 and a message naming the key and the file: a typo in ``ignore`` must not
+silently turn a rule off.
+
+Example::
+
+    [tool.resume-audit]
+    select = ["RA1", "RA201"]          # ids or id prefixes; default: all
+    ignore = ["RA301"]
+    exclude = ["migrations/*", "scripts/one_off.py"]
+    fail-on = "error"                  # error | warning | note | never
+    effect-sinks = ["myapp.billing.charge", "myapp.notify.*"]
+    safe-calls = ["myapp.audit.log_event"]
+
+    [tool.resume-audit.per-path-ignores]
+    "tests/*" = ["RA101", "RA103"]
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from auditor.findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """Invalid configuration: the CLI prints it and exits with code 2."""
+
+
+FAIL_ON_CHOICES = ("error", "warning", "note", "never")
+
+
+@dataclass
+class Config:
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+    effect_sinks: list[str] = field(default_factory=list)
+    safe_calls: list[str] = field(default_factory=list)
+    fail_on: str = "warning"
+    #: the pyproject.toml the settings came from, if any
+    source: Path | None = None
+
+    @property
+    def base_dir(self) -> Path | None:
+        return self.source.parent if self.source is not None else None
+
+    def rule_enabled(self, rule_id: str) -> bool:
+        if self.select is not None and not any(rule_id.startswith(s) for s in self.select):
+            return False
+        return not any(rule_id.startswith(i) for i in self.ignore)
+
+    def ignored_for_path(self, rule_id: str, relpath: str) -> bool:
+        for pattern, ids in self.per_path_ignores.items():
+            if fnmatch.fnmatchcase(relpath, pattern) and any(rule_id.startswith(i) for i in ids):
+                return True
+        return False
+
+    def fail_threshold(self) -> Severity | None:
+        return None if self.fail_on == "never" else Severity(self.fail_on)
+
+    def fingerprint(self) -> str:
+        """A stable text of everything that changes results, for the cache key."""
+        return repr(
+            (
+                self.select,
+                sorted(self.ignore),
+                sorted(self.exclude),
+                sorted((k, sorted(v)) for k, v in self.per_path_ignores.items()),
+                self.effect_sinks,
+                self.safe_calls,
+            )
+        )
+
+
+_KEYS = {
+    "select": "list",
+    "ignore": "list",
+    "exclude": "list",
+    "per-path-ignores": "table",
+    "effect-sinks": "list",
+    "safe-calls": "list",
+    "fail-on": "str",
+}
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.resume-audit] table."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+                raise ConfigError(f"{candidate}: cannot read TOML: {exc}") from exc
+            if "resume-audit" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(pyproject: Path | None, known_rule_ids: Iterable[str]) -> Config:
+    """Read and validate ``[tool.resume-audit]`` from ``pyproject`` (or defaults when None)."""
+    if pyproject is None:
+        return Config()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{pyproject}: file not found") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{pyproject}: cannot read TOML: {exc}") from exc
+    table = data.get("tool", {}).get("resume-audit", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.resume-audit] must be a table")
+    return config_from_table(table, pyproject, known_rule_ids)
+
+
+def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids: Iterable[str]) -> Config:
+    where = str(source) if source else "configuration"
+    known = set(known_rule_ids)
+    for key, value in table.items():
+        kind = _KEYS.get(key)
+        if kind is None:
+            raise ConfigError(f"{where}: unknown key tool.resume-audit.{key} (known: {', '.join(sorted(_KEYS))})")
+        if kind == "list" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{where}: tool.resume-audit.{key} must be a list of strings, got {value!r}")
+        if kind == "str" and not isinstance(value, str):
+            raise ConfigError(f"{where}: tool.resume-audit.{key} must be a string, got {value!r}")
+        if kind == "table" and not isinstance(value, dict):
+            raise ConfigError(f"{where}: tool.resume-audit.{key} must be a table, got {value!r}")
+    cfg = Config(source=source)
+    if "select" in table:
+        cfg.select = validate_rule_ids(table["select"], known, f"{where}: tool.resume-audit.select")
+    if "ignore" in table:
+        cfg.ignore = validate_rule_ids(table["ignore"], known, f"{where}: tool.resume-audit.ignore")
+    cfg.exclude = list(table.get("exclude", []))
+    cfg.effect_sinks = list(table.get("effect-sinks", []))
+    cfg.safe_calls = list(table.get("safe-calls", []))
+    if "fail-on" in table:
+        cfg.fail_on = validate_fail_on(table["fail-on"], f"{where}: tool.resume-audit.fail-on")
+    for pattern, ids in table.get("per-path-ignores", {}).items():
+        if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+            raise ConfigError(f"{where}: tool.resume-audit.per-path-ignores.{pattern!r} must be a list of rule ids")
+        cfg.per_path_ignores[pattern] = validate_rule_ids(ids, known, f"{where}: tool.resume-audit.per-path-ignores")
+    return cfg
+
+
+def validate_rule_ids(values: Iterable[str], known: set[str], where: str) -> list[str]:
+    """Rule ids or prefixes (``RA1`` selects RA101-RA199); an unknown one is an error."""
+    out: list[str] = []
+    for raw in values:
+        value = raw.strip().upper()
+        if not value:
+            continue
+        if value == "ALL":
+            out.append("RA")
+            continue
+        if not any(k.startswith(value) for k in known):
+            raise ConfigError(f"{where}: unknown rule id {raw!r}")
+        out.append(value)
+    return out
+
+
+def validate_fail_on(value: str, where: str) -> str:
+    if value not in FAIL_ON_CHOICES:
+        raise ConfigError(f"{where}: must be one of {', '.join(FAIL_ON_CHOICES)}, got {value!r}")
+    return value

@@ -1,0 +1,90 @@
+"""Which files a scan reads.
+
+Python files under the given paths, recursively, skipping what is never the
+user's own code: virtualenvs (any directory holding a ``pyvenv.cfg``),
+``site-packages``, ``node_modules``, VCS and tool caches, build output, and
+whatever ``exclude`` patterns name. Symlinked directories are not followed,
+so a symlink loop cannot trap the walk. A path given explicitly on the
+command line is always scanned, even if its name would be skipped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "site-packages",
+        "dist-packages", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        "build", "dist", ".direnv", ".idea", ".vscode", ".resume-audit-cache",
+    }
+)
+
+
+class PathNotFound(Exception):
+    """A path given to scan does not exist (usage error, exit 2)."""
+
+
+@dataclass(frozen=True)
+class SourcePath:
+    path: Path
+    #: as shown to users: relative to the report root (POSIX) when inside it
+    display: str
+
+
+def display_path(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, f"{pattern}/*"):
+            return True
+    return False
+
+
+def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> Iterator[SourcePath]:
+    """Yield every Python file to scan, each once, in a stable order."""
+    exclude = list(exclude)
+    seen: set[Path] = set()
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise PathNotFound(f"path does not exist: {given}")
+        if given.is_file() or (given.is_symlink() and not given.is_dir()):
+            resolved = given.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                yield SourcePath(given, display_path(given, root))
+            continue
+        for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
+            current = Path(dirpath)
+            kept = []
+            for d in sorted(dirnames):
+                full = current / d
+                rel = display_path(full, root)
+                if d in SKIP_DIRS or d.endswith(".egg-info") or (full / "pyvenv.cfg").exists():
+                    continue
+                if _excluded(rel, d, exclude):
+                    continue
+                kept.append(d)
+            dirnames[:] = kept
+            for name in sorted(filenames):
+                if not name.endswith((".py", ".pyi")) or name.endswith(".pyi"):
+                    continue
+                full = current / name
+                rel = display_path(full, root)
+                if _excluded(rel, name, exclude):
+                    continue
+                resolved = full.resolve()
+                if resolved in seen:
+                    continue
+                seen.add(resolved)
+                yield SourcePath(full, rel)

@@ -1,0 +1,88 @@
+"""Rule documentation rendered from the rule classes themselves.
+
+``docs/rules/RAxxx.md`` is generated from these fields (``python -m
+auditor.docs``) and a test checks the committed pages are current, so the
+page a SARIF ``helpUri`` links to always matches what the code does.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+from auditor.findings import PROPERTIES
+
+DOCS_BASE_URL = "https://github.com/resume-audit/resume-audit/blob/main/docs/rules"
+
+
+def help_uri(rule_id: str) -> str:
+    return f"{DOCS_BASE_URL}/{rule_id}.md"
+
+
+def _clean(text: str) -> str:
+    return textwrap.dedent(text).strip()
+
+
+def _example_block(example) -> str:
+    parts = []
+    for path, code in example.files().items():
+        header = f"`{path}`\n\n" if len(example.files()) > 1 else ""
+        parts.append(f"{header}```python\n{code.rstrip()}\n```")
+    note = f"{example.note}\n\n" if example.note else ""
+    return note + "\n\n".join(parts)
+
+
+def render_rule(rule) -> str:
+    props = ", ".join(f"{p} ({PROPERTIES[p]})" for p in rule.properties)
+    lines = [
+        f"# {rule.id} {rule.name}",
+        "",
+        f"**{_clean(rule.summary)}**",
+        "",
+        f"- Property: {props}",
+        f"- Severity: {rule.severity.value}",
+        f"- Frameworks: {', '.join(rule.frameworks)}",
+        "",
+        "## What it finds",
+        "",
+        _clean(rule.description),
+        "",
+        "## Why it breaks at runtime",
+        "",
+        _clean(rule.runtime),
+        "",
+    ]
+    if rule.INVALID:
+        lines += ["## Failing example", "", _example_block(rule.INVALID[0]), ""]
+    lines += ["## Fix", "", _clean(rule.fix), ""]
+    if rule.VALID:
+        lines += ["## Passing example", "", _example_block(rule.VALID[0]), ""]
+    if rule.not_flagged:
+        lines += ["## Deliberately not flagged", "", _clean(rule.not_flagged), ""]
+    lines += [
+        "## Suppressing",
+        "",
+        f"Add `# resume-audit: ignore[{rule.id}]` to the flagged line, or list `{rule.id}` under",
+        "`ignore` / `per-path-ignores` in `[tool.resume-audit]`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_docs(target: Path) -> list[Path]:
+    from auditor.rules import all_rules
+
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rule in all_rules():
+        page = target / f"{rule.id}.md"
+        page.write_text(render_rule(rule), encoding="utf-8")
+        written.append(page)
+    return written
+
+
+if __name__ == "__main__":  # python -m auditor.docs [docs/rules]
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules")
+    for p in write_docs(out):
+        print(p)

@@ -1,0 +1,152 @@
+"""The findings model every stage of resume-audit speaks.
+
+Static rules, the dynamic crash sweep and the conformance probes all emit the
+same :class:`Finding`, so one set of reporters (SARIF, text, JSON, GitHub)
+serves them all and a SARIF run can mix static and dynamic results.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; the values are SARIF result levels."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse; used for ``--fail-on`` and sorting."""
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+
+#: The contract properties (see docs/contract.md); every rule names at least one.
+PROPERTIES: dict[str, str] = {
+    "EO": "effect exactly-once",
+    "PC": "prefix continuation",
+    "FD": "fork determinism",
+    "FI": "fork intent",
+    "CV": "checkpoint validity",
+    "CO": "consume-once",
+    "RD": "recovery determinism",
+    "LV": "liveness",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A region of a file. Lines and columns are 1-based; ``end_col`` is exclusive.
+
+    ``path`` is the path as reported to users: relative to the scan root and
+    POSIX-style when the file is under the root, absolute otherwise.
+    """
+
+    path: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def contains_line(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line
+
+
+@dataclass(frozen=True)
+class Related:
+    """The other half of a hazard: the ``interrupt()`` an effect precedes, the sink a helper reaches."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    """One step of a code flow (SARIF ``threadFlowLocation``): node -> helper -> sink,
+    or kill point -> resume -> duplicate for dynamic findings."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One hazard at one location.
+
+    ``message`` says what will happen at runtime; ``fix`` says what to change.
+    ``fingerprint`` is filled in by the engine (see :mod:`auditor.fingerprint`)
+    and is stable under unrelated edits above the finding.
+    """
+
+    rule_id: str
+    severity: Severity
+    properties: tuple[str, ...]
+    message: str
+    fix: str
+    span: Span
+    related: tuple[Related, ...] = ()
+    flows: tuple[tuple[FlowStep, ...], ...] = ()
+    fingerprint: str = ""
+    #: enclosing function/class qualified name, used for fingerprints and grouping
+    scope: str = ""
+    #: "static" or "dynamic"
+    origin: str = "static"
+    #: dynamic findings carry their minimal witness (kill point, counts, values)
+    witness: dict[str, Any] = field(default_factory=dict)
+
+    def with_fingerprint(self, fingerprint: str) -> "Finding":
+        return replace(self, fingerprint=fingerprint)
+
+    @property
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.span.path, self.span.start_line, self.span.start_col, self.rule_id, self.message)
+
+
+class NotificationKind(str, enum.Enum):
+    """Why a file or step could not be analysed; each kind is reported, never silently skipped."""
+
+    PARSE_ERROR = "parse-error"
+    DECODE_ERROR = "decode-error"
+    UNREADABLE = "unreadable"
+    TIMEOUT = "timeout"
+    INTERNAL_ERROR = "internal-error"
+    SKIPPED = "skipped"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A tool execution notification: something the user must know that is not a finding."""
+
+    kind: NotificationKind
+    message: str
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    level: Severity = Severity.WARNING
+
+
+@dataclass
+class ScanResult:
+    """Everything one run produced; reporters render it, the CLI derives its exit code from it."""
+
+    findings: list[Finding]
+    notifications: list[Notification]
+    files_scanned: int
+    root: str
+    rules_run: tuple[str, ...] = ()
+    #: findings hidden by a baseline, kept so summaries can say how many
+    baselined: int = 0
+    suppressed: int = 0
+
+    def worst(self) -> Severity | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+
+    def count_at_or_above(self, threshold: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity.rank >= threshold.rank)

@@ -1,0 +1,160 @@
+"""What a rule is: metadata, documentation, examples, and a ``check``.
+
+Each rule module defines one :class:`Rule` subclass carrying everything a
+user sees -- id, contract property, severity, the one-line summary, the
+runtime consequence, the fix, what it deliberately does not flag -- and its
+own VALID and INVALID examples (Fixit's model). The test suite runs every
+example; ``resume-audit explain`` and ``docs/rules/RAxxx.md`` are rendered
+from the same fields, so code, docs and tests cannot drift apart.
+
+In an INVALID example, each line that must produce a finding ends with the
+marker comment ``# expect: RAxxx``. An example may be a single module or a
+mapping of file paths to sources (for cross-module cases).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
+
+import libcst as cst
+
+from auditor.findings import Finding, FlowStep, Related, Severity, Span
+
+if TYPE_CHECKING:
+    from auditor.analysis.configs import ConfigEvaluator
+    from auditor.analysis.effects import Effect, EffectModel
+    from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+    from auditor.analysis.project import Project, Reached
+    from auditor.analysis.resolve import Resolver
+
+
+@dataclass(frozen=True)
+class Example:
+    """A runnable example: source of one module, or ``{"pkg/mod.py": source, ...}``."""
+
+    code: str | Mapping[str, str]
+    note: str = ""
+
+    def files(self) -> dict[str, str]:
+        if isinstance(self.code, str):
+            return {"example.py": textwrap.dedent(self.code).lstrip("\n")}
+        return {path: textwrap.dedent(src).lstrip("\n") for path, src in self.code.items()}
+
+
+class Rule:
+    """Base class of every static rule. Subclasses set the ClassVars and implement ``check``."""
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    properties: ClassVar[tuple[str, ...]]
+    severity: ClassVar[Severity]
+    frameworks: ClassVar[tuple[str, ...]]
+    #: one line: SARIF shortDescription and `resume-audit rules`
+    summary: ClassVar[str]
+    #: what the rule finds (markdown): SARIF fullDescription
+    description: ClassVar[str]
+    #: why it breaks at runtime: framework behaviour, measured, with issue numbers (markdown)
+    runtime: ClassVar[str]
+    #: the concrete fix (markdown)
+    fix: ClassVar[str]
+    #: what it deliberately does not flag, and why (markdown)
+    not_flagged: ClassVar[str] = ""
+    VALID: ClassVar[tuple[Example, ...]] = ()
+    INVALID: ClassVar[tuple[Example, ...]] = ()
+
+    def check(self, ctx: "RuleContext") -> Iterable[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's full documentation as markdown (docs/rules/RAxxx.md and `explain`)."""
+        from auditor.docs import render_rule
+
+        return render_rule(cls)
+
+
+@dataclass
+class RuleContext:
+    """What a rule sees while checking one module of the project."""
+
+    rule: Rule
+    module: "ModuleFacts"
+    project: "Project"
+    effects: "EffectModel"
+    configs: "ConfigEvaluator"
+    _findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def resolver(self) -> "Resolver":
+        return self.project.resolver(self.module)
+
+    # -- spans --------------------------------------------------------------
+    def span(self, node: cst.CSTNode, module: "ModuleFacts | None" = None) -> Span:
+        m = module or self.module
+        (sl, sc), (el, ec) = m.position(node)
+        return Span(m.display_path, sl, sc + 1, el, ec + 1)
+
+    # -- effects --------------------------------------------------------------
+    def effect_reached(self, call: "CallInfo", module: "ModuleFacts | None" = None) -> "Reached[Effect] | None":
+        """The effect ``call`` performs, directly or through project helpers (with the path)."""
+        m = module or self.module
+        effects = self.effects
+        project = self.project
+        return project.reach(
+            "effect",
+            lambda c, mod: effects.classify(c, mod, project.resolver(mod)),
+            call,
+            m,
+        )
+
+    def reached_related(self, reached: "Reached", what: str) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
+        """Related locations and a code flow for a path through helpers: node -> helper -> sink."""
+        related: list[Related] = []
+        steps: list[FlowStep] = []
+        for i, (call, mod) in enumerate(zip(reached.calls, reached.modules)):
+            span = self.span(call.node, mod)
+            if i == len(reached.calls) - 1:
+                msg = what
+            else:
+                nxt = reached.calls[i + 1]
+                fn = nxt.function
+                msg = f"calls {fn.qualname if fn else 'helper'}()"
+            steps.append(FlowStep(span, msg))
+            if i > 0:
+                related.append(Related(span, msg))
+        return tuple(related), tuple(steps)
+
+    # -- findings -------------------------------------------------------------
+    def finding(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        related: Iterable[Related] = (),
+        flows: Iterable[tuple[FlowStep, ...]] = (),
+        fix: str | None = None,
+    ) -> Finding:
+        fn = self.module.enclosing_function(node)
+        scope = fn.qualname if fn is not None else "<module>"
+        return Finding(
+            rule_id=self.rule.id,
+            severity=self.rule.severity,
+            properties=self.rule.properties,
+            message=message,
+            fix=fix or _first_paragraph(self.rule.fix),
+            span=self.span(node),
+            related=tuple(related),
+            flows=tuple(f for f in flows if f),
+            scope=scope,
+        )
+
+    def describe_call(self, call: cst.Call, module: "ModuleFacts | None" = None) -> str:
+        """Short source text of a call for messages: ``stripe.Charge.create(...)``."""
+        m = module or self.module
+        return f"{m.code(call.func)}(...)"
+
+
+def _first_paragraph(text: str) -> str:
+    return textwrap.dedent(text).strip().split("\n\n")[0].replace("\n", " ")
