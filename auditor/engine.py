@@ -71,7 +71,7 @@ def check_modules(
                 notes.append(
                     Notification(
                         NotificationKind.INTERNAL_ERROR,
-                        f"{rule.id} failed on this file ({exc.__class__.__name__}: {exc} at "
+                        f"{rule.id} failed on this file ({exc.__class__.__name__}: {str(exc)[:120]} at "
                         f"{Path(where.filename).name}:{where.lineno}); other rules and files were scanned",
                         module.display_path,
                     )

@@ -197,8 +197,10 @@ interrupt.
                 continue
             origin = shape.origins.get("checkpoint_id")
             related = [Related(ctx.span(info.node), f"resumed here with {ctx.describe_call(info.node)}")]
-            if origin is not None and ctx.module.position(origin)[0][0] != info.start[0]:
-                related.append(Related(ctx.span(origin), "the config names a checkpoint_id here"))
+            if origin is not None:
+                node, where = origin
+                if where is not ctx.module or where.position(node)[0][0] != info.start[0]:
+                    related.append(Related(ctx.span(node, where), "the config names a checkpoint_id here"))
             resume_value = keyword(command, "resume").value  # type: ignore[union-attr]
             form = "interrupt-id map" if isinstance(resume_value, cst.Dict) else "bare"
             yield ctx.finding(
@@ -220,7 +222,7 @@ def _remit_forks_explicit_checkpoints(call: cst.Call, fn, ctx: RuleContext) -> b
     graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
     if graph is None:
         return False
-    wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, ctx.module, ctx.project)
+    wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
     if wrap is None:
         return False
     explicit = keyword(wrap, "fork_on_explicit_checkpoint")

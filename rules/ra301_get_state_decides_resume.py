@@ -274,7 +274,7 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
         graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
         if graph is None:
             return None
-        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, ctx.module, ctx.project)
+        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
         gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
         if gate is None or bool_value(gate.value) is not True:
             return None
@@ -289,6 +289,6 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
             f"{ctx.describe_call(call.node)} reads a thread whose saver is remit's cross-process consume gate, "
             f"without the remit_inspect opt-out: if the thread is parked, this read takes the consume claim and "
             f"the real resume is then refused with RemitConsumeConflict.",
-            related=(Related(ctx.span(wrap), "remit.wrap(..., cross_process_gate=True)"),),
+            related=(Related(ctx.span(wrap, graph.module), "remit.wrap(..., cross_process_gate=True)"),),
             fix='Pass {"configurable": {..., "remit_inspect": True}} to inspections under the consume gate.',
         )

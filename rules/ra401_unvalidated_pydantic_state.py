@@ -222,7 +222,7 @@ which raises `RemitValidityError` before anything is persisted.
             state = pydantic_model(graph.state_schema, graph.scope, ctx)
             if state is None:
                 continue
-            wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, ctx.module, ctx.project)
+            wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
             if wrap is not None and keyword(wrap, "validator") is not None:
                 continue
             nodes = langgraph.node_functions(graph, ctx.project)

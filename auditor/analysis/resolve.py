@@ -107,11 +107,10 @@ class Resolver:
             bases = self._names(base, scope, at, depth + 1)
         else:
             return set()
-        if not attrs:
-            return bases
-        suffix = ".".join(attrs)
-        out = {f"{b}.{suffix}" for b in bases}
-        return {self._follow_attribute_binding(n, depth) for n in out}
+        current = bases
+        for attr in attrs:
+            current = {self._follow_attribute_binding(f"{b}.{attr}", depth) for b in current}
+        return current
 
     def _name_base(self, name: cst.Name, scope: FunctionInfo | None, at: Pos | None, depth: int) -> set[str]:
         ident = name.value
