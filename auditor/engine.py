@@ -42,6 +42,12 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
         return build_module_facts(source.path, source.display_path, name, is_package, source.text, tree)
     except RecursionError:
         return Notification(NotificationKind.PARSE_ERROR, "nesting too deep to analyse, file skipped", source.display_path)
+    except Exception as exc:  # an indexing bug must cost one file, not the scan
+        return Notification(
+            NotificationKind.INTERNAL_ERROR,
+            f"could not be indexed ({exc.__class__.__name__}: {str(exc)[:120]}); file skipped, please report",
+            source.display_path,
+        )
 
 
 def active_rules(config: Config) -> list[Rule]:

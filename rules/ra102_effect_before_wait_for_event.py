@@ -194,7 +194,7 @@ effect must come first, key it with an idempotency key.
                 target = next((w for w in waits if completes_before(call, w, ctx.module, fn.node)), None)
                 if target is None:
                     continue
-                wait_line = target.start[0]
+                wait_line = target.line
                 related = (Related(ctx.span(target.node), "wait_for_event() replays the step from its start when the event arrives"),)
                 if _method(call.node, llamaindex.WRITE_EVENT_TO_STREAM):
                     yield ctx.finding(

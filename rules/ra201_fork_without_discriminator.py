@@ -18,7 +18,7 @@ def resume_command(expr: cst.BaseExpression | None, fn, ctx: RuleContext) -> cst
     if expr is None:
         return None
     if isinstance(expr, cst.Name) and fn is not None:
-        found = ctx.resolver.binding_value(expr.value, fn, ctx.module.position(expr)[0])
+        found = ctx.resolver.binding_value(expr.value, fn, ctx.module.order(expr))
         if found is None or found[0].kind != "assign":
             return None
         expr = found[0].value
@@ -199,7 +199,7 @@ interrupt.
             related = [Related(ctx.span(info.node), f"resumed here with {ctx.describe_call(info.node)}")]
             if origin is not None:
                 node, where = origin
-                if where is not ctx.module or where.position(node)[0][0] != info.start[0]:
+                if where is not ctx.module or where.line(node) != info.line:
                     related.append(Related(ctx.span(node, where), "the config names a checkpoint_id here"))
             resume_value = keyword(command, "resume").value  # type: ignore[union-attr]
             form = "interrupt-id map" if isinstance(resume_value, cst.Dict) else "bare"

@@ -63,7 +63,7 @@ def _bound_name(call: cst.Call, ctx: RuleContext) -> str | None:
     return None
 
 
-def _derived_names(fn: FunctionInfo, seed: str, after: tuple[int, int]) -> set[str]:
+def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
     """``seed`` and names assigned later from expressions that use it (``parked = bool(snap.next)``)."""
     names = {seed}
     changed = True
@@ -247,7 +247,7 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                 yield ctx.finding(
                     call.node,
                     f"{ctx.describe_call(call.node)} checks whether the thread is parked and the resume at line "
-                    f"{resume.start[0]} runs only if so. The check and the resume are not atomic: two deliveries of "
+                    f"{resume.line} runs only if so. The check and the resume are not atomic: two deliveries of "
                     f"the same approval both see the parked interrupt and both resume, firing the gated effect twice "
                     f"(LangGraph has no compare-and-swap on interrupt consumption).",
                     related=(
@@ -258,14 +258,14 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
 
     def _decided_resume(self, call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: RuleContext):
         bound = _bound_name(call.node, ctx)
-        uses = _derived_names(fn, bound, call.start) if bound else set()
+        uses = _derived_names(fn, bound, call.order) if bound else set()
         for decision in _decisions(fn, uses, call.node, ctx):
             for resume in resumes:
-                if resume.start < call.start:
+                if resume.order < call.order:
                     continue
                 if _contains_node(decision, resume.node):
                     return decision, resume
-                if isinstance(decision, cst.If) and _guard_exits(decision) and resume.start > ctx.module.position(decision)[1]:
+                if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
                     return decision, resume
         return None
 

@@ -96,7 +96,7 @@ class ConfigEvaluator:
                     out.merge(self._configurable(arg.value, scope, module, depth + 1))
             return out
         if isinstance(expr, cst.Name):
-            found = self.project.resolver(module).binding_value(expr.value, scope, module.position(expr)[0]) if scope else None
+            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr)) if scope else None
             if found is not None:
                 inner = self._configurable(found[0].value, found[1], module, depth + 1)
                 if found[1] is not None:
@@ -146,7 +146,7 @@ class ConfigEvaluator:
 
     def _name_shape(self, name: cst.Name, scope, module, depth) -> ConfigShape:
         resolver = self.project.resolver(module)
-        found = resolver.binding_value(name.value, scope, module.position(name)[0]) if scope is not None else None
+        found = resolver.binding_value(name.value, scope, module.order(name)) if scope is not None else None
         if found is None or found[1] is None:
             module_binding = resolver.binding_value(name.value, None, None)
             if module_binding is None:
@@ -180,7 +180,7 @@ class ConfigEvaluator:
         if isinstance(expr, cst.Subscript):
             return self._is_snapshot(expr.value, scope, module, depth + 1)
         if isinstance(expr, cst.Name) and scope is not None:
-            found = self.project.resolver(module).binding_value(expr.value, scope, module.position(expr)[0])
+            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr))
             if found is not None:
                 return self._is_snapshot(found[0].value, found[1], module, depth + 1)
         return False
