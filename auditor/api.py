@@ -17,7 +17,8 @@ from auditor.baseline import apply_baseline, read_baseline, write_baseline
 from auditor.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
 from auditor.discovery import PathNotFound
 from auditor.engine import scan as engine_scan
-from auditor.findings import Finding, ScanResult
+from auditor.findings import Finding, ScanResult, Span
+from auditor.gitdiff import ChangedLines, changed_lines
 from auditor.rules import all_rules
 
 
@@ -34,6 +35,8 @@ class ScanRequest:
     root: Path | None = None
     baseline: Path | None = None
     write_baseline: Path | None = None
+    #: report only findings on lines changed since this git ref
+    diff_base: str | None = None
 
 
 @dataclass
@@ -71,6 +74,18 @@ def resolve_config(request: ScanRequest) -> Config:
     return config
 
 
+def only_changed(findings: list[Finding], changed: ChangedLines, root: Path) -> tuple[list[Finding], int]:
+    """Findings whose flagged lines, or a related location's (a newly added ``interrupt()``
+    that makes an old effect re-run), were changed; and how many were left out."""
+
+    def touched(span: Span) -> bool:
+        path = Path(span.path) if Path(span.path).is_absolute() else root / span.path
+        return changed.touches(path, span.start_line, span.end_line)
+
+    kept = [f for f in findings if touched(f.span) or any(touched(r.span) for r in f.related)]
+    return kept, len(findings) - len(kept)
+
+
 def run_scan(request: ScanRequest) -> ScanOutcome:
     """Scan, apply the baseline, write one if asked, and compute the exit code."""
     if not request.paths:
@@ -84,6 +99,9 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)
+    if request.diff_base is not None:
+        changed = changed_lines(request.diff_base, request.paths[0].resolve())
+        result.findings, result.outside_diff = only_changed(result.findings, changed, root)
     if request.write_baseline is not None:
         write_baseline(request.write_baseline, result.findings)
     threshold = config.fail_threshold()

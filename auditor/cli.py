@@ -26,6 +26,7 @@ from auditor.catalog import descriptors, documentation
 from auditor.config import ConfigError
 from auditor.discovery import PathNotFound
 from auditor.findings import PROPERTIES, ScanResult
+from auditor.gitdiff import DiffError
 from auditor.reporters import render
 
 app = typer.Typer(
@@ -120,7 +121,8 @@ def fail(message: str) -> "typer.Exit":
         "Examples: resume-audit scan ./myagent | "
         "resume-audit scan src tests --select RA101,RA201 --fail-on error | "
         "resume-audit scan . --format sarif --output results.sarif | "
-        "resume-audit scan . --write-baseline .resume-audit-baseline.json"
+        "resume-audit scan . --write-baseline .resume-audit-baseline.json | "
+        "resume-audit scan . --diff origin/main"
     )
 )
 def scan(
@@ -135,6 +137,7 @@ def scan(
     root: Optional[Path] = typer.Option(None, "--root", help="Directory that reported paths are relative to [default: the current directory, if it contains every path]."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings' fingerprints in this file (then exit 0)."),
+    diff: Optional[str] = typer.Option(None, "--diff", metavar="BASE_REF", help="Report only findings on lines added or changed since this git ref (merge base to working tree), e.g. --diff origin/main."),
 ) -> None:
     """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.
 
@@ -150,10 +153,11 @@ def scan(
         root=root,
         baseline=baseline,
         write_baseline=write_baseline,
+        diff_base=diff,
     )
     try:
         outcome = run_scan(request)
-    except (ConfigError, PathNotFound, BaselineError) as exc:
+    except (ConfigError, PathNotFound, BaselineError, DiffError) as exc:
         raise fail(str(exc))
     except Exception as exc:  # pragma: no cover - defensive: report, never a bare traceback
         traceback.print_exc(file=sys.stderr)
@@ -214,6 +218,29 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
         console.print(Markdown(documentation(rule)))
     else:
         sys.stdout.write(documentation(rule))
+
+
+@app.command("github-report")
+def github_report(
+    sarif: Path = typer.Argument(..., help="The SARIF file a previous `resume-audit scan --format sarif` wrote."),
+    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity."),
+    annotate: bool = typer.Option(True, "--annotate/--no-annotate", help="Print workflow-command annotations."),
+    base: Optional[str] = typer.Option(None, "--base", help="Git ref/sha of the PR base: findings on changed lines are annotated first."),
+    workspace: Path = typer.Option(Path("."), "--workspace", help="The checked-out repository."),
+) -> None:
+    """In GitHub Actions: annotate findings within GitHub's limits, write the job summary and outputs.
+
+    Example (what action.yml runs): resume-audit github-report resume-audit.sarif --fail-on warning --base "$BASE_SHA"
+    """
+    from auditor.github_action import SarifReadError, run_report
+
+    try:
+        code, _summary, annotations = run_report(sarif, fail_on=fail_on.value, annotate=annotate, base=base, workspace=workspace)
+    except SarifReadError as exc:
+        raise fail(str(exc))
+    for line in annotations:
+        typer.echo(line)
+    raise typer.Exit(code)
 
 
 @app.command("properties", hidden=True)

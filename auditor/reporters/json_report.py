@@ -66,6 +66,7 @@ def build_json(result: ScanResult) -> dict[str, Any]:
             "notifications": len(result.notifications),
             "suppressed": result.suppressed,
             "baselined": result.baselined,
+            "outside_diff": result.outside_diff,
         },
         "rules_run": list(result.rules_run),
         "findings": [finding_to_dict(f) for f in result.findings],

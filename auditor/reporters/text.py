@@ -110,6 +110,8 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
         summary += f"; {result.suppressed} suppressed"
     if result.baselined:
         summary += f"; {result.baselined} in the baseline"
+    if result.outside_diff:
+        summary += f"; {result.outside_diff} not on changed lines"
     console.print(Text(summary, style="bold"))
     by_rule = Counter(f.rule_id for f in result.findings)
     if by_rule:
