@@ -9,6 +9,7 @@ fast.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
@@ -244,7 +245,7 @@ def build_module_facts(
         tree=wrapper.module,
         wrapper=wrapper,
     )
-    wrapper.module.visit(_Collector(facts))
+    _Collector(facts).run(wrapper.module)
     return facts
 
 
@@ -259,8 +260,61 @@ def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-class _Collector(cst.CSTVisitor):
-    """Fills a ModuleFacts: structure (parents, Euler-tour order), scopes, bindings, calls, imports."""
+#: Fields that only hold whitespace, punctuation or comments: never walked.
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+        "newline", "equal", "colon", "dot", "star", "asynchronous", "operator", "lbracket", "rbracket",
+        "lbrace", "rbrace", "default_comma", "star_tok", "whitespace", "trailing_whitespace", "indent",
+    }
+)
+_TOKEN_TYPES = (
+    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comma,
+    cst.Semicolon, cst.LeftParen, cst.RightParen, cst.AssignEqual, cst.Colon, cst.Dot,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Children walked in the enclosing scope before a def/class body (decorators, defaults,
+#: annotations and bases are evaluated where the def statement runs, not in the new scope).
+_HEADER_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "params", "returns"),
+    cst.ClassDef: ("decorators", "bases", "keywords"),
+}
+_BODY = "body"
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = _FIELDS[tp] = tuple(
+            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP_FIELDS and "whitespace" not in f.name
+        )
+    return names
+
+
+def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name, None)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, _TOKEN_TYPES):
+                out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _TOKEN_TYPES))
+    return out
+
+
+_ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2
+
+
+class _Collector:
+    """Fills a ModuleFacts: structure (parents, Euler-tour order), scopes, bindings, calls, imports.
+
+    It walks the tree itself, over each node's dataclass fields, rather than through
+    ``CSTNode.visit``: LibCST's visitor machinery rebuilds and re-validates every node
+    it passes, which costs about as much as parsing; this walk is ~5x cheaper. Children
+    are visited in source order, except that a def's decorators, defaults and
+    annotations are walked first, in the enclosing scope, where Python evaluates them.
+    """
 
     def __init__(self, facts: ModuleFacts) -> None:
         self.f = facts
@@ -269,21 +323,43 @@ class _Collector(cst.CSTVisitor):
         #: lambda bodies run later, when (and if) the lambda is called: their calls are not the function's own
         self.lambda_depth = 0
         self._scope_chain: list[str] = []
-        self._stack: list[cst.CSTNode] = []
         self._counter = 0
 
-    # -- structure ---------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self._counter += 1
-        self.f._meta[node] = [self._stack[-1] if self._stack else None, self._counter, 0]
-        self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._counter += 1
-        self.f._meta[original_node][2] = self._counter
-        self._stack.pop()
+    def run(self, module: cst.Module) -> None:
+        meta = self.f._meta
+        # stack items: (node, parent) to enter, or (marker, node)
+        stack: list[tuple] = [(module, None)]
+        while stack:
+            item, other = stack.pop()
+            if item is _LEAVE:
+                self._counter += 1
+                meta[other][2] = self._counter
+                leave = getattr(self, "leave_" + type(other).__name__, None)
+                if leave is not None:
+                    leave(other)
+                continue
+            if item is _ENTER_SCOPE:
+                self._enter_scope(other)
+                continue
+            if item is _LEAVE_SCOPE:
+                self._leave_scope(other)
+                continue
+            node = item
+            self._counter += 1
+            meta[node] = [other, self._counter, 0]
+            visit = getattr(self, "visit_" + type(node).__name__, None)
+            if visit is not None:
+                visit(node)
+            stack.append((_LEAVE, node))
+            tp = type(node)
+            header = _HEADER_FIELDS.get(tp)
+            if header is not None:
+                body = getattr(node, _BODY)
+                later = [(_LEAVE_SCOPE, node), (body, node), (_ENTER_SCOPE, node)]
+                stack.extend(later)
+                stack.extend((c, node) for c in reversed(_children(node, header)))
+            else:
+                stack.extend((c, node) for c in reversed(_children(node, _fields(tp))))
 
     def _order(self, node: cst.CSTNode) -> Order:
         return self.f._meta[node][1]
@@ -301,8 +377,6 @@ class _Collector(cst.CSTVisitor):
         self.f.classes.append(info)
         self.f._class_by_node[node] = info
         self.f._class_by_qualname[qual] = info
-        self.class_stack.append(info)
-        self._scope_chain.append(node.name.value)
         for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -320,8 +394,18 @@ class _Collector(cst.CSTVisitor):
                             )
                         )
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.class_stack.pop()
+    def _enter_scope(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.ClassDef):
+            self.class_stack.append(self.f._class_by_node[node])
+        else:
+            self.func_stack.append(self.f._function_by_node[node])
+        self._scope_chain.append(node.name.value)  # type: ignore[attr-defined]
+
+    def _leave_scope(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.ClassDef):
+            self.class_stack.pop()
+        else:
+            self.func_stack.pop()
         self._scope_chain.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -349,8 +433,6 @@ class _Collector(cst.CSTVisitor):
         self.f.functions.append(info)
         self.f._function_by_node[node] = info
         self.f._function_by_qualname[qual] = info
-        self.func_stack.append(info)
-        self._scope_chain.append(node.name.value)
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             if param.annotation is not None:
@@ -360,10 +442,6 @@ class _Collector(cst.CSTVisitor):
         parent = self.f.parent(node)
         # FunctionDef -> IndentedBlock -> ClassDef
         return isinstance(parent, cst.IndentedBlock) and isinstance(self.f.parent(parent), cst.ClassDef)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.func_stack.pop()
-        self._scope_chain.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.lambda_depth += 1
