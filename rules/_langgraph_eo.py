@@ -190,3 +190,14 @@ def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: Module
                 if isinstance(value, cst.Call) and project.resolver(owner_module).call_names(value, None) & langgraph.IN_MEMORY_SAVERS:
                     return value, owner_module
     return None
+
+
+_USES: "weakref.WeakKeyDictionary[Project, bool]" = weakref.WeakKeyDictionary()
+
+
+def project_uses_langgraph(project: Project) -> bool:
+    """Does any module of the scan import langgraph? (cached per project)"""
+    found = _USES.get(project)
+    if found is None:
+        found = _USES[project] = any(m.uses_any(langgraph.PACKAGES) for m in project.modules)
+    return found

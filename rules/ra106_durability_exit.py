@@ -11,7 +11,7 @@ from auditor.analysis.syntax import argument, bool_value, keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
 
-from ._langgraph_eo import graph_anywhere
+from ._langgraph_eo import graph_anywhere, project_uses_langgraph
 from .base import Example, Rule, RuleContext
 
 
@@ -236,9 +236,7 @@ either way.
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        if not ctx.module.uses_any(langgraph.PACKAGES) and not any(
-            m.uses_any(langgraph.PACKAGES) for m in ctx.project.modules
-        ):
+        if not ctx.module.uses_any(langgraph.PACKAGES) and not project_uses_langgraph(ctx.project):
             return
         for info in ctx.module.all_calls:
             f = info.node.func
