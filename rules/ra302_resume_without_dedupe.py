@@ -131,6 +131,7 @@ process), an in-memory "seen" set, and `get_state` checks.
 
 Also not flagged:
 - resumes outside any handler or consumer (scripts, tests, notebooks, CLI tools);
+- auto-resumes in the function that started the run (`invoke(inputs, cfg)` then `invoke(Command(resume=...), cfg)`): the parked run belongs to this request, no second delivery can reach it;
 - resumes already reported by RA301 (a `get_state` check deciding this resume): one hazard, one finding;
 - resumes at the same place as an RA201 finding (a fork addressed to a `checkpoint_id`);
 - `invoke(None, ...)` with no `update_state` before it on a graph without static breakpoints (a plain continue after a crash);
@@ -334,6 +335,8 @@ Also not flagged:
             for report, run, form in resumes:
                 if id(run.node) in gated_by_301 or self._remit_gate(run, fn, ctx):
                     continue
+                if self._started_here(run, fn, ctx):
+                    continue
                 if self._claimed_before(run, fn, path, ctx):
                     continue
                 handler = path.handler
@@ -389,6 +392,20 @@ Also not flagged:
                 for k in ("interrupt_before", "interrupt_after")
             ):
                 yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
+
+    def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+        """The same function started the run (a fresh input) before resuming it: an auto-resume
+        inside the request that parked it, not a second delivery from outside."""
+        for call in fn.calls:
+            f = call.node.func
+            if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+                continue
+            first = argument(call.node, 0, "input")
+            if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
+                continue
+            if completes_before(call, run, ctx.module, fn.node):
+                return True
+        return False
 
     def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> set[int]:
         out: set[int] = set()

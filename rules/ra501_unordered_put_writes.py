@@ -60,7 +60,8 @@ def saver_base(cls: ClassInfo, ctx: RuleContext, depth: int = 0) -> str | None:
         return None
     resolver = ctx.project.resolver(cls.module)
     for base in cls.node.bases:
-        names = resolver.names(base.value, None)
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value  # BaseCheckpointSaver[str]
+        names = resolver.names(expr, None)
         hit = names & langgraph.STOCK_SAVERS
         if hit:
             return sorted(hit)[0]
