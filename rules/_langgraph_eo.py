@@ -17,6 +17,7 @@ import libcst as cst
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.idempotency import done_check_guard, forwards_key
 from auditor.analysis.project import Project, Reached
+from auditor.analysis.syntax import argument, bool_value, is_none
 from auditor.frameworks import langgraph
 
 
@@ -61,11 +62,31 @@ def _build(project: Project) -> _ProjectFacts:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
             if graph is None or not graph.persisted:
                 continue
-            for _, fn in langgraph.all_node_functions(graph, project):
+            for add_call, fn in langgraph.all_node_functions(graph, project):
                 if fn is not None and id(fn) not in units:
                     unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
                     units[id(fn)] = unit
                     roots.append(unit)
+                elif fn is None:
+                    scope = module.enclosing_function(add_call)
+                    target = argument(add_call, 1, "action")
+                    positional = [a.value for a in add_call.args if a.keyword is None]
+                    if target is None and len(positional) == 1:
+                        target = positional[0]
+                    for tool in langgraph.tool_functions(target, scope, module, project):
+                        if id(tool) not in units:
+                            units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
+                            roots.append(units[id(tool)])
+        for info in module.all_calls:
+            if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
+                continue
+            cp = argument(info.node, 99, "checkpointer")
+            if cp is None or is_none(cp) or bool_value(cp) is False:
+                continue
+            for tool in langgraph.tool_functions(argument(info.node, 1, "tools"), info.function, module, project):
+                if id(tool) not in units:
+                    units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}")
+                    roots.append(units[id(tool)])
         for fn in module.functions:
             if not fn.decorators and fn.parent is not None:
                 continue

@@ -20,8 +20,10 @@ class EffectInCheckpointedNode(Rule):
     summary = "Non-idempotent effect in a node (or @task) of a checkpointed LangGraph graph: a crash before the node's write is durable re-runs it on resume."
     description = """
 A node of a graph compiled with a checkpointer (`builder.compile(checkpointer=...)`,
-the function passed to `add_node` / `add_sequence`), or a `@task` called
-from a checkpointed `@entrypoint` or node, performs a side effect -- HTTP
+the function passed to `add_node` / `add_sequence`), a tool run by a
+`ToolNode([...])` node of such a graph or by `create_react_agent(model,
+tools, checkpointer=...)`, or a `@task` called from a checkpointed
+`@entrypoint` or node, performs a side effect -- HTTP
 POST, payment, email, SQL write, file write, message publish, subprocess --
 directly or through project helpers, with no idempotency key.
 """
@@ -129,6 +131,25 @@ but does not close it.
             """,
             note="Functional API: the @task's body re-runs if it dies before its result is saved.",
         ),
+        Example(
+            """
+            import httpx
+            from langchain_core.tools import tool
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.prebuilt import create_react_agent
+
+            @tool
+            def open_ticket(title: str) -> str:
+                \"\"\"Open a support ticket.\"\"\"
+                return httpx.post("https://tracker.example.com/api/issues", json={"title": title}).json()["id"]  # expect: RA103
+
+            TOOLS = [open_ticket]
+
+            def build(model, conn):
+                return create_react_agent(model, TOOLS, checkpointer=SqliteSaver(conn))
+            """,
+            note="A tool run by the prebuilt agent's ToolNode: the tools node re-runs like any node.",
+        ),
     )
     VALID = (
         Example(
@@ -221,10 +242,12 @@ but does not close it.
                 what = reached.hit.label
                 via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
                 related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} effect {what}")
-                anchor_note = (
-                    "compiled with a checkpointer here" if unit.kind == "node" else "checkpointed entrypoint or graph that runs this task"
-                )
-                where = "node" if unit.kind == "node" else "@task"
+                anchor_note = {
+                    "node": "compiled with a checkpointer here",
+                    "task": "checkpointed entrypoint or graph that runs this task",
+                    "tool": "checkpointed graph whose tools node runs this tool",
+                }[unit.kind]
+                where = {"node": "node", "task": "@task", "tool": "tool"}[unit.kind]
                 yield ctx.finding(
                     call.node,
                     f"{what}{via} in {where} '{fn.qualname}' of a checkpointed graph has no idempotency key. "

@@ -351,9 +351,50 @@ def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Fu
                     fn = project.function(name, near=graph.module)
                     if fn is not None:
                         break
+                if fn is None and isinstance(target, cst.Name) and scope is not None:
+                    # a node defined inside the factory that builds the graph
+                    fn = graph.module.find_function(f"{scope.qualname}.{target.value}")
                 if fn is not None and id(fn) in seen:
                     continue
                 if fn is not None:
                     seen.add(id(fn))
                 out.append((info.node, fn))
     return out
+
+#: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
+#: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
+#: A tool's effect re-runs like any node's when the tools node re-runs on resume.
+TOOL_NODE = frozenset({"langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"})
+CREATE_REACT_AGENT = frozenset(
+    {"langgraph.prebuilt.create_react_agent", "langgraph.prebuilt.chat_agent_executor.create_react_agent"}
+)
+
+
+def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+    """Project functions in a tools list (``[send_email, search]``, a variable or module
+    constant bound to one, ``ToolNode(<that>)``)."""
+    if expr is None or depth > 4:
+        return []
+    resolver = project.resolver(module)
+    if isinstance(expr, cst.Call) and resolver.call_names(expr, scope) & TOOL_NODE:
+        return tool_functions(argument(expr, 0, "tools"), scope, module, project, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out: list[FunctionInfo] = []
+        for el in expr.elements:
+            for name in resolver.names(el.value, scope):
+                fn = project.function(name, near=module)
+                if fn is not None and fn not in out:
+                    out.append(fn)
+                    break
+        return out
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return tool_functions(found[0].value, found[1], module, project, depth + 1)
+        for name in resolver.names(expr, scope):  # TOOLS imported from another project module
+            mod_name, _, var = name.rpartition(".")
+            for m in project.by_name.get(mod_name, ()):
+                for b in reversed(m.module_bindings):
+                    if b.name == var and b.kind == "assign":
+                        return tool_functions(b.value, None, m, project, depth + 1)
+    return []
