@@ -35,8 +35,9 @@ class InMemorySaverServed(Rule):
     summary = "InMemorySaver/MemorySaver behind human-in-the-loop interrupts in a served app: parked runs die with the process."
     description = """
 A graph (or `@entrypoint` workflow) that parks for a human -- a node that
-reaches `interrupt()`, or static breakpoints (`interrupt_before=` /
-`interrupt_after=`) -- is checkpointed by `InMemorySaver()` (or its older
+reaches `interrupt()`, static breakpoints (`interrupt_before=` /
+`interrupt_after=`, also on `create_react_agent` / LangChain's
+`create_agent`), or LangChain's `HumanInTheLoopMiddleware` -- is checkpointed by `InMemorySaver()` (or its older
 name `MemorySaver()`, the same class in langgraph 1.2.24) in code that
 serves requests: a module with FastAPI / Starlette / Flask / Django / aiohttp
 routes, queue consumers (Celery, Kafka, RabbitMQ, SQS, Lambda), or an app
@@ -236,7 +237,7 @@ once). Keep `InMemorySaver` for tests and notebooks.
                 if kw is None or project.resolver(module).call_names(info.node, info.function) & langgraph.ENTRYPOINT:
                     continue
                 cp = kw.value
-                hitl = self._kwarg_hitl(info.node, module)
+                hitl = self._kwarg_hitl(info.node, module) or self._middleware_hitl(info, module, project)
             if cp is not None and hitl is not None:
                 yield cp, info.function, hitl
         facts = project_facts(project)
@@ -258,6 +259,23 @@ once). Keep `InMemorySaver` for tests and notebooks.
             reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
             if reached is not None:
                 return reached.calls[-1].node, reached.modules[-1], f"interrupt() parks node {fn.qualname} here"
+        return None
+
+    def _middleware_hitl(self, info, module, project):
+        """``create_agent(..., middleware=[HumanInTheLoopMiddleware(...)])`` parks before tool calls."""
+        arg = keyword(info.node, "middleware")
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Name):
+            found = project.resolver(module).binding_value(value.value, info.function, None)
+            value = found[0].value if found is not None else value
+        stack = [value]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, cst.Call) and project.resolver(module).call_names(cur, info.function) & langgraph.HITL_MIDDLEWARE:
+                return cur, module, "HumanInTheLoopMiddleware parks the agent before gated tool calls"
+            stack.extend(cur.children)
         return None
 
     def _kwarg_hitl(self, call: cst.Call, module):

@@ -366,7 +366,22 @@ def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Fu
 #: A tool's effect re-runs like any node's when the tools node re-runs on resume.
 TOOL_NODE = frozenset({"langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"})
 CREATE_REACT_AGENT = frozenset(
-    {"langgraph.prebuilt.create_react_agent", "langgraph.prebuilt.chat_agent_executor.create_react_agent"}
+    {
+        "langgraph.prebuilt.create_react_agent",
+        "langgraph.prebuilt.chat_agent_executor.create_react_agent",
+        # LangChain 1.x builds the same LangGraph agent (checked against langchain 1.5.2:
+        # ``create_agent(model, tools=None, *, middleware=(), checkpointer=None, interrupt_before=None, ...)``)
+        "langchain.agents.create_agent",
+        "langchain.agents.factory.create_agent",
+    }
+)
+#: LangChain 1.x middleware that parks the agent with ``interrupt()`` before gated tool
+#: calls (langchain 1.5.2, ``langchain.agents.middleware.human_in_the_loop``).
+HITL_MIDDLEWARE = frozenset(
+    {
+        "langchain.agents.middleware.HumanInTheLoopMiddleware",
+        "langchain.agents.middleware.human_in_the_loop.HumanInTheLoopMiddleware",
+    }
 )
 
 
