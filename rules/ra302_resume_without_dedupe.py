@@ -132,6 +132,7 @@ process), an in-memory "seen" set, and `get_state` checks.
 Also not flagged:
 - resumes outside any handler or consumer (scripts, tests, notebooks, CLI tools);
 - auto-resumes in the function that started the run (`invoke(inputs, cfg)` then `invoke(Command(resume=...), cfg)`): the parked run belongs to this request, no second delivery can reach it;
+- resumes inside a lambda or callback handed to an executor or job queue (`runs.submit(id, lambda: graph.invoke(Command(...)))`): not followed;
 - resumes already reported by RA301 (a `get_state` check deciding this resume): one hazard, one finding;
 - resumes at the same place as an RA201 finding (a fork addressed to a `checkpoint_id`);
 - `invoke(None, ...)` with no `update_state` before it on a graph without static breakpoints (a plain continue after a crash);
@@ -316,6 +317,27 @@ Also not flagged:
                 main(sys.argv[1], sys.argv[2])
             """,
             note="A command-line tool: one delivery per run.",
+        ),
+        Example(
+            """
+            import secrets
+
+            from fastapi import FastAPI
+            from langgraph.types import Command
+
+            from .graph import graph
+
+            app = FastAPI()
+
+            @app.post("/tasks")
+            async def run_task(task: str) -> dict:
+                cfg = {"configurable": {"thread_id": f"task-{secrets.token_hex(8)}"}}
+                result = await graph.ainvoke({"task": task}, cfg)
+                while "__interrupt__" in result:
+                    result = await graph.ainvoke(Command(resume="approve"), cfg)
+                return result
+            """,
+            note="An auto-approval inside the request that started the run: no second delivery can reach its thread.",
         ),
     )
 
