@@ -154,6 +154,7 @@ class Handler:
     kind: str
     #: the decorator, registration call or loop that makes it one
     node: cst.CSTNode
+    #: the module ``node`` is in (a urls.py can register a view of views.py)
     module: ModuleFacts
 
 
@@ -186,6 +187,7 @@ class _Index:
     def _index_module(self, module: ModuleFacts) -> None:
         uses_web = module.uses_any(HTTP_PACKAGES)
         uses_queue = module.uses_any(QUEUE_PACKAGES)
+        polls_sqs = module.uses_any(("boto3", "aioboto3"))
         resolver = self.project.resolver(module)
         if uses_web and module.uses_any(("streamlit", "gradio", "chainlit", "langserve")):
             self.serving_modules.add(id(module))
@@ -199,7 +201,7 @@ class _Index:
                 base = self._view_base(fn.class_info, 0)
                 if base is not None:
                     self._add(fn, f"{base} method", fn.node.name, module)
-            if uses_queue and id(fn) not in self.handlers:
+            if (uses_queue or polls_sqs) and id(fn) not in self.handlers:
                 loop = self._consumer_loop(fn, module)
                 if loop is not None:
                     self._add(fn, loop[0], loop[1], module)
