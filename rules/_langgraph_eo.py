@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.idempotency import done_check_guard, forwards_key
+from auditor.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly
 from auditor.analysis.project import Project, Reached
 from auditor.analysis.syntax import argument, bool_value, is_none
 from auditor.frameworks import langgraph
@@ -124,7 +124,7 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None)
             return None
         hit = ctx.effects.classify(c, mod, project.resolver(mod))
         if hit is not None:
-            return Reached((c,), (mod,), hit)
+            return None if replays_harmlessly(c.node, hit) else Reached((c,), (mod,), hit)
         for callee in project.callees(c, mod):
             if langgraph.is_task(callee, project) or forwards_key(c, callee):
                 continue

@@ -56,6 +56,7 @@ but does not close it.
 - `@task`s never called from a checkpointed entrypoint or node;
 - effects RA101 (before an `interrupt()`), RA102 or RA104 (in an `@entrypoint` body) already report at the same line: one finding per location;
 - LLM calls and reads (GET requests, SELECTs): re-running them costs tokens, not correctness.
+- file overwrites (`open(path, "w")`, `Path.write_text` / `write_bytes`, `shutil.copy*`): re-running one replaces the file with the same content instead of duplicating anything (appends, exclusive creates, deletes and moves are still reported).
 """
 
     INVALID = (
@@ -229,6 +230,27 @@ but does not close it.
                 send(email).result()
             """,
             note="A task under an entrypoint with no checkpointer: nothing is resumed.",
+        ),
+        Example(
+            """
+            from pathlib import Path
+
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def write_report(state: dict, config: dict) -> dict:
+                out = Path("reports") / f"{config['configurable']['thread_id']}.md"
+                out.write_text(state["markdown"], encoding="utf-8")
+                with open(out.with_suffix(".json"), "w") as fh:
+                    fh.write(state["json"])
+                return {"report": str(out)}
+
+            builder = StateGraph(dict)
+            builder.add_node("write_report", write_report)
+            builder.set_entry_point("write_report")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            note="Overwriting a file on a re-run replaces it; nothing is duplicated.",
         ),
     )
 

@@ -149,3 +149,25 @@ def done_check_guard(call: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> c
                     return stmt
         child = anc
     return None
+
+
+_OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "aiofiles.open", "os.fdopen"})
+_OVERWRITES = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile"})
+
+
+def replays_harmlessly(call: cst.Call, effect) -> bool:
+    """A file effect whose repetition leaves the same result: an overwrite (``open(p, "w")``,
+    ``Path.write_text``/``write_bytes``, ``shutil.copy*``). Re-running it after a crash replaces
+    the file instead of duplicating anything. Appends (``"a"``), exclusive creates (``"x"``,
+    which fail on the re-run), deletes, moves and renames are not harmless."""
+    if getattr(effect, "kind", None) != "file":
+        return False
+    label: str = effect.label
+    if label.endswith(("write_text", "write_bytes", "write_text()", "write_bytes()")) or label in _OVERWRITES:
+        return True
+    if label in _OPENERS:
+        from auditor.analysis.syntax import argument
+
+        mode = string_value(argument(call, 1, "mode"))
+        return mode is not None and "w" in mode and "a" not in mode and "x" not in mode
+    return False
