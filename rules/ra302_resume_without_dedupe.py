@@ -471,7 +471,7 @@ Also not flagged:
         for call in fn.calls:
             if call is before or not completes_before(call, before, module, fn.node):
                 continue
-            if project.reach("claim", classify, call, module) is not None:
+            if project.reach("ra302-claim", classify, call, module) is not None:
                 return True
         return False
 
