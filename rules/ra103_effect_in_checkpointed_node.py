@@ -56,7 +56,8 @@ but does not close it.
 - `@task`s never called from a checkpointed entrypoint or node;
 - effects RA101 (before an `interrupt()`), RA102 or RA104 (in an `@entrypoint` body) already report at the same line: one finding per location;
 - LLM calls and reads (GET requests, SELECTs): re-running them costs tokens, not correctness.
-- file overwrites (`open(path, "w")`, `Path.write_text` / `write_bytes`, `shutil.copy*`): re-running one replaces the file with the same content instead of duplicating anything (appends, exclusive creates, deletes and moves are still reported).
+- file overwrites (`open(path, "w")`, `Path.write_text` / `write_bytes`, `shutil.copy*`): re-running one replaces the file with the same content instead of duplicating anything (appends, exclusive creates, deletes and moves are still reported);
+- SQL upserts whose every assignment takes the statement's own values (`ON CONFLICT (...) DO UPDATE SET c = excluded.c`, `ON DUPLICATE KEY UPDATE c = VALUES(c)`): a re-run rewrites the same row. Accumulating upserts (`SET n = t.n + excluded.n`) and plain `UPDATE`s (a read-modify-write re-reads the updated value) are still reported.
 """
 
     INVALID = (

@@ -50,7 +50,8 @@ its result is saved (RA103).
 - entrypoints with no checkpointer (`@entrypoint()`): there is no resume (an entrypoint used as a subgraph of a checkpointed parent is not followed);
 - effects keyed by an idempotency key, or under a durable done-check naming the thread;
 - effects before an `interrupt()` in the body: RA101 reports them at the same line (one finding per location).
-- file overwrites (`open(path, "w")`, `Path.write_text` / `write_bytes`, `shutil.copy*`): re-running one replaces the file with the same content instead of duplicating anything (appends, exclusive creates, deletes and moves are still reported).
+- file overwrites (`open(path, "w")`, `Path.write_text` / `write_bytes`, `shutil.copy*`): re-running one replaces the file with the same content instead of duplicating anything (appends, exclusive creates, deletes and moves are still reported);
+- SQL upserts whose every assignment takes the statement's own values (`ON CONFLICT (...) DO UPDATE SET c = excluded.c`, `ON DUPLICATE KEY UPDATE c = VALUES(c)`): a re-run rewrites the same row. Accumulating upserts (`SET n = t.n + excluded.n`) and plain `UPDATE`s (a read-modify-write re-reads the updated value) are still reported.
 """
 
     INVALID = (

@@ -155,12 +155,40 @@ _OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "aiofiles.open"
 _OVERWRITES = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile"})
 
 
+_UPSERT = re.compile(r"\bON\s+CONFLICT\b.*?\bDO\s+UPDATE\s+SET\b(?P<set>.*)|\bON\s+DUPLICATE\s+KEY\s+UPDATE\b(?P<set2>.*)", re.IGNORECASE | re.DOTALL)
+_SET_ITEM = re.compile(r"(?P<col>\w+)\s*=\s*(?P<value>[^,]+)")
+_FROM_STATEMENT = re.compile(r"^\s*(excluded\.\w+|values\s*\(\s*\w+\s*\)|new\.\w+|[?]|%s|\$\d+|:\w+|%\(\w+\)s)\s*$", re.IGNORECASE)
+
+
+def _upsert_from_own_values(sql: str) -> bool:
+    """``INSERT ... ON CONFLICT (...) DO UPDATE SET c = excluded.c`` (or MySQL ``ON DUPLICATE
+    KEY UPDATE c = VALUES(c)``): every assignment takes the statement's own value, so running it
+    twice leaves one row with the same values. ``SET n = t.n + excluded.n`` accumulates: not harmless."""
+    m = _UPSERT.search(sql)
+    if m is None:
+        return False
+    clause = (m.group("set") or m.group("set2") or "").split(" WHERE ")[0].split(" where ")[0]
+    items = list(_SET_ITEM.finditer(clause))
+    return bool(items) and all(_FROM_STATEMENT.match(i.group("value")) for i in items)
+
+
 def replays_harmlessly(call: cst.Call, effect) -> bool:
-    """A file effect whose repetition leaves the same result: an overwrite (``open(p, "w")``,
-    ``Path.write_text``/``write_bytes``, ``shutil.copy*``). Re-running it after a crash replaces
-    the file instead of duplicating anything. Appends (``"a"``), exclusive creates (``"x"``,
-    which fail on the re-run), deletes, moves and renames are not harmless."""
-    if getattr(effect, "kind", None) != "file":
+    """An effect whose repetition leaves the same result, so a crash-replay duplicates nothing:
+
+    * a file overwrite (``open(p, "w")``, ``Path.write_text``/``write_bytes``, ``shutil.copy*``) --
+      appends (``"a"``), exclusive creates (``"x"``, which fail on the re-run), deletes, moves and
+      renames are not harmless;
+    * an SQL upsert whose every assignment takes the statement's own value
+      (``ON CONFLICT (...) DO UPDATE SET c = excluded.c``, ``ON DUPLICATE KEY UPDATE c = VALUES(c)``).
+      Plain ``UPDATE``s are not: a node that reads a balance and writes ``balance = ?`` re-reads the
+      updated value on the re-run and applies the change twice."""
+    kind = getattr(effect, "kind", None)
+    if kind == "sql":
+        from auditor.analysis.syntax import argument
+
+        sql = string_value(argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement"))
+        return sql is not None and _upsert_from_own_values(sql)
+    if kind != "file":
         return False
     label: str = effect.label
     if label.endswith(("write_text", "write_bytes", "write_text()", "write_bytes()")) or label in _OVERWRITES:
