@@ -37,7 +37,10 @@ again** -- the at-least-once gap. With the default `durability="async"`
 the writes are handed to a background executor and the next step can start
 before they are durable, which widens the window; `durability="sync"`
 narrows it but does not close it (the effect and the write are two
-separate operations in any mode). The same holds for `@task` results in the
+separate operations in any mode, and the 1.2.24 loop waits only for
+delta-channel write futures before the next `put`, so whether a crashed
+node replays or re-executes depends on the race -- LangGraph #8039 reports
+the duplicated side effect). The same holds for `@task` results in the
 functional API: a task whose result was not yet saved re-runs on resume.
 """
     fix = """
