@@ -182,7 +182,16 @@ class Analyzer:
                         result.notifications.append(note)
                 else:
                     raw = self._check(module, result)
-                    result.findings, result.suppressed = postprocess(raw, module, self.config, self.rules)
+                    by_file: dict[str, list[Finding]] = {}
+                    for f in raw:
+                        by_file.setdefault(f.span.path, []).append(f)
+                    for display, group in sorted(by_file.items()):
+                        where = module if display == module.display_path else self.project.module_for_display(display)
+                        if where is None:
+                            continue
+                        kept, dropped = postprocess(group, where, self.config, self.rules)
+                        result.findings.extend(kept)
+                        result.suppressed += dropped
         except _TimeLimit:
             result.findings = []
             result.notifications.append(
@@ -360,9 +369,14 @@ def scan(
 
     findings: list[Finding] = []
     suppressed = 0
+    seen: set[tuple] = set()
     for path in candidates:
         r = results[path]
-        findings.extend(r.findings)
+        for f in r.findings:  # a finding in a shared helper can be reached from two files
+            key = (f.rule_id, f.span, f.fingerprint)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
         notifications.extend(r.notifications)
         suppressed += r.suppressed
     findings.sort(key=lambda f: f.sort_key)

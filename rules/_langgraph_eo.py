@@ -55,9 +55,7 @@ def _build(project: Project) -> _ProjectFacts:
     units: dict[int, Unit] = {}
     entrypoints: dict[int, langgraph.Entrypoint] = {}
     roots: list[Unit] = []
-    for module in project.modules:
-        if not module.uses_any(langgraph.PACKAGES):
-            continue
+    for module in project.modules_using(langgraph.PACKAGES):
         for info in module.all_calls:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
             if graph is None or not graph.persisted:
@@ -154,9 +152,9 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None)
 def unit_effects(ctx, fn: FunctionInfo):
     """(call, reached) for each call of ``fn``'s own body that performs an effect outside tasks."""
     for call in fn.calls:
-        if done_check_guard(call, fn, ctx.module) is not None:
+        if done_check_guard(call, fn, fn.module) is not None:
             continue
-        reached = effect_outside_tasks(ctx, call)
+        reached = effect_outside_tasks(ctx, call, fn.module)
         if reached is not None:
             yield call, reached
 

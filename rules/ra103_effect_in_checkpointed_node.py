@@ -259,14 +259,16 @@ but does not close it.
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        # each checkpointed node/task/tool is reported from the module that makes it
+        # checkpointed (its graph's compile(...) or entrypoint), wherever its code lives
         units = project_facts(ctx.project).units
-        for fn in ctx.module.functions:
-            unit = units.get(id(fn))
-            if unit is None:
+        for unit in units.values():
+            if unit.anchor_module is not ctx.module:
                 continue
+            fn = unit.function
             for call, reached in unit_effects(ctx, fn):
                 what = reached.hit.label
-                via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
+                via = f" (via {ctx.describe_call(call.node, fn.module)})" if reached.via_helper else ""
                 related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} effect {what}")
                 anchor_note = {
                     "node": "compiled with a checkpointer here",
@@ -282,4 +284,5 @@ but does not close it.
                     f"step starts), resuming the thread re-runs the {where} and the effect fires again.",
                     related=(Related(ctx.span(unit.anchor, unit.anchor_module), anchor_note), *related),
                     flows=(flow,) if reached.via_helper else (),
+                    module=fn.module,
                 )

@@ -296,9 +296,7 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
         return cached
     out = []
     seen: set[int] = set()
-    for module in project.modules:
-        if not module.uses_any(langgraph.PACKAGES):
-            continue
+    for module in project.modules_using(langgraph.PACKAGES):
         for cp, scope, hitl in rule._uses(module, ctx):
             found = in_memory_constructor(cp, scope, module, project)
             if found is None:

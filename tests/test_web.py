@@ -14,7 +14,7 @@ from conftest import write_tree
 
 def project_of(tmp_path: Path, files: dict[str, str]) -> Project:
     write_tree(tmp_path, files)
-    modules = [load_module(s) for s in discover([tmp_path], tmp_path, [])]
+    modules = [load_module(s.path, s.display) for s in discover([tmp_path], tmp_path, [])]
     return Project([m for m in modules if not hasattr(m, "kind")])
 
 

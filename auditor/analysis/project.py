@@ -132,8 +132,35 @@ class Project:
         return [m for name in self.module_names() for m in self.modules_named(name)]
 
     @property
-    def by_name(self) -> dict[str, list[ModuleFacts]]:
-        return {name: self.modules_named(name) for name in self.module_names()}
+    def by_name(self) -> "_LazyModules":
+        """``project.by_name.get("pkg.mod", ())`` -- parses only the modules asked for."""
+        return _LazyModules(self)
+
+    def modules_mentioning(self, words: Iterable[str]) -> list[ModuleFacts]:
+        """Parsed modules whose text contains any of ``words`` (a byte search first, so a
+        whole-project question such as "which modules import langgraph" parses only those)."""
+        seen: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self.files_mentioning(word):
+                seen.setdefault(entry.path, entry)
+        out = []
+        for path in sorted(seen):
+            m = self.load(seen[path])
+            if m is not None:
+                out.append(m)
+        return out
+
+    def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
+        """Parsed modules that import one of ``packages`` (``import P`` / ``from P``)."""
+        packages = tuple(packages)
+        words = [w for p in packages for w in (f"import {p}", f"from {p}")]
+        return [m for m in self.modules_mentioning(words) if m.uses_any(packages)]
+
+    def module_for_display(self, display: str) -> ModuleFacts | None:
+        for path, module in self._loaded.items():
+            if module is not None and module.display_path == display:
+                return module
+        return None
 
     def files_mentioning(self, word: str) -> list[SourceFile]:
         """Project files whose text contains ``word`` (a cheap test that avoids parsing
@@ -276,6 +303,26 @@ class Project:
                 break
         memo[ident] = result
         return result
+
+
+class _LazyModules:
+    """A read-only ``{module name: [ModuleFacts]}`` view that parses on access."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+
+    def get(self, name: str, default=()):
+        if name not in self._project._files:
+            return default
+        return self._project.modules_named(name) or default
+
+    def __getitem__(self, name: str) -> list[ModuleFacts]:
+        if name not in self._project._files:
+            raise KeyError(name)
+        return self._project.modules_named(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._project._files
 
 
 def _closest(candidates: list[ModuleFacts], near: ModuleFacts | None) -> ModuleFacts:

@@ -172,17 +172,25 @@ class _Index:
         self.project = project
         self.handlers: dict[int, Handler] = {}
         self.serving_modules: set[int] = set()
+        self._serving: dict[int, ModuleFacts] = {}
         self._reached: dict[int, ServedPath] | None = None
         self._served_modules: set[int] | None = None
-        for module in project.modules:
+        # only modules that can serve are parsed for handlers: those importing a web or queue
+        # framework, SQS pollers, and files defining a Lambda-style handler(event, context)
+        words = [w for p in (*HTTP_PACKAGES, *QUEUE_PACKAGES, "boto3", "aioboto3") for w in (f"import {p}", f"from {p}")]
+        for module in project.modules_mentioning([*words, "event, context"]):
             self._index_module(module)
 
     # -- collection -------------------------------------------------------
+    def _serve(self, module: ModuleFacts) -> None:
+        self.serving_modules.add(id(module))
+        self._serving[id(module)] = module
+
     def _add(self, fn: FunctionInfo | None, kind: str, node: cst.CSTNode, module: ModuleFacts) -> None:
         if fn is None or id(fn) in self.handlers:
             return
         self.handlers[id(fn)] = Handler(fn, kind, node, module)
-        self.serving_modules.add(id(fn.module))
+        self._serve(fn.module)
 
     def _index_module(self, module: ModuleFacts) -> None:
         uses_web = module.uses_any(HTTP_PACKAGES)
@@ -190,7 +198,7 @@ class _Index:
         polls_sqs = module.uses_any(("boto3", "aioboto3"))
         resolver = self.project.resolver(module)
         if uses_web and module.uses_any(("streamlit", "gradio", "chainlit", "langserve")):
-            self.serving_modules.add(id(module))
+            self._serve(module)
         for fn in module.functions:
             for dec in fn.decorators:
                 kind = self._decorator_kind(dec.target, dec.call, fn, module, uses_web)
@@ -210,7 +218,7 @@ class _Index:
         for call in module.all_calls:
             names = resolver.call_names(call.node, call.function)
             if names & APP_CONSTRUCTORS:
-                self.serving_modules.add(id(module))
+                self._serve(module)
             self._registration(call.node, call.function, names, module, uses_web, uses_queue)
 
     def _decorator_kind(self, target, call, fn, module, uses_web) -> str | None:
@@ -289,7 +297,7 @@ class _Index:
             self._add_target(target, scope, module, "route handler", call)
             return
         if names & LANGSERVE_ADD_ROUTES:
-            self.serving_modules.add(id(module))
+            self._serve(module)
             return
         if not isinstance(f, cst.Attribute):
             return
@@ -333,10 +341,16 @@ class _Index:
             return self._reached
         out: dict[int, ServedPath] = {}
         nested: dict[int, list[FunctionInfo]] = {}
-        for module in self.project.modules:
-            for fn in module.functions:
-                if fn.parent is not None:
-                    nested.setdefault(id(fn.parent), []).append(fn)
+        indexed: set[int] = set()
+
+        def nested_in(fn: FunctionInfo) -> list[FunctionInfo]:
+            if id(fn.module) not in indexed:
+                indexed.add(id(fn.module))
+                for other in fn.module.functions:
+                    if other.parent is not None:
+                        nested.setdefault(id(other.parent), []).append(other)
+            return nested.get(id(fn), [])
+
         queue: list[tuple[FunctionInfo, ServedPath]] = []
         for h in self.handlers.values():
             path = ServedPath(h, (), ())
@@ -346,7 +360,7 @@ class _Index:
             fn, path = queue.pop(0)
             if len(path.calls) > 8:
                 continue
-            for inner in nested.get(id(fn), ()):
+            for inner in nested_in(fn):
                 if id(inner) not in out:
                     out[id(inner)] = path
                     queue.append((inner, path))
@@ -364,25 +378,21 @@ class _Index:
         """Modules that serve requests, and every project module they import (transitively)."""
         if self._served_modules is not None:
             return self._served_modules
-        edges: dict[int, set[int]] = {}
-        for module in self.project.modules:
-            targets: set[int] = set()
-            for imported in module.imported_modules:
-                parts = imported.split(".")
-                for i in range(len(parts), 0, -1):
-                    for m in self.project.by_name.get(".".join(parts[:i]), ()):
-                        targets.add(id(m))
-                    if self.project.by_name.get(".".join(parts[:i])):
-                        break
-            edges[id(module)] = targets
+        # forward over imports from the serving modules, parsing only what they import
         seen = set(self.serving_modules)
-        stack = list(seen)
+        stack = list(self._serving.values())
         while stack:
             cur = stack.pop()
-            for nxt in edges.get(cur, ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+            for imported in cur.imported_modules:
+                parts = imported.split(".")
+                for i in range(len(parts), 0, -1):
+                    found = self.project.by_name.get(".".join(parts[:i]), ())
+                    for m in found:
+                        if id(m) not in seen:
+                            seen.add(id(m))
+                            stack.append(m)
+                    if found:
+                        break
         self._served_modules = seen
         return seen
 
