@@ -54,8 +54,9 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "pydantic-graph": ("pydantic_graph",),
 }
 
-#: Below this many candidate files the pool's start-up costs more than it saves.
-PARALLEL_THRESHOLD = 24
+#: Below this many candidate files a pool costs more than it saves: each worker builds the
+#: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
+PARALLEL_THRESHOLD = 200
 DEFAULT_TIME_LIMIT = 60.0
 
 
@@ -150,14 +151,15 @@ class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
-                 hashes: dict[str, str]) -> None:
+                 hashes: dict[str, str], texts: dict[Path, bytes] | None = None) -> None:
         self.config = config
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
         self.time_limit = time_limit
         self.hashes = hashes
         self.by_path = {f.path: f for f in files}
         self.load_notes: dict[Path, Notification] = {}
-        self.project = Project(files=files, loader=self._load, texts=_read_bytes)
+        cached = texts or {}
+        self.project = Project(files=files, loader=self._load, texts=lambda p: cached[p] if p in cached else _read_bytes(p))
         self.effects = EffectModel(config.effect_sinks, config.safe_calls)
         self.configs = ConfigEvaluator(self.project)
 
@@ -275,9 +277,9 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
 _WORKER: Analyzer | None = None
 
 
-def _init_worker(files, config, rule_ids, time_limit, hashes) -> None:
+def _init_worker(files, config, rule_ids, time_limit, hashes, texts) -> None:
     global _WORKER
-    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes)
+    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts)
 
 
 def _work(paths: list[Path]) -> list[FileResult]:
@@ -320,6 +322,8 @@ def scan(
     discovered = 0
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
+    #: every file's bytes, read once: project-wide text questions and the cache reuse them
+    raw_texts: dict[Path, bytes] = {}
     candidates: list[Path] = []
     for source_path in discover(paths, root, config.exclude):
         discovered += 1
@@ -331,6 +335,7 @@ def scan(
         name, is_package = module_name_for(source_path.path)
         entry = SourceFile(source_path.path.resolve(), source_path.display, name, is_package)
         files.append(entry)
+        raw_texts[entry.path] = raw
         hashes[str(entry.path)] = hashlib.blake2b(raw, digest_size=16).hexdigest()
         decoded = decode_source(raw, entry.path, entry.display)  # cheap, and a bad file is reported whatever it holds
         if isinstance(decoded, Notification):
@@ -342,7 +347,7 @@ def scan(
     cache = ResultCache(cache_dir, key_parts=[__version__, ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
-    texts: dict[str, bytes] = {}
+    texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
     for path in candidates:
         cached = cache.get(str(path), hashes, lambda word: _mentions(word, files, texts)) if cache else None
         if cached is not None:
@@ -353,14 +358,14 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         with concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes)
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts)
         ) as pool:
             by_display = {f.display: f.path for f in files}
             for chunk_result in pool.map(_work, _chunks(todo, workers)):
                 for r in chunk_result:
                     results[by_display[r.display]] = r
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts)
         for path in todo:
             results[path] = analyzer.analyse(path)
     if cache:
