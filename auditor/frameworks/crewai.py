@@ -170,6 +170,8 @@ class Persistence:
     class_level: cst.Decorator | None = None
     #: method-level ``@persist`` decorators by method name (state never reloads)
     method_level: dict[str, cst.Decorator] = field(default_factory=dict)
+    #: the module each decorator above is written in
+    modules: dict[int, ModuleFacts] = field(default_factory=dict)
 
     @property
     def any(self) -> bool:
@@ -185,10 +187,12 @@ def persistence_of(cls: ClassInfo, project) -> Persistence:
             target = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
             if out.class_level is None and resolver.names(target, None) & PERSIST:
                 out.class_level = dec
+                out.modules[id(dec)] = klass.module
         for name, fn in klass.methods.items():
             for d in fn.decorators:
                 if name not in out.method_level and resolver.names(d.target, None) & PERSIST:
                     out.method_level[name] = d.node
+                    out.modules[id(d.node)] = klass.module
     return out
 
 
