@@ -254,7 +254,7 @@ mark progress, e.g. `CheckpointConfig(on_events=["method_execution_finished"])`
             if consumers and consumers <= {"crew"}:
                 continue
             which = " and ".join(f'"{b}"' for b in bad)
-            related = [] if ev.node is info.node else [Related(ctx.span(info.node), "the CheckpointConfig this configures")]
+            related = [Related(ctx.span(info.node), "the CheckpointConfig this configures")]
             yield ctx.finding(
                 ev.node,
                 f"on_events includes {which}. Restoring this flow from a checkpoint constructs it, which fires "

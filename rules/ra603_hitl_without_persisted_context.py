@@ -314,6 +314,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
                         f"Context (no Context.from_dict restore, no ctx.to_dict() stored durably, no durable "
                         f"WorkflowServer store). A restart while the run waits loses it: the answer has nothing to "
                         f"resume and the run must start over.",
+                        related=(_where_it_lives(ctx, fn, workflow),),
                     )
             if not llamaindex.is_step(fn, resolver):
                 continue
@@ -321,7 +322,9 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
                 call = _follow_call(ret.value, fn, ctx.module, project)
                 if call is None or not _input_required(call, fn, ctx.module, project):
                     continue
-                related = () if ret.value is call else (Related(ctx.span(call), "the InputRequiredEvent"),)
+                related = [_where_it_lives(ctx, fn, workflow)]
+                if ret.value is not call:
+                    related.append(Related(ctx.span(call), "the InputRequiredEvent"))
                 yield ctx.finding(
                     ret.value if ret.value is not None else ret,
                     f"Step '{fn.qualname}' returns {ctx.module.code(call.func)}, parking the run for a human, and "
@@ -410,6 +413,12 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             if isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value in ("set", "hset", "put", "save", "upsert"):
                 return True
         return False
+
+
+def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | None) -> Related:
+    if workflow is not None:
+        return Related(ctx.span(workflow.node.name, workflow.module), f"{workflow.name} runs with an in-process Context only")
+    return Related(ctx.span(fn.node.name), f"the step '{fn.qualname}' runs with an in-process Context only")
 
 
 def _reads_console(fn: FunctionInfo, project) -> bool:

@@ -230,7 +230,7 @@ If you rely on crews inside the flow, give those crews their own
                 continue
             found = self._never_written(arg.value, info.function, ctx.module, cls)
             if found is not None:
-                yield self._finding(ctx, arg, cls, found)
+                yield self._finding(ctx, arg, cls, found, info.node)
         # class MyFlow(Flow): checkpoint = ...
         for cls in crewai.flow_classes(ctx.module, project):
             for binding in cls.body_bindings:
@@ -238,7 +238,7 @@ If you rely on crews inside the flow, give those crews their own
                     continue
                 found = self._never_written(binding.value, None, ctx.module, cls)
                 if found is not None:
-                    yield self._finding(ctx, binding.value, cls, found)
+                    yield self._finding(ctx, binding.value, cls, found, cls.node.name)
 
     def _never_written(self, value: cst.BaseExpression, scope, module: ModuleFacts, cls: ClassInfo | None):
         """The config node and its events when the flow's checkpoint can never fire, else None."""
@@ -272,7 +272,7 @@ If you rely on crews inside the flow, give those crews their own
                     return True
         return False
 
-    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found) -> Finding:
+    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found, owner: cst.CSTNode) -> Finding:
         events, where = found
         flow = cls.name if cls is not None else "this flow"
         listed = ", ".join(sorted(events)) or "nothing"
@@ -282,6 +282,8 @@ If you rely on crews inside the flow, give those crews their own
             related.append(Related(ctx.span(call, cmodule), f"the config: on_events = [{listed}]"))
         if cls is not None:
             related.append(Related(ctx.span(cls.node.name, cls.module), f"{flow} runs no crew with its own checkpoint config"))
+        if not related:
+            related.append(Related(ctx.span(owner), "the flow this configures"))
         return ctx.finding(
             node,
             f"{flow} checkpoints on [{listed}] only, events the flow never sources: a task_completed event is "

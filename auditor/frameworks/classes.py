@@ -102,3 +102,13 @@ def named_class(expr: cst.BaseExpression, scope: FunctionInfo | None, module: Mo
         if isinstance(found, ClassInfo):
             return found
     return None
+
+
+def module_constant(qualified: str, project) -> tuple[cst.BaseExpression, ModuleFacts] | None:
+    """The value of a module-level ``NAME = value`` in a project module (``settings.EVENTS``)."""
+    mod_name, _, attr = qualified.rpartition(".")
+    for m in project.by_name.get(mod_name, []):
+        for b in reversed(m.module_bindings):
+            if b.name == attr and b.kind == "assign":
+                return b.value, m
+    return None

@@ -38,7 +38,7 @@ import libcst as cst
 from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.syntax import bool_value, dict_items, is_none, keyword, string_value
 
-from .classes import extends, project_bases
+from .classes import extends, module_constant, project_bases
 
 PACKAGES = ("crewai",)
 
@@ -266,16 +266,6 @@ def _string_of(expr, scope, module: ModuleFacts, project, depth: int) -> str | N
             value = module_constant(name, project)
             if value is not None:
                 return _string_of(value[0], None, value[1], project, depth + 1)
-    return None
-
-
-def module_constant(qualified: str, project) -> tuple[cst.BaseExpression, ModuleFacts] | None:
-    """The value of a module-level ``NAME = value`` in a project module (``settings.EVENTS``)."""
-    mod_name, _, attr = qualified.rpartition(".")
-    for m in project.by_name.get(mod_name, []):
-        for b in reversed(m.module_bindings):
-            if b.name == attr and b.kind == "assign":
-                return b.value, m
     return None
 
 
