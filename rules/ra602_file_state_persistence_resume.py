@@ -56,9 +56,9 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
 2.x has no persistence module.
 """
     not_flagged = """
-- `FileStatePersistence` used only to record a run (no `iter_from_persistence` / `load_next` anywhere in the project): nothing is resumed;
+- `FileStatePersistence` used only to record a run (traced to `graph.run(..., persistence=p)` / `load_all()` and never to `iter_from_persistence` / `load_next`; an untraceable one counts when the project resumes anywhere): nothing is resumed;
 - in-memory `SimpleStatePersistence` / `FullStatePersistence` (not a resume-after-restart mechanism);
-- subclasses that override `load_next` (they decide what is restorable), and projects that re-seed snapshots themselves with `snapshot_node(...)`;
+- subclasses that override `load_next` (they decide what is restorable), and persistences the code re-seeds itself with `persistence.snapshot_node(...)`;
 - a project class that happens to be called `FileStatePersistence`.
 """
 
@@ -173,33 +173,27 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
     )
 
     def __init__(self) -> None:
-        self._resumes: tuple[int, tuple[CallInfo, ModuleFacts] | None, bool] | None = None
+        self._resumes: tuple[int, tuple[CallInfo, ModuleFacts] | None] | None = None
 
-    def _project_resumes(self, project):
-        """The first resume-from-persistence call in the project, and whether the project re-seeds snapshots."""
+    def _project_resume(self, project):
+        """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
         if self._resumes is not None and self._resumes[0] == id(project):
-            return self._resumes[1], self._resumes[2]
+            return self._resumes[1]
         first = None
-        reseeds = False
         for module in project.modules:
             for info in module.all_calls:
-                if _method(info.node, {pg.ITER_FROM_PERSISTENCE}) and (first is None or not first[2]):
-                    first = (info, module, True)
-                elif first is None and _method(info.node, {pg.LOAD_NEXT}) and not _in_persistence_class(info, project):
-                    first = (info, module, False)
-                if _method(info.node, pg.RESEED_METHODS) and not _in_persistence_class(info, project):
-                    reseeds = True
-        first = first[:2] if first is not None else None
-        self._resumes = (id(project), first, reseeds)
-        return first, reseeds
+                if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
+                    first = (info, module)
+                    break
+            if first is not None:
+                break
+        self._resumes = (id(project), first)
+        return first
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(pg.PACKAGES) and not _module_mentions_subclass(ctx):
             return
         project = ctx.project
-        first, reseeds = self._project_resumes(project)
-        if first is None or reseeds:
-            return
         resolver = ctx.resolver
         for info in ctx.module.all_calls:
             names = resolver.call_names(info.node, info.function)
@@ -212,15 +206,94 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
                     what = f"{cls.name} (a FileStatePersistence that keeps its load_next)"
             if what is None:
                 continue
-            call, where = first
+            uses = _uses(info.node, info.function, ctx.module, project, 0)
+            resumes = sorted(
+                ((c, m) for c, m, kind in uses if kind == "resume"),
+                key=lambda cm: not _method(cm[0], {pg.ITER_FROM_PERSISTENCE}),
+            )
+            resume = resumes[0] if resumes else None
+            if any(kind == "reseed" for _, _, kind in uses):
+                continue
+            if resume is None:
+                if uses:
+                    continue  # traced: used to run and record, never resumed from
+                resume = self._project_resume(project)
+                if resume is None:
+                    continue
+            call, where = resume
             yield ctx.finding(
                 info.node,
-                f"{what} is resumed with {where.code(call.node.func).rpartition('.')[2]}(): after a crash inside a node "
+                f"{what} is resumed with {where.code(call.func).rpartition('.')[2]}(): after a crash inside a node "
                 f"its snapshot stays 'running'/'error', load_next() only restores 'created' snapshots, and the resume "
                 f"fails with GraphRuntimeError('Unable to restore snapshot from state persistence') -- the run never "
                 f"completes. pydantic-graph 2.x removes this persistence module.",
-                related=(Related(ctx.span(call.node, where), "the run is resumed from persistence here"),),
+                related=(Related(ctx.span(call, where), "the run is resumed from persistence here"),),
             )
+
+
+def _uses(node: cst.CSTNode, scope, module: ModuleFacts, project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
+    """Where a persistence value goes: ("resume", call) for ``iter_from_persistence(p)`` /
+    ``p.load_next()``, ("reseed", call) for ``p.snapshot_node(...)``, ("other", call) for any other
+    call it is passed to -- inline, through a variable, or returned from a project helper."""
+    if depth > 4:
+        return []
+    out: list[tuple[cst.Call, ModuleFacts, str]] = []
+    parent = module.parent(node)
+    if isinstance(parent, cst.Arg):
+        user = module.parent(parent)
+        if isinstance(user, cst.Call):
+            kind = "resume" if _method(user, {pg.ITER_FROM_PERSISTENCE}) else "other"
+            out.append((user, module, kind))
+        return out
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        user = module.parent(parent)
+        if isinstance(user, cst.Call):
+            out.append((user, module, _receiver_kind(user)))
+        return out
+    var = None
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        var = parent.targets[0].target.value
+    elif isinstance(parent, cst.WithItem) and parent.asname is not None and isinstance(parent.asname.name, cst.Name):
+        var = parent.asname.name.value
+    if var is not None:
+        calls = scope.calls if scope is not None else module.module_calls
+        for info in calls:
+            f = info.node.func
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == var:
+                out.append((info.node, module, _receiver_kind(info.node)))
+                continue
+            for arg in info.node.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value == var:
+                    kind = "resume" if _method(info.node, {pg.ITER_FROM_PERSISTENCE}) else "other"
+                    out.append((info.node, module, kind))
+        returned = scope is not None and any(
+            isinstance(r.value, cst.Name) and r.value.value == var for r in scope.returns
+        )
+        if returned:
+            out.extend(_call_sites_uses(scope, project, depth))
+        return out
+    if isinstance(parent, cst.Return) and scope is not None:
+        out.extend(_call_sites_uses(scope, project, depth))
+    return out
+
+
+def _receiver_kind(call: cst.Call) -> str:
+    if _method(call, {pg.LOAD_NEXT}):
+        return "resume"
+    if _method(call, pg.RESEED_METHODS):
+        return "reseed"
+    return "other"
+
+
+def _call_sites_uses(fn, project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
+    """Uses of the value a helper returns, at every project call site of the helper."""
+    out: list[tuple[cst.Call, ModuleFacts, str]] = []
+    for module in project.modules:
+        resolver = project.resolver(module)
+        for info in module.all_calls:
+            if fn.full_name in resolver.call_names(info.node, info.function):
+                out.extend(_uses(info.node, info.function, module, project, depth + 1))
+    return out
 
 
 def _overrides_load_next(cls: ClassInfo, project) -> bool:
@@ -228,13 +301,6 @@ def _overrides_load_next(cls: ClassInfo, project) -> bool:
         if pg.LOAD_NEXT in klass.methods:
             return True
     return False
-
-
-def _in_persistence_class(info: CallInfo, project) -> bool:
-    fn = info.function
-    while fn is not None and fn.parent is not None:
-        fn = fn.parent
-    return fn is not None and fn.class_info is not None and pg.is_file_persistence_subclass(fn.class_info, project)
 
 
 def _module_mentions_subclass(ctx: RuleContext) -> bool:

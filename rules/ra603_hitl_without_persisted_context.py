@@ -8,7 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import keyword
+from auditor.analysis.syntax import argument, keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import llamaindex
 from auditor.frameworks.classes import extends, instance_class, named_class
@@ -34,8 +34,20 @@ class _Evidence:
         return self.persisted.get(None)
 
     def console_for(self, cls: ClassInfo | None, project) -> bool:
-        fns = [*(self.responders.get(id(cls), []) if cls is not None else []), *self.responders.get(None, [])]
+        """Every responder of this workflow reads the console. Responders whose workflow is unknown
+        count for workflows of their own module or of a module they import."""
+        untyped = self.responders.get(None, [])
+        if cls is not None:
+            untyped = [fn for fn in untyped if _near(fn.module, cls.module)]
+        fns = [*(self.responders.get(id(cls), []) if cls is not None else []), *untyped]
         return bool(fns) and all(_reads_console(fn, project) for fn in fns)
+
+
+def _near(user: ModuleFacts, owner: ModuleFacts) -> bool:
+    if user is owner:
+        return True
+    name = owner.module_name
+    return any(m == name or m.startswith(name + ".") for m in user.imported_modules)
 
 
 def _workflow_class(cls: ClassInfo | None, project) -> ClassInfo | None:
@@ -349,8 +361,9 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             for info in module.all_calls:
                 found = self._persists(info, module, ctx)
                 if found is not None:
-                    what, workflow = found
-                    evidence.persisted.setdefault(id(workflow) if workflow is not None else None, (info.node, module, what))
+                    what, workflows = found
+                    for workflow in workflows or [None]:
+                        evidence.persisted.setdefault(id(workflow) if workflow is not None else None, (info.node, module, what))
                     continue
                 fn = info.function
                 if fn is None or llamaindex.is_step(fn, resolver):
@@ -381,7 +394,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         names = resolver.call_names(node, fn)
         if names & llamaindex.CONTEXT_FROM_DICT_NAMES:
             workflow = instance_class(node.args[0].value, fn, module, project) if node.args else None
-            return "Context.from_dict", _workflow_class(workflow, project)
+            return "Context.from_dict", [w for w in [_workflow_class(workflow, project)] if w is not None]
         if names & llamaindex.WORKFLOW_SERVER:
             store = keyword(node, "workflow_store")
             call = _follow_call(store.value, fn, module, project) if store is not None else None
@@ -391,7 +404,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
                 if store_names & llamaindex.DURABLE_WORKFLOW_STORES or (
                     cls is not None and extends(cls, llamaindex.ABSTRACT_WORKFLOW_STORE, project)
                 ):
-                    return "WorkflowServer(workflow_store=...)", None
+                    return "WorkflowServer(workflow_store=...)", _served_workflows(node, fn, module, project)
             return None
         if (
             llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT)
@@ -399,7 +412,8 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             and _is_context_like(node.func.value, fn, resolver)  # type: ignore[union-attr]
             and self._stores_durably(fn, module, ctx)
         ):
-            return "ctx.to_dict() stored", workflow_of_context(node.func.value, fn, module, project)  # type: ignore[union-attr]
+            workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[union-attr]
+            return "ctx.to_dict() stored", [workflow] if workflow is not None else []
         return None
 
     def _stores_durably(self, fn: FunctionInfo, module: ModuleFacts, ctx: RuleContext) -> bool:
@@ -419,6 +433,23 @@ def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | No
     if workflow is not None:
         return Related(ctx.span(workflow.node.name, workflow.module), f"{workflow.name} runs with an in-process Context only")
     return Related(ctx.span(fn.node.name), f"the step '{fn.qualname}' runs with an in-process Context only")
+
+
+def _served_workflows(server: cst.Call, fn, module: ModuleFacts, project) -> list[ClassInfo]:
+    """Workflows registered on a server: ``server.add_workflow("name", Wf())`` in the same scope."""
+    parent = module.parent(server)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return []
+    var = parent.targets[0].target.value
+    out: list[ClassInfo] = []
+    for info in fn.calls if fn is not None else module.module_calls:
+        f = info.node.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "add_workflow" and isinstance(f.value, cst.Name) and f.value.value == var:
+            wf = argument(info.node, 1, "workflow")
+            cls = _workflow_class(instance_class(wf, fn, module, project), project) if wf is not None else None
+            if cls is not None:
+                out.append(cls)
+    return out
 
 
 def _reads_console(fn: FunctionInfo, project) -> bool:
