@@ -190,9 +190,23 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
         self._resumes = (id(project), first)
         return first
 
+    def _project_subclasses(self, project) -> bool:
+        """Does any project class extend FileStatePersistence (cached per project)?"""
+        cached = getattr(self, "_subclasses", None)
+        if cached is None or cached[0] != id(project):
+            found = any(
+                pg.is_file_persistence_subclass(c, project)
+                for m in project.modules
+                if m.uses_any(pg.PACKAGES)
+                for c in m.classes
+            )
+            cached = self._subclasses = (id(project), found)
+        return cached[1]
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        if not ctx.module.uses_any(pg.PACKAGES) and not _module_mentions_subclass(ctx):
+        if not ctx.module.uses_any(pg.PACKAGES) and not self._project_subclasses(ctx.project):
             return
+        subclasses = self._project_subclasses(ctx.project)
         project = ctx.project
         resolver = ctx.resolver
         for info in ctx.module.all_calls:
@@ -200,7 +214,7 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
             what = None
             if names & pg.FILE_STATE_PERSISTENCE:
                 what = "FileStatePersistence"
-            else:
+            elif subclasses:
                 cls = named_class(info.node.func, info.function, ctx.module, project)
                 if cls is not None and pg.is_file_persistence_subclass(cls, project) and not _overrides_load_next(cls, project):
                     what = f"{cls.name} (a FileStatePersistence that keeps its load_next)"
@@ -301,8 +315,3 @@ def _overrides_load_next(cls: ClassInfo, project) -> bool:
         if pg.LOAD_NEXT in klass.methods:
             return True
     return False
-
-
-def _module_mentions_subclass(ctx: RuleContext) -> bool:
-    """A module constructing a project subclass need not import pydantic_graph itself."""
-    return any(m.uses_any(pg.PACKAGES) for m in ctx.project.modules)

@@ -309,17 +309,21 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(llamaindex.PACKAGES) and not self._subclass_user(ctx):
             return
-        evidence = self._project_evidence(ctx)
         resolver = ctx.resolver
         project = ctx.project
+        evidence = None
         for fn in ctx.module.functions:
+            waits = [c for c in fn.calls if llamaindex.is_method_call(c.node, llamaindex.WAIT_FOR_EVENT)]
+            is_step = bool(fn.decorators) and llamaindex.is_step(fn, resolver)
+            if not waits and not is_step:
+                continue
+            if evidence is None:
+                evidence = self._project_evidence(ctx)
             workflow = _workflow_class(fn.class_info, project) if fn.class_info is not None else None
             if evidence.persisted_for(workflow) is not None or evidence.console_for(workflow, project):
                 continue
-            for call in fn.calls:
-                if llamaindex.is_method_call(call.node, llamaindex.WAIT_FOR_EVENT) and llamaindex.is_context_receiver(
-                    call.node, fn, resolver
-                ):
+            for call in waits:
+                if llamaindex.is_context_receiver(call.node, fn, resolver):
                     yield ctx.finding(
                         call.node,
                         f"Step '{fn.qualname}' parks here for a human, and nothing in the project persists the run's "
@@ -328,7 +332,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
                         f"resume and the run must start over.",
                         related=(_where_it_lives(ctx, fn, workflow),),
                     )
-            if not llamaindex.is_step(fn, resolver):
+            if not is_step:
                 continue
             for ret in fn.returns:
                 call = _follow_call(ret.value, fn, ctx.module, project)
@@ -349,7 +353,11 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
 
     # -- project-wide evidence ------------------------------------------------
     def _subclass_user(self, ctx: RuleContext) -> bool:
-        return any(m.uses_any(llamaindex.PACKAGES) for m in ctx.project.modules)
+        """A module subclassing a project Workflow need not import workflows itself (cached per project)."""
+        cached = getattr(self, "_uses", None)
+        if cached is None or cached[0] != id(ctx.project):
+            cached = self._uses = (id(ctx.project), any(m.uses_any(llamaindex.PACKAGES) for m in ctx.project.modules))
+        return cached[1]
 
     def _project_evidence(self, ctx: RuleContext) -> _Evidence:
         project = ctx.project

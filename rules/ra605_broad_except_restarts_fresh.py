@@ -154,15 +154,23 @@ def _broad(handler: cst.ExceptHandler, scope, module: ModuleFacts, project) -> s
     return None
 
 
-def _tries(module: ModuleFacts) -> Iterator[cst.Try]:
+def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
+    """``try`` statements whose body holds a call that resumes or restores (directly or via a helper),
+    found from those calls upwards -- no walk over the whole tree."""
     found: list[cst.Try] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Try(self, node: cst.Try) -> None:
-            found.append(node)
-
-    module.tree.visit(_V())
-    return iter(found)
+    seen: set[int] = set()
+    for info in module.all_calls:
+        if project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), info, module) is None:
+            continue
+        child: cst.CSTNode = info.node
+        for anc in module.ancestors(info.node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                break
+            if isinstance(anc, cst.Try) and child is anc.body and id(anc) not in seen:
+                seen.add(id(anc))
+                found.append(anc)
+            child = anc
+    return found
 
 
 def _inside(module: ModuleFacts, call: CallInfo, block: cst.CSTNode) -> bool:
@@ -360,13 +368,10 @@ first and record that the run was restarted.
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         module = ctx.module
-        if not (
-            module.uses_any(langgraph.PACKAGES + crewai.PACKAGES + llamaindex.PACKAGES + pg.PACKAGES)
-            or "try" in module.source
-        ):
+        if "try" not in module.source:
             return
         project = ctx.project
-        for tr in _tries(module):
+        for tr in _tries_around_resumes(module, project):
             scope = module.enclosing_function(tr)
             calls = scope.calls if scope is not None else module.module_calls
             body_calls = [c for c in calls if _inside(module, c, tr.body)]
