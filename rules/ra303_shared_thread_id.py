@@ -124,7 +124,9 @@ class _Classifier:
         self.mutated = _mutated_globals(module)
 
     def classify(self, expr: cst.BaseExpression, scope: FunctionInfo | None, depth: int = 0) -> tuple[str, str] | None:
-        """("constant" | "non-durable", description) or None."""
+        """("constant" | "reused" | "non-durable", description) or None. "reused": values a process
+        hands out again (``id()``, ``len()`` of a list that shrinks); "non-durable": counters that only
+        repeat across processes."""
         if depth > 6:
             return None
         if isinstance(expr, _CONSTANT_KINDS):
@@ -134,16 +136,14 @@ class _Classifier:
             kinds = [self.classify(p.expression, scope, depth + 1) for p in parts]
             if any(k is None for k in kinds):
                 return None
-            if any(k[0] == "non-durable" for k in kinds):  # type: ignore[index]
-                return "non-durable", next(k[1] for k in kinds if k and k[0] == "non-durable")
-            return "constant", self.module.code(expr)
+            worst = _worst(kinds)  # type: ignore[arg-type]
+            return worst if worst is not None else ("constant", self.module.code(expr))
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
             left, right = self.classify(expr.left, scope, depth + 1), self.classify(expr.right, scope, depth + 1)
             if left is None or right is None:
                 return None
-            if "non-durable" in (left[0], right[0]):
-                return "non-durable", left[1] if left[0] == "non-durable" else right[1]
-            return "constant", self.module.code(expr)
+            worst = _worst([left, right])
+            return worst if worst is not None else ("constant", self.module.code(expr))
         if isinstance(expr, cst.Call):
             return self._call(expr, scope, depth)
         if isinstance(expr, cst.Name):
@@ -155,7 +155,9 @@ class _Classifier:
     def _call(self, call: cst.Call, scope, depth):
         names = self.project.resolver(self.module).call_names(call, scope)
         code = self.module.code(call)
-        if names & {"builtins.len", "builtins.id", "os.getpid", "threading.get_ident"}:
+        if names & {"builtins.len", "builtins.id"}:
+            return "reused", code
+        if names & {"os.getpid", "threading.get_ident"}:
             return "non-durable", code
         if names & {"builtins.next"} and call.args and self._is_module_counter(call.args[0].value, scope):
             return "non-durable", code
@@ -166,8 +168,8 @@ class _Classifier:
             args = [self.classify(a.value, scope, depth + 1) for a in call.args]
             if base is None or any(a is None for a in args):
                 return None
-            bad = [a for a in args if a and a[0] == "non-durable"]
-            return ("non-durable", bad[0][1]) if bad else ("constant", code)
+            worst = _worst(args)  # type: ignore[arg-type]
+            return worst if worst is not None else ("constant", code)
         return None
 
     def _is_module_counter(self, expr, scope) -> bool:
@@ -212,6 +214,15 @@ class _Classifier:
             if value is not None and isinstance(value[0], _CONSTANT_KINDS):
                 return "constant", f"{self.module.code(expr)} = {value[1].code(value[0])}"
         return None
+
+
+def _worst(kinds: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The most hazardous non-constant part of a composed id, or None when every part is constant."""
+    for kind in ("reused", "non-durable"):
+        for k in kinds:
+            if k[0] == kind:
+                return k
+    return None
 
 
 def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
@@ -326,7 +337,7 @@ database, or the authenticated user's session
     not_flagged = """
 - constant ids in scripts, notebooks, CLIs and `main()` functions that serve one person (a demo's `"thread_id": "1"`, a chat loop that continues one conversation on purpose);
 - test files (`tests/`, `test_*.py`, `conftest.py`);
-- non-durable ids on a graph traced to an in-memory checkpointer (ids and state die together);
+- process counters (`global n; n += 1`, `itertools.count()`, the pid) on a graph traced to an in-memory checkpointer: ids and state die together (`id()` and `len()` are still flagged: a process hands those values out again);
 - ids from parameters, request fields, `uuid4()`, database rows or f-strings over them;
 - CrewAI `restore_from_state_id=` (a fork source: reading one saved state from many runs is its purpose).
 """
@@ -501,24 +512,30 @@ database, or the authenticated user's session
                 related=(Related(ctx.span(where), reason),),
             )
             return
-        # non-durable
+        # reused / non-durable
         related = []
         if site.kind == "langgraph":
             graph = self._graph_for(site, ctx)
             saver = saver_kind(graph, project)
-            if saver == "memory":
+            if saver == "memory" and kind == "non-durable":
                 return
             if graph is not None and graph.checkpointer is not None:
                 related.append(Related(ctx.span(graph.checkpointer, graph.module), f"checkpointer ({saver or 'unknown'})"))
         if not related:
             related.append(Related(ctx.span(site.anchor), "the run this id addresses"))
-        yield ctx.finding(
-            site.value,
-            f"The {id_name} comes from {what}, which restarts from the same values in every process: after a "
-            f"restart new runs get the ids of runs parked before it, and the durable "
-            f"{'checkpointer' if site.kind == 'langgraph' else 'flow persistence'} restores a stranger's state into them.",
-            related=related,
-        )
+        store = "checkpointer" if site.kind == "langgraph" else "flow persistence"
+        if kind == "reused":
+            why = (
+                f"a value the process hands out again ({'id() of a freed object is reused' if 'id(' in what else 'len() repeats when the list shrinks'}) "
+                f"and that starts over in every process: a later run can land on an earlier run's id, and the {store} "
+                f"continues that run's state in it"
+            )
+        else:
+            why = (
+                f"a counter that restarts from the same values in every process: after a restart new runs get the ids "
+                f"of runs parked before it, and the durable {store} restores a stranger's state into them"
+            )
+        yield ctx.finding(site.value, f"The {id_name} comes from {what}, {why}.", related=related)
 
     def _graph_for(self, site: Site, ctx: RuleContext):
         """The compiled graph a config is passed to (same scope), when traceable."""
