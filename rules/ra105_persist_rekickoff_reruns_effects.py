@@ -11,7 +11,7 @@ from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFact
 from auditor.analysis.syntax import argument, is_none, keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import crewai
-from auditor.frameworks.classes import instance_class
+from auditor.frameworks.classes import instance_class, module_constant
 
 from .base import Example, Rule, RuleContext
 
@@ -28,7 +28,7 @@ class _Index:
 
 
 def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
-    """The persisted id a kickoff re-runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
+    """The persisted id a kickoff runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
     if not crewai.is_kickoff(call):
         return None
     found = crewai.inputs_carry_id(argument(call, 0, "inputs"), scope, module, project)
@@ -38,6 +38,48 @@ def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNod
     if fork is not None and not is_none(fork.value):
         return fork.value
     return None
+
+
+def resume_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
+    """The id of a kickoff that *resumes* a persisted flow: ``inputs={"id": flow_id}`` and nothing
+    else, with an id that is not a constant. Not counted: a constant id (one long-lived flow run
+    again on purpose: a daily job, a singleton), new inputs next to the id (the next turn of a
+    conversational flow), ``restore_from_state_id=`` (a fork, documented for re-running a flow
+    seeded from saved state)."""
+    if not crewai.is_kickoff(call):
+        return None
+    inputs = argument(call, 0, "inputs")
+    found = crewai.inputs_carry_id(inputs, scope, module, project)
+    if found is None or not crewai.inputs_only_id(inputs, scope, module, project):
+        return None
+    if _constant_id(found, scope, module, project):
+        return None
+    return found
+
+
+def _constant_id(expr, scope, module: ModuleFacts, project) -> bool:
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
+        return True
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        if isinstance(expr, cst.Name):
+            found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
+            if found is not None:
+                return found[1] is None and found[0].kind == "assign" and _constant_id(found[0].value, None, module, project)
+        for name in project.resolver(module).names(expr, scope):
+            value = module_constant(name, project)
+            if value is not None and isinstance(value[0], (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
+                return True
+    return False
+
+
+def _untyped_flow_receiver(receiver: cst.BaseExpression, scope, module: ModuleFacts, project) -> bool:
+    """An untyped receiver that may be a flow: a variable or attribute (a parameter, ``self.flow``),
+    not a call result such as ``MyCrew().crew()`` and not typed as a Crew/Agent."""
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return False
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("crew", "agent"):
+        return False
+    return not project.resolver(module).names(receiver, scope) & (crewai.CREW | crewai.AGENT)
 
 
 def _mentions_state(expr: cst.CSTNode) -> bool:
@@ -92,10 +134,10 @@ class PersistRekickoffRerunsEffects(Rule):
     summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is
-kicked off again with its persisted id -- `kickoff(inputs={"id": ...})`,
-`kickoff_async`/`akickoff`, or `restore_from_state_id=` -- to resume it
-after a crash or to continue it, and its `@start`/`@listen`/`@router`
-methods perform side effects (directly or through project helpers).
+kicked off again with a saved id and nothing else --
+`kickoff(inputs={"id": flow_id})`, `kickoff_async`/`akickoff` -- to
+resume it after a crash, and its `@start`/`@listen`/`@router` methods
+perform side effects (directly or through project helpers).
 """
     runtime = """
 `@persist` saves the flow's state after each method; it does not record
@@ -121,6 +163,9 @@ and `Flow.from_checkpoint(...)`.
 """
     not_flagged = """
 - `@persist` flows that are never kicked off with a persisted id (every kickoff starts a new flow: nothing re-runs);
+- kickoffs that bring new inputs next to the id (`inputs={"id": session, "message": text}`): the next turn of a conversational flow, where running the methods again is the point;
+- kickoffs with a constant id (`inputs={"id": OPERATOR_FLOW_ID}`): one long-lived flow (a daily job, a singleton) run again on purpose -- RA303 covers constant ids in served code;
+- `restore_from_state_id=` forks: documented for re-running a flow seeded from a saved state;
 - flows without `@persist` (an `"id"` input is only stamped on the state; nothing is reloaded or repeated);
 - effects keyed by an idempotency key;
 - with class-level `@persist`, effects under an "already done" check on the reloaded state (`if not self.state.sent:` or an early `return`);
@@ -168,11 +213,11 @@ and `Flow.from_checkpoint(...)`.
                     with smtplib.SMTP("localhost") as smtp:
                         smtp.sendmail("hi@example.com", [self.state["email"]], "welcome")  # expect: RA105
 
-            async def retry(flow_id, email):
-                inputs = {"id": flow_id, "email": email}
+            async def retry(flow_id):
+                inputs = {"id": flow_id}
                 return await Welcome().kickoff_async(inputs=inputs)
             """,
-            note="Method-level @persist never reloads: an async re-kick with inputs built in a variable re-runs everything.",
+            note="Method-level @persist never reloads: an async resume with inputs built in a variable re-runs everything.",
         ),
         Example(
             {
@@ -280,6 +325,25 @@ and `Flow.from_checkpoint(...)`.
             """,
             note="Not persisted: the id is only stamped on the state.",
         ),
+        Example(
+            """
+            import requests
+            from crewai.flow.flow import Flow, start
+            from crewai.flow.persistence import persist
+
+            @persist()
+            class Assistant(Flow):
+                @start()
+                def reply(self):
+                    history = self.state.setdefault("history", [])
+                    history.append(self.state["message"])
+                    requests.post("https://chat.example.com/send", json={"text": f"{len(history)} messages so far"})
+
+            def on_message(session_id, text):
+                return Assistant().kickoff(inputs={"id": session_id, "message": text})
+            """,
+            note="The next turn of a conversational flow: new input next to the id, the methods are meant to run again.",
+        ),
     )
 
     def __init__(self) -> None:
@@ -299,13 +363,13 @@ and `Flow.from_checkpoint(...)`.
             for info in module.all_calls:
                 if not crewai.is_kickoff(info.node):
                     continue
-                if rekick_id(info.node, info.function, module, project) is None:
+                if resume_id(info.node, info.function, module, project) is None:
                     continue
                 receiver = info.node.func.value  # type: ignore[union-attr]
                 cls = instance_class(receiver, info.function, module, project)
                 if cls is not None:
                     index.rekicks.setdefault(id(cls), []).append((info, module))
-                elif uses:
+                elif uses and _untyped_flow_receiver(receiver, info.function, module, project):
                     index.untyped.append((info, module))
         self._index = (id(project), index)
         return index

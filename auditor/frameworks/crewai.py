@@ -417,6 +417,46 @@ def inputs_carry_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts,
     return None
 
 
+def inputs_only_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project, depth: int = 0) -> bool:
+    """Do a kickoff's ``inputs=`` carry the persisted id and nothing else (``{"id": flow_id}``)?
+    A dict that also brings new inputs (``{"id": sid, "message": text}``) is a new turn of a
+    long-lived flow rather than a resume of an interrupted one."""
+    if expr is None or depth > 5:
+        return False
+    if isinstance(expr, cst.Dict):
+        keys = [k for k, _ in dict_items(expr)]
+        return keys == ["id"]
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+        return [a.keyword.value for a in expr.args if a.keyword is not None] == ["id"] and all(
+            a.keyword is not None for a in expr.args
+        )
+    if isinstance(expr, cst.Name):
+        found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
+        if found is not None and found[0].kind == "assign":
+            if scope is not None and _subscript_keys_assigned(scope, expr.value) - {"id"}:
+                return False
+            return inputs_only_id(found[0].value, found[1], module, project, depth + 1)
+    return False
+
+
+def _subscript_keys_assigned(fn: FunctionInfo, name: str) -> set[str]:
+    keys: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                tgt = t.target
+                if isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name) and tgt.value.value == name and tgt.slice:
+                    el = tgt.slice[0].slice
+                    if isinstance(el, cst.Index):
+                        key = string_value(el.value)
+                        if key is not None:
+                            keys.add(key)
+
+    fn.node.body.visit(_V())
+    return keys
+
+
 def _subscript_id_assignment(fn: FunctionInfo, name: str) -> cst.CSTNode | None:
     found: list[cst.CSTNode] = []
 
