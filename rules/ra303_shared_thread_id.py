@@ -337,6 +337,7 @@ database, or the authenticated user's session
     not_flagged = """
 - constant ids in scripts, notebooks, CLIs and `main()` functions that serve one person (a demo's `"thread_id": "1"`, a chat loop that continues one conversation on purpose);
 - test files (`tests/`, `test_*.py`, `conftest.py`);
+- configs passed to a graph traced to a `compile()` without a checkpointer (the id addresses nothing);
 - process counters (`global n; n += 1`, `itertools.count()`, the pid) on a graph traced to an in-memory checkpointer: ids and state die together (`id()` and `len()` are still flagged: a process hands those values out again);
 - ids from parameters, request fields, `uuid4()`, database rows or f-strings over them;
 - CrewAI `restore_from_state_id=` (a fork source: reading one saved state from many runs is its purpose).
@@ -499,6 +500,9 @@ database, or the authenticated user's session
         module = ctx.module
         project = ctx.project
         id_name = "thread_id" if site.kind == "langgraph" else "persisted flow id"
+        graph = self._graph_for(site, ctx) if site.kind == "langgraph" else None
+        if graph is not None and not graph.persisted:
+            return  # compiled without a checkpointer: the thread_id addresses nothing
         if kind == "constant":
             served = serving_reason(site.scope, module, project)
             if served is None:
@@ -515,7 +519,6 @@ database, or the authenticated user's session
         # reused / non-durable
         related = []
         if site.kind == "langgraph":
-            graph = self._graph_for(site, ctx)
             saver = saver_kind(graph, project)
             if saver == "memory" and kind == "non-durable":
                 return

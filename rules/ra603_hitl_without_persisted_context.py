@@ -142,7 +142,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
 """
     not_flagged = """
 - projects that restore a context with `Context.from_dict(...)`, write `ctx.to_dict()` to a file/database/cache, or serve workflows with a durable `WorkflowServer` store (the evidence is project-wide: the tool does not match snapshots to workflows);
-- console sessions: every human response is read with `input()` in the process that runs the workflow (the run lives exactly as long as the person at the terminal);
+- console sessions: every human response is read at the terminal (`input()`, also handed to a thread as `asyncio.to_thread(input, ...)`, `getpass`, click/typer/rich prompts) by the process that runs the workflow -- the run lives exactly as long as the person at the terminal;
 - `wait_for_event` on an object that is not a workflows `Context`, and `InputRequiredEvent` classes that are not LlamaIndex's.
 """
 
@@ -460,6 +460,24 @@ def _served_workflows(server: cst.Call, fn, module: ModuleFacts, project) -> lis
     return out
 
 
+#: Reading a human's answer at the terminal of the process that runs the workflow.
+_CONSOLE_READERS = frozenset(
+    {
+        "builtins.input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read",
+        "rich.prompt.Prompt.ask", "rich.prompt.Confirm.ask", "click.prompt", "click.confirm",
+        "typer.prompt", "typer.confirm", "questionary.text", "questionary.confirm", "questionary.select",
+    }
+)
+
+
 def _reads_console(fn: FunctionInfo, project) -> bool:
+    """The function reads the console: calls ``input()`` (or a prompt library), or hands ``input``
+    to a thread (``await asyncio.to_thread(input, prompt)``)."""
     resolver = project.resolver(fn.module)
-    return any("builtins.input" in resolver.call_names(c.node, fn) for c in fn.calls)
+    for c in fn.calls:
+        if resolver.call_names(c.node, fn) & _CONSOLE_READERS:
+            return True
+        for arg in c.node.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)) and resolver.names(arg.value, fn) & _CONSOLE_READERS:
+                return True
+    return False
