@@ -218,5 +218,5 @@ def project_uses_langgraph(project: Project) -> bool:
     """Does any module of the scan import langgraph? (cached per project)"""
     found = _USES.get(project)
     if found is None:
-        found = _USES[project] = any(m.uses_any(langgraph.PACKAGES) for m in project.modules)
+        found = _USES[project] = bool(project.modules_using(langgraph.PACKAGES))
     return found

@@ -131,6 +131,7 @@ class PersistRekickoffRerunsEffects(Rule):
     properties = ("EO", "PC")
     severity = Severity.ERROR
     frameworks = ("crewai",)
+    triggers = ("import crewai", "from crewai", "kickoff(")
     summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is
@@ -353,7 +354,8 @@ and `Flow.from_checkpoint(...)`.
         if self._index is not None and self._index[0] == id(project):
             return self._index[1]
         index = _Index()
-        for module in project.modules:
+        # flows are defined where crewai is imported; re-kicks happen wherever kickoff is called
+        for module in project.modules_mentioning(["crewai", "kickoff"]):
             uses = module.uses_any(crewai.PACKAGES)
             if uses:
                 for cls in crewai.flow_classes(module, project):

@@ -302,6 +302,8 @@ class SharedThreadId(Rule):
     properties = ("CO", "PC")
     severity = Severity.WARNING
     frameworks = ("langgraph", "crewai")
+    #: the id can be built where the run is started, in a module that imports neither framework
+    triggers = ("import langgraph", "from langgraph", "import crewai", "from crewai", "thread_id", "kickoff(")
     summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
     description = """
 A run is addressed by a `thread_id` (LangGraph `{"configurable":
@@ -338,6 +340,7 @@ database, or the authenticated user's session
 - constant ids in scripts, notebooks, CLIs and `main()` functions that serve one person (a demo's `"thread_id": "1"`, a chat loop that continues one conversation on purpose);
 - test files (`tests/`, `test_*.py`, `conftest.py`);
 - configs passed to a graph traced to a `compile()` without a checkpointer (the id addresses nothing);
+- a graph built per run by a factory that compiles it with a new in-memory saver (`make_graph().invoke(...)`): every run has its own store;
 - process counters (`global n; n += 1`, `itertools.count()`, the pid) on a graph traced to an in-memory checkpointer: ids and state die together (`id()` and `len()` are still flagged: a process hands those values out again);
 - ids from parameters, request fields, `uuid4()`, database rows or f-strings over them;
 - CrewAI `restore_from_state_id=` (a fork source: reading one saved state from many runs is its purpose).
@@ -503,6 +506,8 @@ database, or the authenticated user's session
         graph = self._graph_for(site, ctx) if site.kind == "langgraph" else None
         if graph is not None and not graph.persisted:
             return  # compiled without a checkpointer: the thread_id addresses nothing
+        if graph is not None and self._fresh_store_per_run(graph, site, ctx):
+            return  # a new in-memory store per run: the constant id is shared with nobody
         if kind == "constant":
             served = serving_reason(site.scope, module, project)
             if served is None:
@@ -565,5 +570,20 @@ database, or the authenticated user's session
             if uses:
                 graph = langgraph.graph_of(f.value, site.scope, module, ctx.project)
                 if graph is not None:
+                    self._receiver = f.value
                     return graph
         return None
+
+    def _fresh_store_per_run(self, graph, site: Site, ctx: RuleContext) -> bool:
+        """``factory().invoke(..., {"thread_id": "x"})`` where the factory compiles with a new
+        in-memory saver each call: every run has its own store, so a constant id shares nothing."""
+        if graph.scope is None or saver_kind(graph, ctx.project) != "memory":
+            return False
+        found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        if found is None or found[1] is not graph.scope:
+            return False
+        receiver = getattr(self, "_receiver", None)
+        if isinstance(receiver, cst.Name) and site.scope is not None:
+            bound = ctx.resolver.binding_value(receiver.value, site.scope, ctx.module.order(receiver))
+            receiver = bound[0].value if bound is not None and bound[1] is site.scope else None
+        return isinstance(receiver, cst.Call)

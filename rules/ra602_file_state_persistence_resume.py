@@ -180,7 +180,7 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
         if self._resumes is not None and self._resumes[0] == id(project):
             return self._resumes[1]
         first = None
-        for module in project.modules:
+        for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
             for info in module.all_calls:
                 if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
                     first = (info, module)
@@ -196,8 +196,7 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
         if cached is None or cached[0] != id(project):
             found = any(
                 pg.is_file_persistence_subclass(c, project)
-                for m in project.modules
-                if m.uses_any(pg.PACKAGES)
+                for m in project.modules_using(pg.PACKAGES)
                 for c in m.classes
             )
             cached = self._subclasses = (id(project), found)
@@ -302,7 +301,7 @@ def _receiver_kind(call: cst.Call) -> str:
 def _call_sites_uses(fn, project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
     """Uses of the value a helper returns, at every project call site of the helper."""
     out: list[tuple[cst.Call, ModuleFacts, str]] = []
-    for module in project.modules:
+    for module in project.modules_mentioning([fn.name]):
         resolver = project.resolver(module)
         for info in module.all_calls:
             if fn.full_name in resolver.call_names(info.node, info.function):

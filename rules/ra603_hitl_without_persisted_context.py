@@ -356,7 +356,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         """A module subclassing a project Workflow need not import workflows itself (cached per project)."""
         cached = getattr(self, "_uses", None)
         if cached is None or cached[0] != id(ctx.project):
-            cached = self._uses = (id(ctx.project), any(m.uses_any(llamaindex.PACKAGES) for m in ctx.project.modules))
+            cached = self._uses = (id(ctx.project), bool(ctx.project.modules_using(llamaindex.PACKAGES)))
         return cached[1]
 
     def _project_evidence(self, ctx: RuleContext) -> _Evidence:
@@ -364,7 +364,9 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         if self._evidence is not None and self._evidence[0] == id(project):
             return self._evidence[1]
         evidence = _Evidence()
-        for module in project.modules:
+        # evidence of persistence and human responders: modules naming the workflow APIs
+        words = ["to_dict", "from_dict", "WorkflowServer", "send_event", "HumanResponseEvent"]
+        for module in project.modules_mentioning(words):
             resolver = project.resolver(module)
             for info in module.all_calls:
                 found = self._persists(info, module, ctx)
