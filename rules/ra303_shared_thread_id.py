@@ -8,7 +8,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts
+from auditor.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.syntax import argument, dict_items, keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import crewai, langgraph
@@ -84,7 +84,7 @@ def _thread_id_sites(module: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, 
                 if _subscript_key(tgt) == "thread_id" and _subscript_key(getattr(tgt, "value", None)) == "configurable":
                     found.append((node.value, node))
 
-    module.tree.visit(_V())
+    visit_fast(module.tree, _V())
     return iter(found)
 
 
@@ -111,7 +111,7 @@ def _mutated_globals(module: ModuleFacts) -> set[str]:
             if isinstance(node.target, cst.Name):
                 names.add(node.target.value)
 
-    module.tree.visit(_V())
+    visit_fast(module.tree, _V())
     return names
 
 
@@ -234,7 +234,7 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
             if isinstance(t, cst.Attribute) and t.attr.value == attr and isinstance(t.value, cst.Name) and t.value.value == "self":
                 hit.append(n)
 
-    node.visit(_V())
+    visit_fast(node, _V())
     return bool(hit)
 
 

@@ -291,16 +291,54 @@ def _fields(tp: type) -> tuple[str, ...]:
     return names
 
 
+_IS_TOKEN: dict[type, bool] = {}
+
+
+def _walkable(value: object) -> bool:
+    """A CST node worth walking (not whitespace or punctuation); memoised per type because
+    ``isinstance`` against LibCST's abstract base classes is slow."""
+    tp = type(value)
+    verdict = _IS_TOKEN.get(tp)
+    if verdict is None:
+        verdict = _IS_TOKEN[tp] = isinstance(value, cst.CSTNode) and not isinstance(value, _TOKEN_TYPES)
+    return verdict
+
+
 def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _TOKEN_TYPES):
-                out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _TOKEN_TYPES))
+        if value is None:
+            continue
+        if type(value) in (list, tuple):
+            out.extend(v for v in value if _walkable(v))
+        elif _walkable(value):
+            out.append(value)
     return out
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The meaningful child nodes of ``node`` in source order (whitespace and punctuation left out)."""
+    return _children(node, _fields(type(node)))
+
+
+def visit_fast(node: cst.CSTNode, visitor: object) -> None:
+    """Run a visitor's ``visit_X`` / ``leave_X`` methods over ``node``'s subtree without
+    LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children)."""
+    stack: list[tuple[bool, cst.CSTNode]] = [(False, node)]
+    while stack:
+        leaving, cur = stack.pop()
+        name = type(cur).__name__
+        if leaving:
+            leave = getattr(visitor, "leave_" + name, None)
+            if leave is not None:
+                leave(cur)
+            continue
+        visit = getattr(visitor, "visit_" + name, None)
+        if visit is not None and visit(cur) is False:
+            continue
+        stack.append((True, cur))
+        stack.extend((False, c) for c in reversed(children(cur)))
 
 
 _ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2

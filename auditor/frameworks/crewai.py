@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.syntax import bool_value, dict_items, is_none, keyword, string_value
 
 from .classes import extends, module_constant, project_bases
@@ -368,7 +368,7 @@ def _assigned_on_events(call: cst.Call, scope, module: ModuleFacts) -> cst.BaseE
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return scope is not None and node is scope.node
 
-    body.visit(_V())
+    visit_fast(body, _V())
     return found[-1] if found else None
 
 
@@ -453,7 +453,7 @@ def _subscript_keys_assigned(fn: FunctionInfo, name: str) -> set[str]:
                         if key is not None:
                             keys.add(key)
 
-    fn.node.body.visit(_V())
+    visit_fast(fn.node.body, _V())
     return keys
 
 
@@ -469,7 +469,7 @@ def _subscript_id_assignment(fn: FunctionInfo, name: str) -> cst.CSTNode | None:
                     if isinstance(el, cst.Index) and string_value(el.value) == "id":
                         found.append(node.value)
 
-    fn.node.body.visit(_V())
+    visit_fast(fn.node.body, _V())
     return found[0] if found else None
 
 
