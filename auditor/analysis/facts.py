@@ -169,7 +169,7 @@ class ModuleFacts:
     # -- positions (computed on first use: only modules with findings pay) ---
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
         if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
+            self._positions = _positions_of(self.tree, self.wrapper)
         rng = self._positions[node]  # type: ignore[index]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
@@ -228,6 +228,18 @@ class ModuleFacts:
     _call_by_node: dict = field(default_factory=dict)
     _function_by_qualname: dict = field(default_factory=dict)
     _class_by_qualname: dict = field(default_factory=dict)
+
+
+def _positions_of(tree: cst.Module, wrapper: MetadataWrapper):
+    """Line/column ranges of every node. PositionProvider's own code generation, run directly:
+    going through ``MetadataWrapper.resolve`` adds a full (and here useless) batched visit of
+    the tree, which costs as much again."""
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(tree)
+        return provider._computed
+    except AttributeError:  # pragma: no cover - a LibCST that reorganised its providers
+        return wrapper.resolve(PositionProvider)
 
 
 def build_module_facts(
