@@ -41,6 +41,12 @@ class ScanRequest:
     jobs: int | None = None
     #: per-file result cache directory (None: no cache)
     cache_dir: Path | None = None
+    #: seconds one file's analysis may take
+    file_timeout: float = 60.0
+    #: bytes over which a candidate file is skipped with a notification
+    max_file_bytes: int = 5 * 1024 * 1024
+    #: exit 2 when any file could not be analysed
+    strict: bool = False
 
 
 @dataclass
@@ -99,7 +105,10 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
             raise PathNotFound(f"path does not exist: {p}")
     config = resolve_config(request)
     root = (request.root or default_root(request.paths)).resolve()
-    result = engine_scan(request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir)
+    result = engine_scan(
+        request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir,
+        time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
+    )
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)
@@ -110,6 +119,8 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
         write_baseline(request.write_baseline, result.findings)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
+    if request.strict and result.notifications:
+        exit_code = 2
     return ScanOutcome(result, config, exit_code)
 
 

@@ -57,6 +57,9 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
 PARALLEL_THRESHOLD = 200
+#: Candidate files larger than this are reported and skipped: generated code, and LibCST's
+#: native parser cannot be interrupted by the per-file time limit.
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_TIME_LIMIT = 60.0
 
 
@@ -151,8 +154,10 @@ class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
-                 hashes: dict[str, str], texts: dict[Path, bytes] | None = None) -> None:
+                 hashes: dict[str, str], texts: dict[Path, bytes] | None = None,
+                 max_file_bytes: int | None = None) -> None:
         self.config = config
+        self.max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
         self.time_limit = time_limit
         self.hashes = hashes
@@ -164,6 +169,11 @@ class Analyzer:
         self.configs = ConfigEvaluator(self.project)
 
     def _load(self, entry: SourceFile) -> ModuleFacts | None:
+        try:
+            if entry.path.stat().st_size > self.max_file_bytes:
+                return None  # never parse an oversized file, even as a dependency
+        except OSError:
+            return None
         loaded = load_module(entry.path, entry.display)
         if isinstance(loaded, Notification):
             self.load_notes[entry.path] = loaded
@@ -277,9 +287,9 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
 _WORKER: Analyzer | None = None
 
 
-def _init_worker(files, config, rule_ids, time_limit, hashes, texts) -> None:
+def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes) -> None:
     global _WORKER
-    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts)
+    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes)
 
 
 def _work(paths: list[Path]) -> list[FileResult]:
@@ -309,6 +319,7 @@ def scan(
     jobs: int | None = None,
     cache_dir: Path | None = None,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
@@ -342,6 +353,16 @@ def scan(
             notifications.append(decoded)
             continue
         if any(t in raw for t in triggers):
+            if len(raw) > max_file_bytes:
+                notifications.append(
+                    Notification(
+                        NotificationKind.SKIPPED,
+                        f"{len(raw) / 1048576:.1f} MB is over the {max_file_bytes / 1048576:.1f} MB limit "
+                        f"(generated code?); file skipped (raise it with --max-file-size)",
+                        entry.display,
+                    )
+                )
+                continue
             candidates.append(entry.path)
 
     cache = ResultCache(cache_dir, key_parts=[__version__, ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
@@ -358,14 +379,14 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         with concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts)
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes)
         ) as pool:
             by_display = {f.display: f.path for f in files}
             for chunk_result in pool.map(_work, _chunks(todo, workers)):
                 for r in chunk_result:
                     results[by_display[r.display]] = r
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes)
         for path in todo:
             results[path] = analyzer.analyse(path)
     if cache:

@@ -58,25 +58,74 @@ def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Not
     return SourceText(path=path, display_path=display_path, text=text, encoding=encoding)
 
 
+#: Deeper expression nesting than this is not handed to LibCST: its native parser slows
+#: down super-linearly on long operator chains (5,000 ``+`` terms take ~30 s) and
+#: overflows its stack on deep bracket nesting, which would kill the whole scan.
+MAX_NESTING = 1000
+
+
+def _max_depth(tree: ast.AST) -> int:
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING:
+                return deepest
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None:
+    """Screen a file with the compiler's own parser (``ast.parse`` only parses; it never runs
+    anything) before LibCST sees it. Returns a notification for files LibCST must not
+    parse, CPython's syntax error (line, column, message) to report if LibCST also fails,
+    or None."""
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError as exc:
+        if "too many nested" in (exc.msg or ""):
+            return Notification(
+                NotificationKind.PARSE_ERROR,
+                f"nesting too deep to parse ({exc.msg}), file skipped",
+                source.display_path, line=exc.lineno, column=exc.offset,
+            )
+        # maybe newer syntax than this interpreter knows: let LibCST try
+        return (exc.lineno or 1, exc.offset or 1, exc.msg)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return Notification(
+            NotificationKind.PARSE_ERROR,
+            f"nesting too deep to parse ({exc.__class__.__name__}), file skipped",
+            source.display_path,
+        )
+    depth = _max_depth(tree)
+    if depth > MAX_NESTING:
+        return Notification(
+            NotificationKind.PARSE_ERROR,
+            f"expressions nested more than {MAX_NESTING} levels deep (generated code?), file skipped",
+            source.display_path,
+        )
+    return None
+
+
 def parse_source(source: SourceText) -> cst.Module | Notification:
     """Parse with LibCST; a syntax error becomes a parse-error notification with its position.
 
-    LibCST's error positions can point past the real mistake, so the position
-    and wording come from the compiler's own parser (``ast.parse`` only parses;
-    it never runs the code) when it agrees the file is invalid.
+    The compiler's parser screens the file first (see :func:`_pre_check`); its error
+    positions and wording are also more precise than LibCST's, so they are the ones
+    reported when both parsers reject a file.
     """
+    screened = _pre_check(source)
+    if isinstance(screened, Notification):
+        return screened
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
-        line, column, reason = exc.raw_line, exc.raw_column + 1, exc.message
-        try:
-            ast.parse(source.text)
-        except SyntaxError as py_exc:
-            line, column, reason = py_exc.lineno or line, py_exc.offset or column, py_exc.msg
-        except (ValueError, RecursionError, MemoryError):
-            pass
+        if screened is not None:
+            line, column, reason = screened
         else:
-            reason = f"LibCST cannot parse this file ({exc.message})"
+            line, column, reason = exc.raw_line, exc.raw_column + 1, f"LibCST cannot parse this file ({exc.message})"
         return Notification(
             NotificationKind.PARSE_ERROR,
             f"does not parse, file skipped: {reason} (line {line}, column {column})",

@@ -1,0 +1,175 @@
+"""The scanner never raises, never hangs, and always writes schema-valid SARIF -- on generated
+Python (hypothesmith), on mutilated fixtures, and on hostile trees.
+
+CI runs a bounded number of examples; set ``RESUME_AUDIT_FUZZ_EXAMPLES`` for more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import hypothesmith
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.config import Config
+from auditor.engine import scan
+from auditor.reporters.sarif import build_sarif
+
+from conftest import REPO
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
+EXAMPLES = int(os.environ.get("RESUME_AUDIT_FUZZ_EXAMPLES", "40"))
+FIXTURE_TEXTS = sorted(
+    p.read_text(encoding="utf-8") for p in (REPO / "fixtures" / "static").rglob("*.py") if p.stat().st_size > 200
+)
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+HEADER = "import requests\nfrom langgraph.types import interrupt, Command\n"
+
+
+def scan_one(tmp: Path, name: str, data: bytes) -> None:
+    """Scan a tree holding one file; the scan must finish and yield valid SARIF."""
+    for old in tmp.iterdir():
+        old.unlink()
+    (tmp / name).write_bytes(data)
+    result = scan([tmp], Config(), tmp, jobs=1, time_limit=30)
+    VALIDATOR.validate(build_sarif(result))
+    for f in result.findings:
+        assert f.span.path == name and f.span.start_line >= 1
+
+
+@FUZZ
+@given(source=hypothesmith.from_grammar())
+def test_generated_python_never_breaks_the_scan(tmp_path_factory, source: str) -> None:
+    scan_one(tmp_path_factory.mktemp("gen"), "gen.py", (HEADER + source).encode("utf-8", "surrogatepass"))
+
+
+@FUZZ
+@given(source=hypothesmith.from_node())
+def test_generated_syntax_trees_never_break_the_scan(tmp_path_factory, source: str) -> None:
+    scan_one(tmp_path_factory.mktemp("node"), "node.py", (HEADER + source).encode("utf-8", "surrogatepass"))
+
+
+@st.composite
+def mutilated_fixture(draw) -> bytes:
+    text = draw(st.sampled_from(FIXTURE_TEXTS)).encode("utf-8")
+    op = draw(st.sampled_from(["truncate", "insert", "swap", "nest", "delete"]))
+    if op == "truncate":
+        return text[: draw(st.integers(0, len(text)))]
+    if op == "insert":
+        at = draw(st.integers(0, len(text)))
+        return text[:at] + draw(st.binary(min_size=1, max_size=8)) + text[at:]
+    if op == "delete":
+        a = draw(st.integers(0, len(text)))
+        return text[:a] + text[a + draw(st.integers(1, 40)) :]
+    tokens = text.split(b" ")
+    if op == "swap" and len(tokens) > 2:
+        i, j = draw(st.integers(0, len(tokens) - 1)), draw(st.integers(0, len(tokens) - 1))
+        tokens[i], tokens[j] = tokens[j], tokens[i]
+        return b" ".join(tokens)
+    depth = draw(st.integers(50, 3000))
+    return text + b"\nx = " + b"(" * depth + b"1" + b")" * depth + b"\n"
+
+
+@FUZZ
+@given(data=mutilated_fixture())
+def test_mutilated_fixtures_never_break_the_scan(tmp_path_factory, data: bytes) -> None:
+    scan_one(tmp_path_factory.mktemp("mut"), "mut.py", data)
+
+
+# -- hostile trees --------------------------------------------------------------------------
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+HAZARD = HEADER + '''
+
+def node(state):
+    requests.post("https://example.com/x", json=state)
+    return {"ok": interrupt("go?")}
+'''
+
+
+def test_hostile_tree(tmp_path: Path) -> None:
+    tree = tmp_path / "tree with spaces" / "ünïcødé"
+    tree.mkdir(parents=True)
+    (tree / "agent ok.py").write_text(HAZARD)
+    (tree / "bom.py").write_bytes(b"\xef\xbb\xbf" + HAZARD.encode())
+    (tree / "latin1.py").write_bytes(b"# no coding cookie\nx = '\xe9'\n")
+    (tree / "declared_latin1.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + HAZARD.encode() + b"s = '\xe9'\n")
+    (tree / "deep.py").write_text(HEADER + "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    (tree / "chain.py").write_text(HEADER + "x = " + "+".join(["1"] * 5000) + "\n")
+    (tree / "huge.py").write_text(HEADER + "DATA = [\n" + "    'x' * 80,\n" * 700_000 + "]\n")  # ~10 MB
+    (tree / "empty.py").write_text("")
+    os.symlink(tree, tree / "loop")
+    os.symlink(tree / "nowhere.py", tree / "vanished.py")
+    out = cli("scan", ".", "-f", "json", "--no-cache", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr  # the real hazards are still found
+    data = json.loads(out.stdout)
+    found = {(f["path"], f["rule_id"]) for f in data["findings"]}
+    assert ("tree with spaces/ünïcødé/agent ok.py", "RA101") in found
+    assert ("tree with spaces/ünïcødé/bom.py", "RA101") in found
+    assert ("tree with spaces/ünïcødé/declared_latin1.py", "RA101") in found
+    kinds = {Path(n["path"]).name: n["kind"] for n in data["notifications"]}
+    assert kinds == {
+        "latin1.py": "decode-error",
+        "deep.py": "parse-error",
+        "chain.py": "parse-error",
+        "huge.py": "skipped",
+        "vanished.py": "unreadable",
+    }
+    assert data["summary"]["files_scanned"] == 9
+    strict = cli("scan", ".", "--no-cache", "--strict", cwd=tmp_path)
+    assert strict.returncode == 2
+    sarif = cli("scan", ".", "-f", "sarif", "--no-cache", cwd=tmp_path)
+    VALIDATOR.validate(json.loads(sarif.stdout))
+
+
+def test_empty_tree_and_missing_path(tmp_path: Path) -> None:
+    empty = cli("scan", str(tmp_path), "-f", "json", cwd=tmp_path)
+    assert empty.returncode == 0 and json.loads(empty.stdout)["summary"]["files_scanned"] == 0
+    missing = cli("scan", str(tmp_path / "nope"), cwd=tmp_path)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text(HAZARD)
+    secret.chmod(0)
+    try:
+        out = cli("scan", ".", "-f", "json", "--no-cache", cwd=tmp_path)
+    finally:
+        secret.chmod(0o644)
+    assert [n["kind"] for n in json.loads(out.stdout)["notifications"]] == ["unreadable"]
+
+
+def test_per_file_time_limit(tmp_path: Path) -> None:
+    many = HEADER + "".join(
+        f"\ndef node_{i}(state):\n    requests.post('https://e/{i}', json=state)\n    return interrupt('q')\n" for i in range(300)
+    )
+    (tmp_path / "slow.py").write_text(many)
+    (tmp_path / "quick.py").write_text(HAZARD)
+    started = time.perf_counter()
+    result = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=0.05)
+    assert time.perf_counter() - started < 30
+    timed_out = {n.path for n in result.notifications if n.kind.value == "timeout"}
+    assert "slow.py" in timed_out
+    # every file is accounted for: a finding or a timeout notice, never silently dropped
+    reported = timed_out | {f.span.path for f in result.findings}
+    assert reported == {"slow.py", "quick.py"}
+    assert {n.kind.value for n in result.notifications} == {"timeout"}
+    relaxed = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=120)
+    assert relaxed.notifications == [] and len(relaxed.findings) == 301
