@@ -1,0 +1,1 @@
+"""The dynamic stage: run a user's graph under instrumented savers, crash it, resume it, check the contract."""
