@@ -44,6 +44,20 @@ class Locator:
             return Span("<unknown>", 1, 1, 1, 1)
         return Span(display_path(loc.file, self.cwd), loc.start_line, loc.start_col, loc.start_line, loc.start_col + 3)
 
+    def site(self, site: str | None, node: str | None) -> Span:
+        """The span of the source line ``site`` ("file:line"), or the node's when unknown."""
+        if site:
+            file, _, line = site.rpartition(":")
+            try:
+                n = int(line)
+                with open(file, encoding="utf-8") as fh:
+                    text = fh.read().splitlines()[n - 1]
+            except (OSError, ValueError, IndexError):
+                return self.span(node)
+            start = len(text) - len(text.lstrip()) + 1
+            return Span(display_path(file, self.cwd), n, start, n, len(text.rstrip()) + 1)
+        return self.span(node)
+
     def definition(self, node: str | None) -> Span:
         loc = self.nodes.get(node or "") or self.target
         if loc is None:
@@ -71,7 +85,7 @@ def build_findings(cells: list[Cell], locator: Locator, target: str) -> list[Fin
         if others:
             message += f" The same happens in {len(others)} other cell{'s' if len(others) != 1 else ''}."
         span = locator.definition(hit.node)
-        flow = tuple(FlowStep(locator.span(n), text) for n, text in hit.flow) if hit.flow else ()
+        flow = tuple(FlowStep(locator.site(step[2] if len(step) > 2 else None, step[0]), step[1]) for step in hit.flow)
         witness = {**hit.witness, "cell": cell.name, "cell_kind": cell.kind}
         if others:
             witness["also_at"] = others

@@ -30,7 +30,8 @@ class Hit:
     node: str | None  # where the finding is located
     subject: str  # what is duplicated/diverged (groups findings): an effect, a node, a field
     message: str
-    flow: tuple[tuple[str | None, str], ...] = ()  # (node, message) steps: kill point -> resume -> duplicate
+    #: code-flow steps kill point -> resume -> duplicate: (node, message) or (node, message, "file:line")
+    flow: tuple[tuple, ...] = ()
     witness: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,6 +114,10 @@ def _pairs(expected: Counter, observed: Counter) -> dict[str, tuple[int, int]]:
 
 def failure_text(run: ChildRun) -> str:
     """Why a child did not complete its role, in one line."""
+    return " ".join(_failure_text(run).split())
+
+
+def _failure_text(run: ChildRun) -> str:
     if run.result is None:
         return run.failure() or "no result"
     r = run.result
@@ -182,31 +187,35 @@ def judge_recovery(
     cell.resumed = r.get("how")
     cell.final_state_match = r.get("final_state") == ref.final_state
     rec_rows = ledger.effects(phases=["recover"])
+    crash_rows = ledger.effects(phases=["crash"])
+    kill_site = crash_rows[-1].site if point.kind == "effect" and crash_rows else None
     first_recovered = next(iter(ledger.node_runs(phases=["recover"])), None)
     resume_node = first_recovered.node if first_recovered else None
     durable = r.get("durable", {})
     parked_lost = kind == "parked" and not durable.get("interrupts")
     progress_lost = not durable.get("exists") and ref.durable_before(point.name)
     if parked_lost or progress_lost:
-        what = (
-            "the parked interrupt was gone: the run could not be resumed and " + (r.get("how") or "")
-            if parked_lost
-            else "the checkpoints written before the crash were gone: " + (r.get("how") or "")
-        )
+        if parked_lost:
+            text = (f"The process died while the run was parked ({kill_desc.split(': ', 1)[-1]}); a fresh interpreter "
+                    f"found no pending interrupt on the thread: the park was lost and the only way on was "
+                    f"{r.get('how')}.")
+        else:
+            text = (f"After a crash {kill_desc.split(': ', 1)[-1]}, a fresh interpreter found none of the checkpoints "
+                    f"written before the crash: {r.get('how')}.")
         cell.hits.append(
             Hit(
                 "RA708",
                 point.node,
                 "park-lost" if parked_lost else "progress-lost",
-                f"After a crash {kill_desc.split(': ', 1)[-1]}, a fresh interpreter found no durable "
-                f"{'park' if parked_lost else 'checkpoint'} for the thread ({what}).",
+                text,
                 ((point.node, f"process SIGKILLed {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
                 {"kill_point": kill_desc, "durable": durable, "resumed": r.get("how")},
             )
         )
     for effect, (exp, obs) in cell.effects.items():
         if obs > exp:
-            dup_node = next((e.node for e in rec_rows if e.effect == effect and e.fired), None)
+            dup = next((e for e in rec_rows if e.effect == effect and e.fired), None)
+            dup_node = dup.node if dup else None
             cell.hits.append(
                 Hit(
                     "RA701",
@@ -217,9 +226,9 @@ def judge_recovery(
                     f"time{'s' if exp != 1 else ''}. Node `{dup_node}` ran again from its start"
                     + (" because its write was not durable when the process died." if not r.get("reran_completed") else "."),
                     (
-                        (point.node, f"process SIGKILLed {kill_desc}"),
+                        (point.node, f"process SIGKILLed {kill_desc}", kill_site),
                         (resume_node, f"fresh interpreter: {r.get('how')}"),
-                        (dup_node, f"{effect} fired again: {obs} calls, uninterrupted run {exp}"),
+                        (dup_node, f"{effect} fired again: {obs} calls, uninterrupted run {exp}", dup.site if dup else None),
                     ),
                     {"kill_point": kill_desc, "effect": effect, "expected": exp, "observed": obs, "resumed": r.get("how")},
                 )
@@ -264,7 +273,7 @@ def judge_recovery(
     return cell
 
 
-def judge_write_order(natural: Cell | None, deferred: Cell) -> Cell:
+def judge_write_order(natural: Cell | None, deferred: Cell, point: Event | None = None) -> Cell:
     """RD: recovery under the deferred order must equal recovery under the natural order."""
     cell = Cell(kind="write-order", name=deferred.name, verdict=PASS, effects=deferred.effects, nodes=deferred.nodes,
                 final_state_match=deferred.final_state_match, resumed=deferred.resumed, seconds=deferred.seconds)
@@ -293,7 +302,7 @@ def judge_write_order(natural: Cell | None, deferred: Cell) -> Cell:
         if natural.rules != deferred.rules:
             diffs.append(f"verdicts {list(natural.rules) or ['pass']} vs {list(deferred.rules) or ['pass']}")
         cell.verdict = FAIL
-        node = next((h.node for h in deferred.hits + natural.hits if h.node), None)
+        node = next((h.node for h in deferred.hits + natural.hits if h.node), point.node if point else None)
         cell.hits.append(
             Hit(
                 "RA707",
@@ -413,6 +422,10 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
         cell.verdict = NOT_APPLICABLE
         cell.detail = "the graph never parks at an interrupt"
         return cell
+    if not (setup.result or {}).get("shared"):
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph does not persist through the sweep's store, so separate processes share no park to race on"
+        return cell
     expected = ref.effects_by_leg.get(1, Counter())
     observed = ledger.fired_counts(phases=["race"])
     cell.effects = _pairs(expected, observed)
@@ -430,7 +443,8 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
     extra = {e: (x, o) for e, (x, o) in cell.effects.items() if o > x}
     if extra:
         cell.verdict = FAIL
-        gated = next((r.node for r in ledger.effects(phases=["race"]) if r.fired and r.effect in extra), node)
+        gated_row = next((r for r in ledger.effects(phases=["race"]) if r.fired and r.effect in extra), None)
+        gated = gated_row.node if gated_row else node
         what = ", ".join(f"{e} fired {o} times (one resume fires it {x})" for e, (x, o) in sorted(extra.items()))
         cell.hits.append(
             Hit(
@@ -441,7 +455,7 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
                 f"{what}; the interrupt was consumed {consumed} times, "
                 f"{'no racer raised' if not errors else 'errors: ' + '; '.join(sorted(errors))}.",
                 ((node, f"{k} resumes released together"), (node, f"interrupt consumed {consumed} times"),
-                 (gated, what)),
+                 (gated, what, gated_row.site if gated_row else None)),
                 {"racers": k, "consumed": consumed, "effects": {e: {"expected": x, "observed": o} for e, (x, o) in extra.items()}},
             )
         )

@@ -190,6 +190,7 @@ def role_recover(ctx: Context) -> dict[str, Any]:
             durable_done.add((run.node, run.step))
     if not state.exists:
         how = "restart from input (no checkpoint survived)"
+        ctx.ledger.reset_interrupts()
         ctx.set_leg(0)
         outcome = ctx.session.start(ctx.spec.run.input)
     elif state.interrupts:
@@ -248,7 +249,8 @@ def role_fork(ctx: Context) -> dict[str, Any]:
 def role_setup(ctx: Context) -> dict[str, Any]:
     ctx.set_leg(0)
     outcome = ctx.session.start(ctx.spec.run.input)
-    return {"parked": outcome.parked, "node": outcome.interrupts[0].node if outcome.parked else None}
+    return {"parked": outcome.parked, "node": outcome.interrupts[0].node if outcome.parked else None,
+            "shared": ctx.session.uses_sweep_store()}
 
 
 def role_racer(ctx: Context, barrier: Any) -> dict[str, Any]:

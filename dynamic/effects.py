@@ -117,17 +117,19 @@ def install_effects(
 
 
 def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any):
-    def record(kwargs: dict[str, Any]) -> None:
+    def record(kwargs: dict[str, Any], caller: Any) -> None:
         node, step, task = context()
-        ledger.record_effect(name, node, step, task, idempotency_key(kwargs))
+        site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
+        ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
         events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
 
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1)
             result = stub if stub is not NO_STUB else await func(*args, **kwargs)
-            record(kwargs)
+            record(kwargs, caller)
             return result
 
         async_wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
@@ -135,19 +137,39 @@ def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, c
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
         result = stub if stub is not NO_STUB else func(*args, **kwargs)
-        record(kwargs)
+        record(kwargs, caller)
         return result
 
     wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
     return wrapper
 
 
+def _library_roots() -> tuple[str, ...]:
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    return tuple(r for r in roots if r)
+
+
 def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:
-    """Point module-level aliases of the originals (``from x import f``) at the wrappers."""
+    """Point module-level aliases of the originals (``from x import f``) at the wrappers.
+
+    Only the user's own modules are scanned (not the standard library or
+    installed packages, which cannot have imported a user's effect by name and
+    would make every sweep child pay for walking a few thousand namespaces).
+    """
     if not replaced:
         return
-    for module in list(sys.modules.values()):
+    libraries = _library_roots()
+    owners = {getattr(func, "__module__", None) for func, _ in replaced.values()}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if name not in owners and (not file or file.startswith(libraries)):
+            continue
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             continue

@@ -29,7 +29,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     phase TEXT NOT NULL, leg INTEGER, effect TEXT NOT NULL, node TEXT, step INTEGER,
-    task TEXT, pid INTEGER NOT NULL, key TEXT, fired INTEGER NOT NULL
+    task TEXT, pid INTEGER NOT NULL, key TEXT, fired INTEGER NOT NULL, site TEXT
 );
 CREATE TABLE IF NOT EXISTS effect_keys (
     effect TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (effect, key)
@@ -63,6 +63,7 @@ class EffectRow:
     pid: int
     key: str | None
     fired: bool
+    site: str | None = None  # "file:line" of the call in the user's code
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,9 @@ class Ledger:
         self.pid = os.getpid()
 
     # -- writes (each one autocommitted INSERT) ---------------------------------
-    def record_effect(self, effect: str, node: str | None, step: int | None, task: str | None, key: str | None) -> bool:
+    def record_effect(
+        self, effect: str, node: str | None, step: int | None, task: str | None, key: str | None, site: str | None = None
+    ) -> bool:
         """Record one effect call; return whether it *fired*.
 
         A call keyed by an idempotency key the ledger has already seen for this
@@ -106,8 +109,8 @@ class Ledger:
                 cur = self._conn.execute("INSERT OR IGNORE INTO effect_keys (effect, key) VALUES (?, ?)", (effect, key))
                 fired = cur.rowcount == 1
             self._conn.execute(
-                "INSERT INTO effects (phase, leg, effect, node, step, task, pid, key, fired) VALUES (?,?,?,?,?,?,?,?,?)",
-                (self.phase, self.leg, effect, node, step, task, self.pid, key, int(fired)),
+                "INSERT INTO effects (phase, leg, effect, node, step, task, pid, key, fired, site) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (self.phase, self.leg, effect, node, step, task, self.pid, key, int(fired), site),
             )
         return fired
 
@@ -147,10 +150,15 @@ class Ledger:
             self._conn.execute("INSERT INTO interrupts (id, idx) VALUES (?, ?)", (interrupt_id, count))
             return int(count)
 
+    def reset_interrupts(self) -> None:
+        """Forget interrupt positions: a run restarted from its input answers from the first value again."""
+        with self._lock:
+            self._conn.execute("DELETE FROM interrupts")
+
     # -- reads ------------------------------------------------------------------
     def effects(self, phases: Iterable[str] | None = None) -> list[EffectRow]:
-        rows = self._select("SELECT phase, leg, effect, node, step, pid, key, fired FROM effects ORDER BY seq", phases)
-        return [EffectRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7])) for r in rows]
+        rows = self._select("SELECT phase, leg, effect, node, step, pid, key, fired, site FROM effects ORDER BY seq", phases)
+        return [EffectRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8]) for r in rows]
 
     def node_runs(self, phases: Iterable[str] | None = None) -> list[NodeRun]:
         rows = self._select("SELECT phase, leg, node, step, task, pid, attempt FROM node_runs ORDER BY seq", phases)

@@ -382,7 +382,7 @@ def crash_sweep(
                 if p.kind in ("put", "put_writes"):
                     natural = outcomes[f"crash:{p.name}"][0]
                     deferred = outcomes[f"write-order:{p.name}"][0]
-                    cells_out.append(judge_write_order(natural, deferred))
+                    cells_out.append(judge_write_order(natural, deferred, p))
         if "fork" in wanted:
             cells_out += [outcomes[f"fork:{form}"][0] for form in ("bare", "map")]
         if stray_cell is not None:

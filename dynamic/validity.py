@@ -92,17 +92,17 @@ def validate_values(schema: Any, values: dict[str, Any]) -> list[InvalidField]:
         try:
             adapter.validate_python(values[name])
         except Exception as exc:  # pydantic.ValidationError, or a validator's own error
-            problems.append(InvalidField(name, _first_line(exc), values[name]))
+            problems.append(InvalidField(name, _first_line(exc, name), values[name]))
     return problems
 
 
-def _first_line(exc: Exception) -> str:
+def _first_line(exc: Exception, field: str) -> str:
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:
             first = errors()[0]
-            loc = ".".join(str(p) for p in first.get("loc", ()))
-            return f"{loc}: {first.get('msg')}" if loc else str(first.get("msg"))
+            loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.get("loc", ()))
+            return f"{field}{loc}: {first.get('msg')}"
         except Exception:
             pass
     return str(exc).splitlines()[0]

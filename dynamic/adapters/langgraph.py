@@ -164,10 +164,19 @@ _PATCHED = False
 
 
 def _is_saver_op(fn: Any) -> bool:
-    owner = getattr(fn, "__self__", None)
-    if owner is not None and is_instrumented(owner):
+    """A persistence operation the loop submits: a saver's (a)put_writes, or its chained checkpoint put.
+
+    Any ``BaseCheckpointSaver`` counts, so a user's wrapper around the sweep's
+    saver (a fork-aware or validating shim) is sequenced too.
+    """
+    name = getattr(fn, "__name__", "")
+    if name == "_checkpointer_put_after_previous":
         return True
-    return getattr(fn, "__name__", "") == "_checkpointer_put_after_previous"
+    if name in ("put_writes", "aput_writes"):
+        from langgraph.checkpoint.base import BaseCheckpointSaver
+
+        return isinstance(getattr(fn, "__self__", None), BaseCheckpointSaver)
+    return False
 
 
 def _patch_executors() -> None:
@@ -788,9 +797,13 @@ class LangGraphAdapter(Adapter):
                 import aiosqlite
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-                conn = loop_runner(lambda: aiosqlite.connect(store.location))
+                async def make_sqlite():  # the async savers bind to the running loop at construction
+                    conn = await aiosqlite.connect(store.location)
+                    return conn, AsyncSqliteSaver(conn)
+
+                conn, saver = loop_runner(make_sqlite)
                 closers.append(conn.close)
-                return AsyncSqliteSaver(conn), closers
+                return saver, closers
             import sqlite3
 
             from langgraph.checkpoint.sqlite import SqliteSaver
@@ -809,16 +822,16 @@ class LangGraphAdapter(Adapter):
                 from psycopg import AsyncConnection
                 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-                async def connect():
+                async def make_postgres():
                     c = await AsyncConnection.connect(store.location, autocommit=True, prepare_threshold=0,
                                                       row_factory=dict_row, options=options)
                     await c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-                    return c
+                    saver = AsyncPostgresSaver(c)
+                    await saver.setup()
+                    return c, saver
 
-                conn = loop_runner(connect)
+                conn, saver = loop_runner(make_postgres)
                 closers.append(conn.close)
-                saver = AsyncPostgresSaver(conn)
-                loop_runner(saver.setup)
                 return saver, closers
             import psycopg
             from langgraph.checkpoint.postgres import PostgresSaver
