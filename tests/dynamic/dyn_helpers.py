@@ -1,0 +1,70 @@
+"""Helpers for the dynamic-stage tests (imported as ``dyn_helpers``).
+
+Every test here runs real LangGraph graphs in real child processes with real
+SIGKILLs; nothing of LangGraph is mocked. Sweeps are expensive (seconds), so
+one sweep per (fixture, arguments) is run once per session and shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from auditor.dynamic.cells import Cell
+from auditor.dynamic.report import SweepReport
+from auditor.dynamic.sweep import crash_sweep
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = "fixtures/dynamic/langgraph"
+PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
+#: what .ci/postgres.sh starts; tried when the env var is unset
+LOCAL_PG_DSN = "postgresql://resume_audit:resume_audit@127.0.0.1:54329/resume_audit"
+
+_CACHE: dict[tuple[str, str], SweepReport] = {}
+
+
+def run_sweep(target: str, **kwargs) -> SweepReport:
+    """``crash_sweep`` on ``fixtures/dynamic/langgraph/<target>``, from the repository root, memoised."""
+    key = (target, json.dumps(kwargs, sort_keys=True, default=repr))
+    if key not in _CACHE:
+        old = os.getcwd()
+        os.chdir(REPO)
+        try:
+            _CACHE[key] = crash_sweep(f"{FIXTURES}/{target}", **kwargs)
+        finally:
+            os.chdir(old)
+    return _CACHE[key]
+
+
+def cells(report: SweepReport, kind: str) -> list[Cell]:
+    return [c for c in report.cells if c.kind == kind]
+
+
+def cell(report: SweepReport, kind: str, name_part: str) -> Cell:
+    found = [c for c in report.cells if c.kind == kind and name_part in c.name]
+    assert len(found) == 1, f"expected one {kind} cell matching {name_part!r}, got {[c.name for c in found]}"
+    return found[0]
+
+
+def rules(report: SweepReport) -> list[str]:
+    return sorted(f.rule_id for f in report.findings)
+
+
+def reachable_pg_dsn() -> str:
+    """A reachable PostgreSQL DSN, or a visible skip."""
+    dsn = os.environ.get(PG_DSN_ENV)
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a test dependency
+        pytest.skip("psycopg is not installed")
+    if dsn:
+        psycopg.connect(dsn, connect_timeout=10).close()  # set but unreachable: fail, do not skip
+        return dsn
+    try:
+        psycopg.connect(LOCAL_PG_DSN, connect_timeout=3).close()
+    except Exception as exc:
+        pytest.skip(f"no PostgreSQL server reachable and ${PG_DSN_ENV} is unset (run .ci/postgres.sh): {exc}")
+    return LOCAL_PG_DSN
