@@ -1,4 +1,5 @@
-"""Helpers for the dynamic-stage tests (imported as ``dyn_helpers``).
+"""Helpers and fixtures for the dynamic-stage tests (imported as ``dyn_helpers``; no conftest here, so
+the name ``conftest`` keeps meaning ``tests/conftest.py`` for the static tests).
 
 Every test here runs real LangGraph graphs in real child processes with real
 SIGKILLs; nothing of LangGraph is mocked. Sweeps are expensive (seconds), so
@@ -68,3 +69,14 @@ def reachable_pg_dsn() -> str:
     except Exception as exc:
         pytest.skip(f"no PostgreSQL server reachable and ${PG_DSN_ENV} is unset (run .ci/postgres.sh): {exc}")
     return LOCAL_PG_DSN
+
+
+@pytest.fixture(scope="session")
+def sweep():
+    """``run_sweep`` as a fixture (import it into a test module to use it)."""
+    return run_sweep
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> str:
+    return reachable_pg_dsn()

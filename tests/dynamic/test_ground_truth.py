@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from dyn_helpers import cell, cells, rules
+from dyn_helpers import cell, cells, rules, sweep  # noqa: F401 (fixtures)
 
 ORDER = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])
 EFFECT = "order_approval.charge_card"

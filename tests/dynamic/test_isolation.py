@@ -9,7 +9,7 @@ import pytest
 from auditor.dynamic.runner import _group_members
 from auditor.dynamic.sweep import SweepUsageError
 from auditor.dynamic.target import TargetError
-from dyn_helpers import cell, run_sweep
+from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
 
 NONE = dict(effects=[], input={}, resume=[])
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dyn_helpers import cell, cells, rules, run_sweep
+from dyn_helpers import cell, cells, pg_dsn, rules, run_sweep  # noqa: F401 (fixtures)
 
 ORDER = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])
 EFFECT = "order_approval.charge_card"
