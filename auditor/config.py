@@ -148,7 +148,9 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
         cfg.select = validate_rule_ids(table["select"], known, f"{where}: tool.resume-audit.select")
     if "ignore" in table:
         cfg.ignore = validate_rule_ids(table["ignore"], known, f"{where}: tool.resume-audit.ignore")
-    cfg.exclude = list(table.get("exclude", []))
+    # exclude patterns in a config file are relative to the file's folder
+    base = source.parent.resolve() if source is not None else None
+    cfg.exclude = [p if base is None or p.startswith("/") else (base / p).as_posix() for p in table.get("exclude", [])]
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
     if "fail-on" in table:

@@ -37,16 +37,26 @@ class SourcePath:
 
 
 def display_path(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
+    """Path as shown to users. Symlinks are not resolved: a link is reported under its own name."""
+    absolute = Path(os.path.abspath(path))
+    for base in (Path(os.path.abspath(root)), root.resolve()):
+        try:
+            return absolute.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return absolute.as_posix()
 
 
-def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
+def _excluded(path: Path, rel: str, patterns: Iterable[str]) -> bool:
+    """Patterns match the path relative to the report root, the bare name, or (for
+    patterns from a config file, made absolute against its folder) the absolute path."""
+    absolute = path.resolve().as_posix() if any(p.startswith("/") for p in patterns) else ""
     for pattern in patterns:
         pattern = pattern.rstrip("/")
-        if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, f"{pattern}/*"):
+        target = absolute if pattern.startswith("/") else rel
+        if fnmatch.fnmatchcase(target, pattern) or fnmatch.fnmatchcase(target, f"{pattern}/*"):
+            return True
+        if "/" not in pattern and fnmatch.fnmatchcase(path.name, pattern):
             return True
     return False
 
@@ -72,7 +82,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
                 rel = display_path(full, root)
                 if d in SKIP_DIRS or d.endswith(".egg-info") or (full / "pyvenv.cfg").exists():
                     continue
-                if _excluded(rel, d, exclude):
+                if _excluded(full, rel, exclude):
                     continue
                 kept.append(d)
             dirnames[:] = kept
@@ -81,7 +91,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
                     continue
                 full = current / name
                 rel = display_path(full, root)
-                if _excluded(rel, name, exclude):
+                if _excluded(full, rel, exclude):
                     continue
                 resolved = full.resolve()
                 if resolved in seen:

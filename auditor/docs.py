@@ -53,12 +53,13 @@ def render_rule(rule) -> str:
         _clean(rule.runtime),
         "",
     ]
-    if rule.INVALID:
-        lines += ["## Failing example", "", _example_block(rule.INVALID[0]), ""]
+    invalid, valid = getattr(rule, "INVALID", ()), getattr(rule, "VALID", ())
+    if invalid:
+        lines += ["## Failing example", "", _example_block(invalid[0]), ""]
     lines += ["## Fix", "", _clean(rule.fix), ""]
-    if rule.VALID:
-        lines += ["## Passing example", "", _example_block(rule.VALID[0]), ""]
-    if rule.not_flagged:
+    if valid:
+        lines += ["## Passing example", "", _example_block(valid[0]), ""]
+    if getattr(rule, "not_flagged", ""):
         lines += ["## Deliberately not flagged", "", _clean(rule.not_flagged), ""]
     lines += [
         "## Suppressing",

@@ -42,6 +42,12 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
         return build_module_facts(source.path, source.display_path, name, is_package, source.text, tree)
     except RecursionError:
         return Notification(NotificationKind.PARSE_ERROR, "nesting too deep to analyse, file skipped", source.display_path)
+    except Exception as exc:  # an indexing bug must cost one file, not the scan
+        return Notification(
+            NotificationKind.INTERNAL_ERROR,
+            f"could not be indexed ({exc.__class__.__name__}: {str(exc)[:120]}); file skipped, please report",
+            source.display_path,
+        )
 
 
 def active_rules(config: Config) -> list[Rule]:
@@ -71,7 +77,7 @@ def check_modules(
                 notes.append(
                     Notification(
                         NotificationKind.INTERNAL_ERROR,
-                        f"{rule.id} failed on this file ({exc.__class__.__name__}: {exc} at "
+                        f"{rule.id} failed on this file ({exc.__class__.__name__}: {str(exc)[:120]} at "
                         f"{Path(where.filename).name}:{where.lineno}); other rules and files were scanned",
                         module.display_path,
                     )

@@ -142,6 +142,8 @@ class ScanResult:
     #: findings hidden by a baseline, kept so summaries can say how many
     baselined: int = 0
     suppressed: int = 0
+    #: findings left out by ``--diff`` because they are not on changed lines
+    outside_diff: int = 0
 
     def worst(self) -> Severity | None:
         if not self.findings:

@@ -61,6 +61,8 @@ class Rule:
     fix: ClassVar[str]
     #: what it deliberately does not flag, and why (markdown)
     not_flagged: ClassVar[str] = ""
+    #: rule ids that take precedence when both fire at the same location
+    yields_to: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 

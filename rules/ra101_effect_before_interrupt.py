@@ -190,7 +190,7 @@ durably and skip it when already done.
                 if target is None:
                     continue
                 icall, ireached = target
-                line = icall.start[0]
+                line = icall.line
                 what = effect.hit.label
                 via = f" (via {ctx.describe_call(call.node)})" if effect.via_helper else ""
                 related, flow = ctx.reached_related(effect, f"the {effect.hit.kind} effect {what}")

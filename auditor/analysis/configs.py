@@ -31,8 +31,8 @@ class ConfigShape:
     """The ``configurable`` keys a config expression is known to carry."""
 
     keys: set[str] = field(default_factory=set)
-    #: where each key was set, for related locations
-    origins: dict[str, cst.CSTNode] = field(default_factory=dict)
+    #: where each key was set (node and the module it is in), for related locations
+    origins: dict[str, tuple[cst.CSTNode, ModuleFacts]] = field(default_factory=dict)
     #: True when part of the config could not be evaluated
     partial: bool = False
 
@@ -44,10 +44,10 @@ class ConfigShape:
                     self.origins[k] = other.origins[k]
         self.partial = self.partial or other.partial
 
-    def add(self, key: str, origin: cst.CSTNode) -> None:
+    def add(self, key: str, origin: cst.CSTNode, module: ModuleFacts) -> None:
         if key not in self.keys:
             self.keys.add(key)
-            self.origins[key] = origin
+            self.origins[key] = (origin, module)
 
 
 class ConfigEvaluator:
@@ -72,7 +72,7 @@ class ConfigEvaluator:
             return self._name_shape(expr, scope, module, depth)
         if isinstance(expr, cst.Attribute) and expr.attr.value == "config" and self._is_snapshot(expr.value, scope, module, depth):
             for k in SNAPSHOT_KEYS:
-                out.add(k, expr)
+                out.add(k, expr, module)
             return out
         out.partial = True
         return out
@@ -83,7 +83,7 @@ class ConfigEvaluator:
         if isinstance(expr, cst.Dict):
             for key, value in dict_items(expr):
                 if key is not None:
-                    out.add(key, value)
+                    out.add(key, value, module)
                 else:
                     inner = self._configurable(value, scope, module, depth + 1)
                     out.merge(inner)
@@ -91,17 +91,17 @@ class ConfigEvaluator:
         if isinstance(expr, cst.Call) and _callee_is(expr, "dict"):
             for arg in expr.args:
                 if arg.keyword is not None:
-                    out.add(arg.keyword.value, arg.value)
+                    out.add(arg.keyword.value, arg.value, module)
                 else:
                     out.merge(self._configurable(arg.value, scope, module, depth + 1))
             return out
         if isinstance(expr, cst.Name):
-            found = self.project.resolver(module).binding_value(expr.value, scope, module.position(expr)[0]) if scope else None
+            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr)) if scope else None
             if found is not None:
                 inner = self._configurable(found[0].value, found[1], module, depth + 1)
                 if found[1] is not None:
                     for key, node in _subscript_keys(found[1], expr.value, module):
-                        inner.add(key, node)
+                        inner.add(key, node, module)
                 return inner
         if isinstance(expr, cst.Subscript):
             # base["configurable"] reused inside another config
@@ -146,7 +146,7 @@ class ConfigEvaluator:
 
     def _name_shape(self, name: cst.Name, scope, module, depth) -> ConfigShape:
         resolver = self.project.resolver(module)
-        found = resolver.binding_value(name.value, scope, module.position(name)[0]) if scope is not None else None
+        found = resolver.binding_value(name.value, scope, module.order(name)) if scope is not None else None
         if found is None or found[1] is None:
             module_binding = resolver.binding_value(name.value, None, None)
             if module_binding is None:
@@ -161,7 +161,7 @@ class ConfigEvaluator:
         out = self.shape(binding.value, owner, module, depth + 1)
         if scope is not None:
             for key, node in _subscript_keys(scope, name.value, module):
-                out.add(key, node)
+                out.add(key, node, module)
         return out
 
     def _is_snapshot(self, expr: cst.BaseExpression, scope, module, depth) -> bool:
@@ -180,7 +180,7 @@ class ConfigEvaluator:
         if isinstance(expr, cst.Subscript):
             return self._is_snapshot(expr.value, scope, module, depth + 1)
         if isinstance(expr, cst.Name) and scope is not None:
-            found = self.project.resolver(module).binding_value(expr.value, scope, module.position(expr)[0])
+            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr))
             if found is not None:
                 return self._is_snapshot(found[0].value, found[1], module, depth + 1)
         return False

@@ -12,18 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
+import builtins
 
 import libcst as cst
-from libcst.metadata import (
-    MetadataWrapper,
-    ParentNodeProvider,
-    PositionProvider,
-    QualifiedName,
-    QualifiedNameProvider,
-    QualifiedNameSource,
-)
+from libcst.metadata import MetadataWrapper, PositionProvider
 
+#: An Euler-tour index: every node gets one number when the walk enters it and a
+#: larger one when it leaves, from a single counter. ``a`` completes before ``b``
+#: starts iff ``done(a) < order(b)``; ``a`` contains ``b`` iff
+#: ``order(a) < order(b)`` and ``done(b) < done(a)``. Cheap ordering without
+#: computing line/column positions, which LibCST makes expensive.
+Order = int
 Pos = tuple[int, int]  # (line, column), 1-based line, 0-based column as LibCST reports
+
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 @dataclass(eq=False)
@@ -32,9 +34,11 @@ class Binding:
 
     name: str
     value: cst.BaseExpression
-    pos: Pos
-    #: "assign", "with", "for", "param-annotation", "import"
+    pos: Order
+    #: "assign", "with", "for", "param-annotation", "annotation", "import"
     kind: str = "assign"
+    #: for ``kind == "import"``: the absolute qualified name imported
+    qualified: str | None = None
 
 
 @dataclass(eq=False)
@@ -51,8 +55,18 @@ class CallInfo:
 
     node: cst.Call
     function: "FunctionInfo | None"
-    start: Pos
-    end: Pos
+    module: "ModuleFacts"
+    #: Euler-tour enter index (see :data:`Order`)
+    order: Order
+
+    @property
+    def done(self) -> Order:
+        """Euler-tour leave index: when the call's value is available."""
+        return self.module._meta[self.node][2]
+
+    @property
+    def line(self) -> int:
+        return self.module.line(self.node)
 
 
 @dataclass(eq=False)
@@ -129,18 +143,15 @@ class ModuleFacts:
     imports: dict[str, str] = field(default_factory=dict)
     #: top-level imported module names, for cheap "does this file use X" checks
     imported_modules: set[str] = field(default_factory=set)
+    #: node -> [parent, enter index, leave index], filled by the collector
+    _meta: dict = field(default_factory=dict)
     _positions: object = None
-    _parents: object = None
-    _qnames: object = None
     _lines: list[str] | None = None
 
-    # -- metadata ---------------------------------------------------------
-    def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
-        rng = self._positions[node]  # type: ignore[index]
-        return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
-
+    # -- structure and order ----------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)  # type: ignore[union-attr]
+        meta = self._meta.get(node)
+        return meta[0] if meta is not None else None
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         cur = self.parent(node)
@@ -148,24 +159,21 @@ class ModuleFacts:
             yield cur
             cur = self.parent(cur)
 
-    def raw_qualified_names(self, node: cst.CSTNode) -> set[QualifiedName]:
-        """LibCST's qualified names for ``node`` (import-aware, relative names left relative)."""
-        value = self._qnames.get(node)  # type: ignore[union-attr]
-        if value is None:
-            return set()
-        if callable(value):  # LibCST computes qualified names lazily
-            value = value()
-        return set(value)
+    def order(self, node: cst.CSTNode) -> Order:
+        return self._meta[node][1]
 
-    def absolute_import_names(self, node: cst.CSTNode) -> set[str]:
-        """Qualified names that come from imports or builtins, made absolute."""
-        out: set[str] = set()
-        for q in self.raw_qualified_names(node):
-            if q.source is QualifiedNameSource.IMPORT:
-                out.add(self.absolutize(q.name))
-            elif q.source is QualifiedNameSource.BUILTIN:
-                out.add(q.name)
-        return out
+    def done(self, node: cst.CSTNode) -> Order:
+        return self._meta[node][2]
+
+    # -- positions (computed on first use: only modules with findings pay) ---
+    def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        rng = self._positions[node]  # type: ignore[index]
+        return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.position(node)[0][0]
 
     def absolutize(self, name: str) -> str:
         """Turn ``.tools.charge`` (relative import) into ``pkg.tools.charge``."""
@@ -224,7 +232,8 @@ class ModuleFacts:
 def build_module_facts(
     path: Path, display_path: str, module_name: str, is_package: bool, source: str, tree: cst.Module
 ) -> ModuleFacts:
-    """Resolve metadata once and run the collecting visitor."""
+    """Run the collecting visitor: one walk over the tree, no LibCST metadata providers
+    (qualified names come from the module's own import table, see :mod:`auditor.analysis.resolve`)."""
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     facts = ModuleFacts(
         path=path,
@@ -235,10 +244,6 @@ def build_module_facts(
         tree=wrapper.module,
         wrapper=wrapper,
     )
-    resolved = wrapper.resolve_many([PositionProvider, ParentNodeProvider, QualifiedNameProvider])
-    facts._positions = resolved[PositionProvider]
-    facts._parents = resolved[ParentNodeProvider]
-    facts._qnames = resolved[QualifiedNameProvider]
     wrapper.module.visit(_Collector(facts))
     return facts
 
@@ -255,7 +260,7 @@ def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
 
 
 class _Collector(cst.CSTVisitor):
-    """Fills a ModuleFacts: scopes, bindings, calls, returns, imports."""
+    """Fills a ModuleFacts: structure (parents, Euler-tour order), scopes, bindings, calls, imports."""
 
     def __init__(self, facts: ModuleFacts) -> None:
         self.f = facts
@@ -263,13 +268,27 @@ class _Collector(cst.CSTVisitor):
         self.class_stack: list[ClassInfo] = []
         #: lambda bodies run later, when (and if) the lambda is called: their calls are not the function's own
         self.lambda_depth = 0
+        self._scope_chain: list[str] = []
+        self._stack: list[cst.CSTNode] = []
+        self._counter = 0
+
+    # -- structure ---------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._counter += 1
+        self.f._meta[node] = [self._stack[-1] if self._stack else None, self._counter, 0]
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._counter += 1
+        self.f._meta[original_node][2] = self._counter
+        self._stack.pop()
+
+    def _order(self, node: cst.CSTNode) -> Order:
+        return self.f._meta[node][1]
 
     # -- scopes -----------------------------------------------------------
-    _scope_chain: list[str]
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._scope_chain = []
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         qual = ".".join([*self._scope_chain, node.name.value])
         info = ClassInfo(
@@ -290,11 +309,15 @@ class _Collector(cst.CSTVisitor):
                     if isinstance(small, cst.Assign):
                         for t in small.targets:
                             for n in _target_names(t.target):
-                                info.body_bindings.append(Binding(n.value, small.value, self._pos(small)))
+                                info.body_bindings.append(Binding(n.value, small.value, self._order(node)))
                     elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         info.body_bindings.append(
-                            Binding(small.target.value, small.value or small.annotation.annotation, self._pos(small),
-                                    "assign" if small.value is not None else "annotation")
+                            Binding(
+                                small.target.value,
+                                small.value or small.annotation.annotation,
+                                self._order(node),
+                                "assign" if small.value is not None else "annotation",
+                            )
                         )
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -331,17 +354,12 @@ class _Collector(cst.CSTVisitor):
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             if param.annotation is not None:
-                info.bindings.append(
-                    Binding(param.name.value, param.annotation.annotation, self._pos(param), "param-annotation")
-                )
+                info.bindings.append(Binding(param.name.value, param.annotation.annotation, self._order(node), "param-annotation"))
 
     def _directly_in_class(self, node: cst.FunctionDef) -> bool:
         parent = self.f.parent(node)
         # FunctionDef -> IndentedBlock -> ClassDef
-        if isinstance(parent, cst.IndentedBlock):
-            grand = self.f.parent(parent)
-            return isinstance(grand, cst.ClassDef)
-        return False
+        return isinstance(parent, cst.IndentedBlock) and isinstance(self.f.parent(parent), cst.ClassDef)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.func_stack.pop()
@@ -354,16 +372,12 @@ class _Collector(cst.CSTVisitor):
         self.lambda_depth -= 1
 
     # -- facts ------------------------------------------------------------
-    def _pos(self, node: cst.CSTNode) -> Pos:
-        return self.f.position(node)[0]
-
     def _bindings(self) -> list[Binding]:
         return self.func_stack[-1].bindings if self.func_stack else self.f.module_bindings
 
     def visit_Call(self, node: cst.Call) -> None:
-        start, end = self.f.position(node)
         fn = self.func_stack[-1] if self.func_stack else None
-        info = CallInfo(node=node, function=fn, start=start, end=end)
+        info = CallInfo(node=node, function=fn, module=self.f, order=self._order(node))
         self.f._call_by_node[node] = info
         self.f.all_calls.append(info)
         if self.lambda_depth:
@@ -389,15 +403,13 @@ class _Collector(cst.CSTVisitor):
         if node.value is not None:
             self._bind_target(node.target, node.value, node)
         elif isinstance(node.target, cst.Name) and self.func_stack:
-            self._bindings().append(
-                Binding(node.target.value, node.annotation.annotation, self._pos(node), "param-annotation")
-            )
+            self._bindings().append(Binding(node.target.value, node.annotation.annotation, self._order(node), "param-annotation"))
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node.value, node)
 
     def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression, at: cst.CSTNode) -> None:
-        pos = self._pos(at)
+        pos = self._order(at)
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             cls = self.class_stack[-1] if self.class_stack else None
             if cls is not None:
@@ -408,27 +420,32 @@ class _Collector(cst.CSTVisitor):
             self._bindings().append(Binding(names[0].value, value, pos))
         else:
             for n in names:  # tuple unpacking: the value is not this name's value
-                self._bindings().append(Binding(n.value, cst.Name("__unknown__"), pos))
+                self._bindings().append(Binding(n.value, value, pos, "unpack"))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             for n in _target_names(node.asname.name):
-                self._bindings().append(Binding(n.value, node.item, self._pos(node), "with"))
+                self._bindings().append(Binding(n.value, node.item, self._order(node), "with"))
 
     def visit_For(self, node: cst.For) -> None:
         for n in _target_names(node.target):
-            self._bindings().append(Binding(n.value, node.iter, self._pos(node), "for"))
+            self._bindings().append(Binding(n.value, node.iter, self._order(node), "for"))
+
+    def _record_import(self, local: str, qualified: str, node: cst.CSTNode) -> None:
+        if self.func_stack:
+            self._bindings().append(Binding(local, cst.Name(local), self._order(node), "import", qualified))
+        elif not self.class_stack:
+            self.f.imports[local] = qualified
 
     def visit_Import(self, node: cst.Import) -> None:
-        if self.func_stack or self.class_stack:
-            return
         for alias in node.names:
             dotted = self.f.code(alias.name)
             self.f.imported_modules.add(dotted)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.f.imports[alias.asname.name.value] = dotted
+                self._record_import(alias.asname.name.value, dotted, node)
             else:
-                self.f.imports[dotted.split(".")[0]] = dotted.split(".")[0]
+                top = dotted.split(".")[0]
+                self._record_import(top, top, node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = self.f.code(node.module) if node.module is not None else ""
@@ -436,11 +453,12 @@ class _Collector(cst.CSTVisitor):
         absolute = self.f.absolutize(dots + module) if dots else module
         if absolute:
             self.f.imported_modules.add(absolute)
-        if self.func_stack or self.class_stack or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
             name = self.f.code(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            self.f.imports[local] = f"{absolute}.{name}" if absolute else name
+            qualified = f"{absolute}.{name}" if absolute else name
+            self._record_import(local, qualified, node)
             if absolute:
-                self.f.imported_modules.add(f"{absolute}.{name}")
+                self.f.imported_modules.add(qualified)

@@ -127,7 +127,7 @@ def completes_before(first: CallInfo, second: CallInfo, module: ModuleFacts, fun
         return False
     a_idx = next(i for i, n in enumerate(a_chain) if n is common)
     exits = (cst.Return, cst.Raise)
-    if first.end <= second.end and not _contains(first, second, module):
+    if first.done <= second.done and not _contains(first, second, module):
         if not _exclusive(a_chain, b_chain, common) and not _leaves_before(a_chain, a_idx, exits):
             return True
     # a loop around both: the next iteration evaluates `second` after `first`

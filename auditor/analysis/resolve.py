@@ -1,8 +1,13 @@
 """What does this expression name? Qualified names with light local type inference.
 
-LibCST's QualifiedNameProvider answers for names that come straight from an
-import (``from langgraph.types import interrupt as ask`` makes ``ask`` mean
-``langgraph.types.interrupt``). Agent code also reaches effects through
+Names that come from an import resolve through the module's own import
+table (``from langgraph.types import interrupt as ask`` makes ``ask`` mean
+``langgraph.types.interrupt``; ``import langgraph.types as lgt`` makes
+``lgt.interrupt`` mean the same), imports inside a function included, and a
+local definition or assignment shadows them, so a user's own ``interrupt``
+does not match. (LibCST's QualifiedNameProvider answers the same question
+but costs several times the parse; the collector's single walk already has
+everything needed.) Agent code also reaches effects through
 objects: ``s = requests.Session(); s.post(...)``, ``self.client.post(...)``
 with ``self.client = httpx.Client()`` in ``__init__``, ``boto3.client("s3")
 .put_object(...)``. The resolver follows those bindings so the effect model
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.analysis.facts import Binding, FunctionInfo, ModuleFacts, Pos
+from auditor.analysis.facts import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
 
 if TYPE_CHECKING:
     from auditor.analysis.project import Project
@@ -55,7 +60,7 @@ class Resolver:
         self._call_cache: dict[int, set[str]] = {}
 
     # -- public -----------------------------------------------------------
-    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Pos | None = None) -> set[str]:
+    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None) -> set[str]:
         """Qualified names ``expr`` may denote when evaluated in ``scope`` (None: module level)."""
         return self._names(expr, scope, at, 0)
 
@@ -63,11 +68,11 @@ class Resolver:
         """Qualified names of the callee of ``call`` (cached: every rule asks)."""
         cached = self._call_cache.get(id(call))
         if cached is None:
-            cached = self._call_cache[id(call)] = self._names(call.func, scope, self.facts.position(call)[0], 0)
+            cached = self._call_cache[id(call)] = self._names(call.func, scope, self.facts.order(call), 0)
         return cached
 
     def binding_value(
-        self, name: str, scope: FunctionInfo | None, at: Pos | None
+        self, name: str, scope: FunctionInfo | None, at: Order | None
     ) -> tuple[Binding, FunctionInfo | None] | None:
         """The binding of ``name`` visible at ``at`` and the scope it lives in: the latest
         earlier one in the function, any one in it (loops), then the enclosing functions,
@@ -85,7 +90,7 @@ class Resolver:
         return (found, None) if found is not None else None
 
     # -- internals --------------------------------------------------------
-    def _names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, at: Pos | None, depth: int) -> set[str]:
+    def _names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, at: Order | None, depth: int) -> set[str]:
         if depth > _MAX_DEPTH:
             return set()
         if isinstance(expr, cst.Await):
@@ -107,13 +112,12 @@ class Resolver:
             bases = self._names(base, scope, at, depth + 1)
         else:
             return set()
-        if not attrs:
-            return bases
-        suffix = ".".join(attrs)
-        out = {f"{b}.{suffix}" for b in bases}
-        return {self._follow_attribute_binding(n, depth) for n in out}
+        current = bases
+        for attr in attrs:
+            current = {self._follow_attribute_binding(f"{b}.{attr}", depth) for b in current}
+        return current
 
-    def _name_base(self, name: cst.Name, scope: FunctionInfo | None, at: Pos | None, depth: int) -> set[str]:
+    def _name_base(self, name: cst.Name, scope: FunctionInfo | None, at: Order | None, depth: int) -> set[str]:
         ident = name.value
         if ident in ("self", "cls") and scope is not None:
             owner = _owning_class(scope)
@@ -125,9 +129,6 @@ class Resolver:
                 return self._binding_names(found[0], found[1], depth)
             if _is_param(scope, ident):
                 return set()  # a parameter with no annotation: its type is unknown
-        imported = self.facts.absolute_import_names(name)
-        if imported:
-            return imported
         if ident in self.facts.imports:
             return {self.facts.imports[ident]}
         local_fn = self.facts.find_function(ident)
@@ -139,16 +140,17 @@ class Resolver:
         module_binding = _latest(self.facts.module_bindings, ident, None)
         if module_binding is not None:
             return self._binding_names(module_binding, None, depth)
-        builtin = {q.name for q in self.facts.raw_qualified_names(name) if q.source.name == "BUILTIN"}
-        return builtin
+        if ident in BUILTIN_NAMES:
+            return {f"builtins.{ident}"}
+        return set()
 
     def _binding_names(self, binding: Binding, scope: FunctionInfo | None, depth: int) -> set[str]:
         value = binding.value
-        if isinstance(value, cst.Name) and value.value == "__unknown__":
-            return set()
-        if binding.kind == "for":
-            return set()  # elements of an iterable: type unknown
-        names = self._names(value, scope, self.facts.position(value)[0] if binding.kind != "param-annotation" else None, depth + 1)
+        if binding.kind == "import":
+            return {binding.qualified} if binding.qualified else set()
+        if binding.kind in ("for", "unpack"):
+            return set()  # an element of an iterable, or one of several unpacked values: type unknown
+        names = self._names(value, scope, None if binding.kind == "param-annotation" else binding.pos, depth + 1)
         if binding.kind == "assign" and isinstance(_strip_await(value), cst.Call) and self.project is not None:
             names = {self.project.return_type_of(n) or n for n in names}
         return names
@@ -164,7 +166,7 @@ def _strip_await(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.expression if isinstance(expr, cst.Await) else expr
 
 
-def _latest(bindings: list[Binding], name: str, at: Pos | None) -> Binding | None:
+def _latest(bindings: list[Binding], name: str, at: Order | None) -> Binding | None:
     best: Binding | None = None
     fallback: Binding | None = None
     for b in bindings:

@@ -7,6 +7,7 @@ skipped, and the rest of the tree is scanned.
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from dataclasses import dataclass
@@ -53,17 +54,30 @@ def read_source(path: Path, display_path: str) -> SourceText | Notification:
 
 
 def parse_source(source: SourceText) -> cst.Module | Notification:
-    """Parse with LibCST; a syntax error becomes a parse-error notification with its position."""
+    """Parse with LibCST; a syntax error becomes a parse-error notification with its position.
+
+    LibCST's error positions can point past the real mistake, so the position
+    and wording come from the compiler's own parser (``ast.parse`` only parses;
+    it never runs the code) when it agrees the file is invalid.
+    """
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
-        message = str(exc).splitlines()[0] if str(exc) else "syntax error"
+        line, column, reason = exc.raw_line, exc.raw_column + 1, exc.message
+        try:
+            ast.parse(source.text)
+        except SyntaxError as py_exc:
+            line, column, reason = py_exc.lineno or line, py_exc.offset or column, py_exc.msg
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        else:
+            reason = f"LibCST cannot parse this file ({exc.message})"
         return Notification(
             NotificationKind.PARSE_ERROR,
-            f"does not parse, file skipped: {message}",
+            f"does not parse, file skipped: {reason} (line {line}, column {column})",
             source.display_path,
-            line=exc.raw_line,
-            column=exc.raw_column + 1,
+            line=line,
+            column=column,
         )
     except RecursionError:
         return Notification(

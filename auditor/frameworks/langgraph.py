@@ -151,12 +151,27 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
 
 
 def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
-    """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable."""
+    """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable:
+    through local names, and through a project factory function that returns ``builder.compile(...)``."""
     found = _follow_to_call(expr, scope, module, project)
     if found is None:
         return None
     call, owner = found
-    return compiled_graph(call, owner, module, project)
+    graph = compiled_graph(call, owner, module, project)
+    if graph is not None:
+        return graph
+    for name in project.resolver(module).call_names(call, owner):
+        factory = project.function(name, near=module)
+        if factory is None:
+            continue
+        for ret in factory.returns:
+            if ret.value is not None:
+                inner = _follow_to_call(ret.value, factory, factory.module, project)
+                if inner is not None:
+                    graph = compiled_graph(inner[0], inner[1], factory.module, project)
+                    if graph is not None:
+                        return graph
+    return None
 
 
 def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:

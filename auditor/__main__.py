@@ -1,0 +1,5 @@
+"""``python -m auditor`` runs the resume-audit command line."""
+
+from auditor.cli import main
+
+main()

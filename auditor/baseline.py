@@ -1,0 +1,46 @@
+"""Baselines: adopt resume-audit on an existing codebase without fixing everything first.
+
+``--write-baseline FILE`` records the fingerprints of today's findings;
+``--baseline FILE`` then reports only findings whose fingerprint is not in
+it. Fingerprints ignore line numbers (see :mod:`auditor.fingerprint`), so
+edits elsewhere in a file do not resurrect baselined findings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from auditor.findings import Finding
+
+BASELINE_VERSION = 1
+
+
+class BaselineError(Exception):
+    """An unreadable or malformed baseline file (usage error, exit 2)."""
+
+
+def write_baseline(path: Path, findings: list[Finding]) -> None:
+    entries = sorted(
+        ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.span.path, "scope": f.scope} for f in findings),
+        key=lambda e: (e["path"], e["rule_id"], e["fingerprint"]),
+    )
+    path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+
+
+def read_baseline(path: Path) -> set[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BaselineError(f"baseline file not found: {path}") from exc
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline {path}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("findings"), list):
+        raise BaselineError(f"{path} is not a resume-audit baseline (expected version {BASELINE_VERSION})")
+    return {e["fingerprint"] for e in data["findings"] if isinstance(e, dict) and "fingerprint" in e}
+
+
+def apply_baseline(findings: list[Finding], known: set[str]) -> tuple[list[Finding], int]:
+    """Findings not in the baseline, and how many were hidden."""
+    new = [f for f in findings if f.fingerprint not in known]
+    return new, len(findings) - len(new)

@@ -1,0 +1,39 @@
+"""Every rule id resume-audit can report, static and dynamic, with its metadata.
+
+Reporters (SARIF ``tool.driver.rules``, ``resume-audit rules``, ``explain``)
+read descriptors through this one function, so a rule is described the same
+way everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from auditor.findings import Severity
+
+
+class RuleDescriptor(Protocol):
+    id: str
+    name: str
+    properties: tuple[str, ...]
+    severity: Severity
+    frameworks: tuple[str, ...]
+    summary: str
+    description: str
+    runtime: str
+    fix: str
+
+
+def descriptors() -> dict[str, RuleDescriptor]:
+    """All rules by id, sorted by id."""
+    from auditor.rules import all_rules
+
+    found: dict[str, RuleDescriptor] = {r.id: r for r in all_rules()}
+    return dict(sorted(found.items()))
+
+
+def documentation(rule: RuleDescriptor) -> str:
+    """Full markdown documentation of a rule (what ``explain`` prints and docs/rules/ holds)."""
+    from auditor.docs import render_rule
+
+    return render_rule(rule)

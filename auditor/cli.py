@@ -1,0 +1,259 @@
+"""The ``resume-audit`` command line (typer). A thin layer over :mod:`auditor.api`.
+
+Exit codes, for every command: 0 -- nothing at or above ``--fail-on``;
+1 -- findings at or above ``--fail-on``; 2 -- usage, configuration or
+internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from auditor import __version__
+from auditor.api import ScanRequest, run_scan
+from auditor.baseline import BaselineError
+from auditor.catalog import descriptors, documentation
+from auditor.config import ConfigError
+from auditor.discovery import PathNotFound
+from auditor.findings import PROPERTIES, ScanResult
+from auditor.gitdiff import DiffError
+from auditor.reporters import render
+
+app = typer.Typer(
+    name="resume-audit",
+    help=(
+        "Find where an agent codebase's checkpoint / interrupt / resume plane breaks its promises: "
+        "effects that fire twice, human answers that are lost or served the wrong outcome, corrupt threads.\n\n"
+        "Examples:\n\n"
+        "  resume-audit scan ./myagent\n\n"
+        "  resume-audit scan src --format sarif --output resume-audit.sarif\n\n"
+        "  resume-audit explain RA201\n\n"
+        "Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    note = "note"
+    never = "never"
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"resume-audit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """resume-audit: audit the resume plane of LangGraph, CrewAI, LlamaIndex Workflows and pydantic-graph code."""
+
+
+def _split_ids(values: Optional[List[str]]) -> Optional[List[str]]:
+    if not values:
+        return None
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _use_color(output: Optional[Path]) -> bool:
+    if output is not None or "NO_COLOR" in os.environ:
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def emit(result: ScanResult, fmt: str, output: Optional[Path]) -> None:
+    """Render ``result`` to ``output`` (or stdout) and say where it went."""
+    color = _use_color(output)
+    width = None
+    if fmt == "text" and output is None and sys.stdout.isatty():
+        width = Console().width
+    text = render(result, fmt, color=color, width=width)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        typer.echo(
+            f"resume-audit: {len(result.findings)} finding(s), {len(result.notifications)} notification(s) "
+            f"written to {output}",
+            err=True,
+        )
+
+
+def fail(message: str) -> "typer.Exit":
+    typer.echo(f"resume-audit: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+@app.command(
+    epilog=(
+        "Examples: resume-audit scan ./myagent | "
+        "resume-audit scan src tests --select RA101,RA201 --fail-on error | "
+        "resume-audit scan . --format sarif --output results.sarif | "
+        "resume-audit scan . --write-baseline .resume-audit-baseline.json | "
+        "resume-audit scan . --diff origin/main"
+    )
+)
+def scan(
+    paths: List[Path] = typer.Argument(..., help="Files or directories to scan (recursively), e.g. ./myagent."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text (human), json, sarif (code scanning), github (workflow annotations)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout, e.g. -o results.sarif."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rule ids or prefixes, comma-separated or repeated, e.g. --select RA101,RA2."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rule ids or prefixes, e.g. --ignore RA301."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable), e.g. --exclude 'migrations/*'."),
+    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity [default: warning, or fail-on from config]; 'never' always exits 0."),
+    config: Optional[Path] = typer.Option(None, "--config", help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one above the first path]."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Directory that reported paths are relative to [default: the current directory, if it contains every path]."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings' fingerprints in this file (then exit 0)."),
+    diff: Optional[str] = typer.Option(None, "--diff", metavar="BASE_REF", help="Report only findings on lines added or changed since this git ref (merge base to working tree), e.g. --diff origin/main."),
+) -> None:
+    """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.
+
+    Example: resume-audit scan ./myagent --format sarif --output resume-audit.sarif
+    """
+    request = ScanRequest(
+        paths=list(paths),
+        select=_split_ids(select),
+        ignore=_split_ids(ignore),
+        exclude=list(exclude or []),
+        fail_on=fail_on.value if fail_on else None,
+        config_path=config,
+        root=root,
+        baseline=baseline,
+        write_baseline=write_baseline,
+        diff_base=diff,
+    )
+    try:
+        outcome = run_scan(request)
+    except (ConfigError, PathNotFound, BaselineError, DiffError) as exc:
+        raise fail(str(exc))
+    except Exception as exc:  # pragma: no cover - defensive: report, never a bare traceback
+        traceback.print_exc(file=sys.stderr)
+        raise fail(f"internal error: {exc.__class__.__name__}: {exc}")
+    emit(outcome.result, format.value, output)
+    if write_baseline is not None:
+        typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
+        raise typer.Exit(0)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command("rules")
+def rules_command(
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (a table) or json."),
+) -> None:
+    """List the rule catalog: id, property, severity and what each rule finds.
+
+    Example: resume-audit rules --format json
+    """
+    catalog = descriptors()
+    if format == OutputFormat.json:
+        import json
+
+        rows = [
+            {
+                "id": r.id,
+                "name": r.name,
+                "properties": list(r.properties),
+                "severity": r.severity.value,
+                "frameworks": list(r.frameworks),
+                "summary": r.summary,
+            }
+            for r in catalog.values()
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if format != OutputFormat.text:
+        raise fail("rules supports --format text or json")
+    table = Table(title="resume-audit rules", show_lines=False)
+    for col in ("id", "property", "severity", "frameworks", "finds"):
+        table.add_column(col, overflow="fold")
+    for r in catalog.values():
+        table.add_row(r.id, "/".join(r.properties), r.severity.value, ", ".join(r.frameworks), " ".join(r.summary.split()))
+    Console(no_color="NO_COLOR" in os.environ, width=max(Console().width, 120)).print(table)
+
+
+@app.command()
+def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -> None:
+    """Print a rule's full documentation: what it finds, why it breaks at runtime, an example, the fix.
+
+    Example: resume-audit explain RA201
+    """
+    rule = descriptors().get(rule_id.strip().upper())
+    if rule is None:
+        raise fail(f"unknown rule id {rule_id!r}; run `resume-audit rules` to list them")
+    console = Console(no_color="NO_COLOR" in os.environ)
+    if sys.stdout.isatty():
+        console.print(Markdown(documentation(rule)))
+    else:
+        sys.stdout.write(documentation(rule))
+
+
+@app.command("github-report")
+def github_report(
+    sarif: Path = typer.Argument(..., help="The SARIF file a previous `resume-audit scan --format sarif` wrote."),
+    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity."),
+    annotate: bool = typer.Option(True, "--annotate/--no-annotate", help="Print workflow-command annotations."),
+    base: Optional[str] = typer.Option(None, "--base", help="Git ref/sha of the PR base: findings on changed lines are annotated first."),
+    workspace: Path = typer.Option(Path("."), "--workspace", help="The checked-out repository."),
+) -> None:
+    """In GitHub Actions: annotate findings within GitHub's limits, write the job summary and outputs.
+
+    Example (what action.yml runs): resume-audit github-report resume-audit.sarif --fail-on warning --base "$BASE_SHA"
+    """
+    from auditor.github_action import SarifReadError, run_report
+
+    try:
+        code, _summary, annotations = run_report(sarif, fail_on=fail_on.value, annotate=annotate, base=base, workspace=workspace)
+    except SarifReadError as exc:
+        raise fail(str(exc))
+    for line in annotations:
+        typer.echo(line)
+    raise typer.Exit(code)
+
+
+@app.command("properties", hidden=True)
+def properties_command() -> None:
+    """List the contract properties."""
+    for key, value in PROPERTIES.items():
+        typer.echo(f"{key}  {value}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

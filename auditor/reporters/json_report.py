@@ -1,0 +1,78 @@
+"""Machine-readable JSON: stable field names, no timestamps, sorted output.
+
+Two scans of the same tree produce byte-identical JSON, so it diffs cleanly
+and can be committed as a golden file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from typing import Any
+
+from auditor import __version__
+from auditor.catalog import descriptors
+from auditor.findings import Finding, Notification, ScanResult, Span
+
+SCHEMA_VERSION = 1
+
+
+def _span(span: Span) -> dict[str, Any]:
+    return {
+        "path": span.path,
+        "start_line": span.start_line,
+        "start_col": span.start_col,
+        "end_line": span.end_line,
+        "end_col": span.end_col,
+    }
+
+
+def finding_to_dict(f: Finding) -> dict[str, Any]:
+    rule = descriptors().get(f.rule_id)
+    return {
+        "rule_id": f.rule_id,
+        "rule_name": rule.name if rule else None,
+        "severity": f.severity.value,
+        "properties": list(f.properties),
+        **_span(f.span),
+        "message": f.message,
+        "fix": f.fix,
+        "scope": f.scope,
+        "origin": f.origin,
+        "fingerprint": f.fingerprint,
+        "related": [{**_span(r.span), "message": r.message} for r in f.related],
+        "flows": [[{**_span(s.span), "message": s.message} for s in flow] for flow in f.flows],
+        "witness": f.witness,
+    }
+
+
+def notification_to_dict(n: Notification) -> dict[str, Any]:
+    d = asdict(n)
+    d["kind"] = n.kind.value
+    d["level"] = n.level.value
+    return d
+
+
+def build_json(result: ScanResult) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "resume-audit", "version": __version__},
+        "summary": {
+            "files_scanned": result.files_scanned,
+            "findings": len(result.findings),
+            "by_severity": dict(sorted(Counter(f.severity.value for f in result.findings).items())),
+            "by_rule": dict(sorted(Counter(f.rule_id for f in result.findings).items())),
+            "notifications": len(result.notifications),
+            "suppressed": result.suppressed,
+            "baselined": result.baselined,
+            "outside_diff": result.outside_diff,
+        },
+        "rules_run": list(result.rules_run),
+        "findings": [finding_to_dict(f) for f in result.findings],
+        "notifications": [notification_to_dict(n) for n in result.notifications],
+    }
+
+
+def render_json(result: ScanResult) -> str:
+    return json.dumps(build_json(result), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,171 @@
+"""SARIF 2.1.0 built with sarif-om, for GitHub code scanning and every SARIF viewer.
+
+The object model is sarif-om's; this module only fills it in and serialises
+it. Serialisation maps attrs fields to their schema property names and drops
+absent values -- but keeps ``level`` even when it equals the schema default
+(``warning``), because users and GitHub read it explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attr
+import sarif_om as so
+
+from auditor import __version__
+from auditor.catalog import RuleDescriptor, descriptors, documentation
+from auditor.docs import help_uri
+from auditor.findings import Finding, FlowStep, Notification, ScanResult, Span
+from auditor.fingerprint import FINGERPRINT_KEY
+
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "SRCROOT"
+_ALWAYS_KEEP = {"level"}
+
+
+def _to_json_value(obj: Any) -> Any:
+    if attr.has(type(obj)):
+        out: dict[str, Any] = {}
+        for f in attr.fields(type(obj)):
+            value = getattr(obj, f.name)
+            if value is None:
+                continue
+            default = f.default.factory() if isinstance(f.default, attr.Factory) else f.default  # type: ignore[arg-type]
+            if f.name not in _ALWAYS_KEEP and default is not attr.NOTHING and value == default:
+                continue
+            out[f.metadata.get("schema_property_name", f.name)] = _to_json_value(value)
+        return out
+    if isinstance(obj, dict):
+        return {k: _to_json_value(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_json_value(v) for v in obj]
+    return obj
+
+
+def _region(span: Span) -> so.Region:
+    return so.Region(start_line=span.start_line, start_column=span.start_col, end_line=span.end_line, end_column=span.end_col)
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or (len(path) > 2 and path[1] == ":")
+
+
+def _physical(span: Span) -> so.PhysicalLocation:
+    if _is_absolute(span.path):
+        artifact = so.ArtifactLocation(uri=Path(span.path).as_uri())
+    else:
+        artifact = so.ArtifactLocation(uri=span.path, uri_base_id=SRCROOT)
+    return so.PhysicalLocation(artifact_location=artifact, region=_region(span))
+
+
+def _location(span: Span, message: str | None = None, ident: int | None = None) -> so.Location:
+    return so.Location(
+        id=ident if ident is not None else -1,
+        physical_location=_physical(span),
+        message=so.Message(text=message) if message else None,
+    )
+
+
+def _rule_descriptor(rule: RuleDescriptor) -> so.ReportingDescriptor:
+    text = lambda s: " ".join(s.split())  # noqa: E731 - collapse the docstring-style wrapping
+    return so.ReportingDescriptor(
+        id=rule.id,
+        name=rule.name,
+        short_description=so.MultiformatMessageString(text=text(rule.summary)),
+        full_description=so.MultiformatMessageString(text=text(rule.description)),
+        help=so.MultiformatMessageString(text=f"{text(rule.runtime)} Fix: {text(rule.fix)}", markdown=documentation(rule)),
+        help_uri=help_uri(rule.id),
+        default_configuration=so.ReportingConfiguration(level=rule.severity.value),
+        properties={
+            "tags": [*rule.properties, *rule.frameworks, "resume-plane"],
+            "precision": "high" if rule.id.startswith("RA7") else "medium",
+            "problem.severity": "error" if rule.severity.value == "error" else "warning",
+        },
+    )
+
+
+def _code_flow(steps: tuple[FlowStep, ...]) -> so.CodeFlow:
+    return so.CodeFlow(
+        thread_flows=[
+            so.ThreadFlow(
+                locations=[
+                    so.ThreadFlowLocation(location=_location(step.span, step.message), nesting_level=0, execution_order=i)
+                    for i, step in enumerate(steps)
+                ]
+            )
+        ]
+    )
+
+
+def _result(f: Finding, index: dict[str, int]) -> so.Result:
+    props: dict[str, Any] = {"tags": list(f.properties), "origin": f.origin}
+    if f.witness:
+        props["witness"] = f.witness
+    return so.Result(
+        rule_id=f.rule_id,
+        rule_index=index[f.rule_id],
+        level=f.severity.value,
+        message=so.Message(text=f"{f.message} Fix: {f.fix}"),
+        locations=[_location(f.span)],
+        related_locations=[_location(r.span, r.message, i) for i, r in enumerate(f.related, start=1)],
+        code_flows=[_code_flow(steps) for steps in f.flows] or None,
+        partial_fingerprints={FINGERPRINT_KEY: f.fingerprint} if f.fingerprint else None,
+        properties=props,
+    )
+
+
+def _notification(n: Notification) -> so.Notification:
+    locations = None
+    if n.path:
+        region = so.Region(start_line=n.line, start_column=n.column) if n.line else None
+        artifact = (
+            so.ArtifactLocation(uri=Path(n.path).as_uri())
+            if _is_absolute(n.path)
+            else so.ArtifactLocation(uri=n.path, uri_base_id=SRCROOT)
+        )
+        locations = [so.Location(physical_location=so.PhysicalLocation(artifact_location=artifact, region=region))]
+    return so.Notification(
+        message=so.Message(text=n.message),
+        level=n.level.value,
+        locations=locations,
+        descriptor=so.ReportingDescriptorReference(id=n.kind.value),
+    )
+
+
+def build_sarif(result: ScanResult) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict."""
+    catalog = descriptors()
+    ids = sorted(set(result.rules_run) | {f.rule_id for f in result.findings})
+    rules = [catalog[i] for i in ids if i in catalog]
+    index = {r.id: i for i, r in enumerate(rules)}
+    root_uri = Path(result.root).resolve().as_uri() + "/"
+    run = so.Run(
+        tool=so.Tool(
+            driver=so.ToolComponent(
+                name="resume-audit",
+                version=__version__,
+                semantic_version=__version__,
+                information_uri="https://github.com/resume-audit/resume-audit",
+                rules=[_rule_descriptor(r) for r in rules],
+            )
+        ),
+        original_uri_base_ids={SRCROOT: so.ArtifactLocation(uri=root_uri)},
+        results=[_result(f, index) for f in result.findings if f.rule_id in index],
+        invocations=[
+            so.Invocation(
+                execution_successful=True,
+                tool_execution_notifications=[_notification(n) for n in result.notifications] or None,
+            )
+        ],
+        column_kind="unicodeCodePoints",
+    )
+    log = _to_json_value(so.SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[run]))
+    # conventional key order: $schema and version first
+    return {"$schema": log.pop("$schema"), "version": log.pop("version"), **log}
+
+
+def render_sarif(result: ScanResult) -> str:
+    return json.dumps(build_sarif(result), indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,134 @@
+"""The terminal report (rich): findings grouped by file, with the code, the consequence and the fix.
+
+It must read well without colour -- piped into a CI log or with ``NO_COLOR``
+set -- so every piece of meaning is in the words and markers (``>`` on the
+flagged lines), never only in a colour.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from auditor.catalog import descriptors
+from auditor.findings import PROPERTIES, Finding, ScanResult, Severity, Span
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
+
+
+def _source_lines(root: str, path: str, cache: dict[str, list[str] | None]) -> list[str] | None:
+    if path not in cache:
+        full = Path(path) if Path(path).is_absolute() else Path(root) / path
+        try:
+            cache[path] = full.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[path] = None
+    return cache[path]
+
+
+def _excerpt(console: Console, span: Span, lines: list[str] | None, indent: str = "    ") -> None:
+    if not lines:
+        return
+    first = max(1, span.start_line - 1)
+    last = min(len(lines), span.end_line if span.end_line - span.start_line < 6 else span.start_line + 5)
+    width = len(str(last))
+    for n in range(first, last + 1):
+        marker = ">" if span.start_line <= n <= span.end_line else " "
+        text = Text(f"{indent}{marker} {n:>{width}} | ", style="dim" if marker == " " else "bold")
+        text.append(lines[n - 1].rstrip())
+        console.print(text, soft_wrap=True)
+
+
+def render_text(result: ScanResult, *, color: bool = False, width: int | None = None) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        width=width or 100,
+        highlight=False,
+        emoji=False,
+    )
+    catalog = descriptors()
+    cache: dict[str, list[str] | None] = {}
+
+    for note in result.notifications:
+        where = note.path or ""
+        if note.line:
+            where += f":{note.line}"
+            if note.column:
+                where += f":{note.column}"
+        console.print(Text(f"warning: {where}: {note.message}" if where else f"warning: {note.message}", style="yellow"))
+    if result.notifications:
+        console.print()
+
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for f in result.findings:
+        by_file[f.span.path].append(f)
+
+    for path in sorted(by_file):
+        console.print(Text(path, style="bold underline"))
+        lines = _source_lines(result.root, path, cache)
+        for f in sorted(by_file[path], key=lambda x: x.sort_key):
+            rule = catalog.get(f.rule_id)
+            name = rule.name if rule else ""
+            props = ", ".join(f"{p} ({PROPERTIES.get(p, p)})" for p in f.properties)
+            head = Text("  ")
+            head.append(f"{f.severity.value.upper()} {f.rule_id}", style=_STYLE[f.severity])
+            head.append(f" {name}  line {f.span.start_line}:{f.span.start_col}")
+            console.print(head)
+            _para(console, "Property: ", props)
+            _excerpt(console, f.span, lines)
+            _para(console, "What will happen: ", f.message)
+            for rel in f.related:
+                rel_lines = _source_lines(result.root, rel.span.path, cache)
+                where = rel.span.path if rel.span.path != path else "line"
+                loc = f"{where}:{rel.span.start_line}" if where != "line" else f"line {rel.span.start_line}"
+                _para(console, f"Related ({loc}): ", rel.message)
+                _excerpt(console, Span(rel.span.path, rel.span.start_line, rel.span.start_col, rel.span.start_line, rel.span.end_col), rel_lines, indent="      ")
+            if f.witness:
+                _para(console, "Witness: ", _witness_text(f.witness))
+            _para(console, "Fix: ", f.fix, label_style="bold green")
+            console.print()
+
+    counts = Counter(f.severity for f in result.findings)
+    parts = [f"{counts[s]} {s.value}" for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE) if counts[s]]
+    summary = f"{len(result.findings)} finding{'s' if len(result.findings) != 1 else ''}"
+    if parts:
+        summary += f" ({', '.join(parts)})"
+    summary += f" in {len(by_file)} file{'s' if len(by_file) != 1 else ''}; {result.files_scanned} file{'s' if result.files_scanned != 1 else ''} scanned"
+    if result.notifications:
+        summary += f"; {len(result.notifications)} could not be analysed (see warnings above)"
+    if result.suppressed:
+        summary += f"; {result.suppressed} suppressed"
+    if result.baselined:
+        summary += f"; {result.baselined} in the baseline"
+    if result.outside_diff:
+        summary += f"; {result.outside_diff} not on changed lines"
+    console.print(Text(summary, style="bold"))
+    by_rule = Counter(f.rule_id for f in result.findings)
+    if by_rule:
+        console.print(Text("by rule: " + ", ".join(f"{r} x{n}" for r, n in sorted(by_rule.items()))))
+    return buffer.getvalue()
+
+
+def _para(console: Console, label: str, body: str, *, label_style: str = "bold") -> None:
+    """A labelled paragraph indented four spaces, wrapped lines included (no trailing padding)."""
+    wrapped = textwrap.fill(
+        label + body, width=max(40, console.width), initial_indent="    ", subsequent_indent="    ",
+        break_long_words=False, break_on_hyphens=False,
+    )
+    text = Text(wrapped)
+    text.stylize(label_style, 4, 4 + len(label))
+    console.print(text, soft_wrap=True)
+
+
+def _witness_text(witness: dict) -> str:
+    return "; ".join(f"{k}={escape(str(v))}" for k, v in witness.items())

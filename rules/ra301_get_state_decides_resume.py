@@ -1,0 +1,294 @@
+"""RA301: ``get_state`` on a possibly parked thread decides whether to resume (check-then-act)."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, FunctionInfo
+from auditor.analysis.syntax import argument, bool_value, is_none, keyword
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import langgraph
+
+from .base import Example, Rule, RuleContext
+from .ra201_fork_without_discriminator import resume_command
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            out.add(cur.value)
+        stack.extend(cur.children)
+    return out
+
+
+def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        cur = stack.pop()
+        if cur is inner:
+            return True
+        stack.extend(cur.children)
+    return False
+
+
+def resume_calls(fn: FunctionInfo, ctx: RuleContext) -> list[CallInfo]:
+    """Runs in ``fn`` that deliver a resume: ``Command(resume=...)`` input, or ``None`` input
+    (the ``update_state`` + ``invoke(None, config)`` form)."""
+    out = []
+    for call in fn.calls:
+        f = call.node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+            continue
+        first = argument(call.node, 0, "input")
+        if is_none(first) or resume_command(first, fn, ctx) is not None:
+            out.append(call)
+    return out
+
+
+def _bound_name(call: cst.Call, ctx: RuleContext) -> str | None:
+    """``snap = graph.get_state(cfg)`` (or ``= await graph.aget_state(cfg)``): ``snap``."""
+    node: cst.CSTNode = call
+    parent = ctx.module.parent(node)
+    if isinstance(parent, cst.Await):
+        node, parent = parent, ctx.module.parent(parent)
+    if isinstance(parent, (cst.Assign,)) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
+
+
+def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
+    """``seed`` and names assigned later from expressions that use it (``parked = bool(snap.next)``)."""
+    names = {seed}
+    changed = True
+    while changed:
+        changed = False
+        for b in fn.bindings:
+            if b.pos > after and b.name not in names and b.kind == "assign" and _names_in(b.value) & names:
+                names.add(b.name)
+                changed = True
+    return names
+
+
+def _decisions(fn: FunctionInfo, uses: set[str], get_state: cst.Call, ctx: RuleContext) -> Iterator[cst.CSTNode]:
+    """``if``/``while`` statements whose test reads the snapshot."""
+    stack: list[cst.CSTNode] = [fn.node.body]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(cur, (cst.If, cst.While)):
+            if _names_in(cur.test) & uses or _contains_node(cur.test, get_state):
+                yield cur
+        stack.extend(cur.children)
+
+
+def _guard_exits(stmt: cst.If) -> bool:
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else stmt.body.body  # type: ignore[union-attr]
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
+            return True
+    return False
+
+
+class GetStateDecidesResume(Rule):
+    id = "RA301"
+    name = "get-state-decides-resume"
+    properties = ("CO",)
+    severity = Severity.WARNING
+    frameworks = ("langgraph",)
+    summary = "get_state() on a possibly parked thread decides whether to resume: concurrent deliveries all pass the check."
+    description = """
+Code reads a thread's state with `get_state()` / `aget_state()` -- "is it
+still waiting at the interrupt?" -- and resumes only if so. Also flagged: a
+`get_state()` on a graph whose saver is remit's cross-process consume gate
+(`remit.wrap(..., cross_process_gate=True)`) without the `remit_inspect`
+opt-out, where the read itself takes the claim.
+"""
+    runtime = """
+The check and the resume are two steps with nothing atomic between them.
+Two deliveries of one approval -- a double-clicked button, a retried
+webhook, two workers on one queue -- both read the parked interrupt, both
+pass the check, and both resume. LangGraph guards interrupt consumption
+with no compare-and-swap on any saver: measured on langgraph 1.2.24, two
+processes resuming one parked interrupt on one SqliteSaver both run the
+gated node (the effect fires twice, each served its own value); the paper
+measured every racer winning up to k=16 on SQLite and PostgreSQL. Under
+remit's gate a bare `get_state` through another saver instance consumes
+the claim, so the real resume is then refused.
+"""
+    fix = """
+Make consumption atomic instead of checking first: claim the interrupt
+with an `INSERT` into a table with a unique key on `(thread_id,
+interrupt_id)` (or `SELECT ... FOR UPDATE`, or an advisory lock) and resume
+only if the insert succeeded; or compile with `remit.wrap(SqliteSaver,
+conn, cross_process_gate=True)`, which refuses the losing racer with
+`RemitConsumeConflict` before any node runs. Under that gate, pass
+`{"configurable": {..., "remit_inspect": True}}` to every inspection.
+"""
+    not_flagged = """
+- `get_state` whose result is only displayed or returned, not used to decide a resume;
+- `get_state` after a resume to read the outcome;
+- resumes guarded by a lock or a claim the code takes first (the rule looks only at `get_state`-based decisions);
+- inspections that pass `remit_inspect` under remit's gate.
+"""
+
+    INVALID = (
+        Example(
+            """
+            from langgraph.types import Command
+
+            def approve(graph, thread_id):
+                config = {"configurable": {"thread_id": thread_id}}
+                snapshot = graph.get_state(config)  # expect: RA301
+                if snapshot.next:
+                    graph.invoke(Command(resume="approved"), config)
+            """,
+            note="Check-then-act on the snapshot.",
+        ),
+        Example(
+            """
+            from langgraph.types import Command
+
+            async def on_webhook(graph, thread_id, decision):
+                cfg = {"configurable": {"thread_id": thread_id}}
+                state = await graph.aget_state(cfg)  # expect: RA301
+                waiting = bool(state.interrupts)
+                if not waiting:
+                    return "already handled"
+                await graph.ainvoke(Command(resume=decision), cfg)
+                return "resumed"
+            """,
+            note="A guard clause on a derived flag; async API.",
+        ),
+        Example(
+            """
+            import remit
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+
+            def status(conn, State, node, thread_id):
+                builder = StateGraph(State)
+                builder.add_node("gate", node)
+                graph = builder.compile(checkpointer=remit.wrap(SqliteSaver, conn, cross_process_gate=True))
+                return graph.get_state({"configurable": {"thread_id": thread_id}}).values  # expect: RA301
+            """,
+            note="Under remit's consume gate a bare inspection takes the claim.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from langgraph.types import Command
+
+            def approve(graph, thread_id):
+                config = {"configurable": {"thread_id": thread_id}}
+                result = graph.invoke(Command(resume="approved"), config)
+                snapshot = graph.get_state(config)
+                print(snapshot.values)
+                return result
+            """,
+            note="get_state reads the outcome after the resume.",
+        ),
+        Example(
+            """
+            def show(graph, thread_id):
+                snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+                if snapshot.next:
+                    return {"status": "waiting", "question": snapshot.interrupts[0].value}
+                return {"status": "done", "values": snapshot.values}
+            """,
+            note="A status endpoint that never resumes.",
+        ),
+        Example(
+            """
+            import remit
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+
+            def status(conn, State, node, thread_id):
+                builder = StateGraph(State)
+                builder.add_node("gate", node)
+                graph = builder.compile(checkpointer=remit.wrap(SqliteSaver, conn, cross_process_gate=True))
+                cfg = {"configurable": {"thread_id": thread_id, "remit_inspect": True}}
+                return graph.get_state(cfg).values
+            """,
+            note="The inspection opts out of the consume gate.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if not ctx.module.uses_any(langgraph.PACKAGES) and not ctx.module.uses_any(("remit",)):
+            return
+        for fn in ctx.module.functions:
+            resumes = None
+            for call in fn.calls:
+                f = call.node.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.GET_STATE_METHODS):
+                    continue
+                gated = self._gate_without_opt_out(call, fn, ctx)
+                if gated is not None:
+                    yield gated
+                    continue
+                if resumes is None:
+                    resumes = resume_calls(fn, ctx)
+                if not resumes:
+                    continue
+                decided = self._decided_resume(call, fn, resumes, ctx)
+                if decided is None:
+                    continue
+                decision, resume = decided
+                yield ctx.finding(
+                    call.node,
+                    f"{ctx.describe_call(call.node)} checks whether the thread is parked and the resume at line "
+                    f"{resume.line} runs only if so. The check and the resume are not atomic: two deliveries of "
+                    f"the same approval both see the parked interrupt and both resume, firing the gated effect twice "
+                    f"(LangGraph has no compare-and-swap on interrupt consumption).",
+                    related=(
+                        Related(ctx.span(decision), "the decision reads the snapshot"),
+                        Related(ctx.span(resume.node), "the resume it gates"),
+                    ),
+                )
+
+    def _decided_resume(self, call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: RuleContext):
+        bound = _bound_name(call.node, ctx)
+        uses = _derived_names(fn, bound, call.order) if bound else set()
+        for decision in _decisions(fn, uses, call.node, ctx):
+            for resume in resumes:
+                if resume.order < call.order:
+                    continue
+                if _contains_node(decision, resume.node):
+                    return decision, resume
+                if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
+                    return decision, resume
+        return None
+
+    def _gate_without_opt_out(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> Finding | None:
+        receiver = call.node.func.value  # type: ignore[union-attr]
+        graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
+        if graph is None:
+            return None
+        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
+        if gate is None or bool_value(gate.value) is not True:
+            return None
+        config = argument(call.node, 0, "config")
+        if config is None:
+            return None
+        shape = ctx.configs.shape(config, fn, ctx.module)
+        if langgraph.REMIT_INSPECT_KEY in shape.keys or shape.partial:
+            return None
+        return ctx.finding(
+            call.node,
+            f"{ctx.describe_call(call.node)} reads a thread whose saver is remit's cross-process consume gate, "
+            f"without the remit_inspect opt-out: if the thread is parked, this read takes the consume claim and "
+            f"the real resume is then refused with RemitConsumeConflict.",
+            related=(Related(ctx.span(wrap, graph.module), "remit.wrap(..., cross_process_gate=True)"),),
+            fix='Pass {"configurable": {..., "remit_inspect": True}} to inspections under the consume gate.',
+        )

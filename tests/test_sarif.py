@@ -1,0 +1,123 @@
+"""SARIF output: valid against the official 2.1.0 schema, complete, and stably fingerprinted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from auditor.api import ScanRequest, resolve_config
+from auditor.engine import scan
+from auditor.fingerprint import FINGERPRINT_KEY
+from auditor.reporters.sarif import build_sarif
+
+from conftest import REPO, write_tree
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+def validate_sarif(log: dict) -> None:
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+
+
+def sarif_for(path: Path, root: Path) -> dict:
+    result = scan([path], resolve_config(ScanRequest(paths=[path])), root)
+    log = build_sarif(result)
+    validate_sarif(log)
+    return log
+
+
+def test_fixture_sarif_is_schema_valid_and_complete() -> None:
+    log = sarif_for(REPO / "fixtures", REPO)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(r["id"] for r in rules)
+    for rule in rules:
+        for key in ("shortDescription", "fullDescription", "help", "helpUri", "defaultConfiguration", "properties"):
+            assert key in rule, (rule["id"], key)
+        assert rule["help"]["markdown"].startswith(f"# {rule['id']}")
+        assert rule["helpUri"].endswith(f"/docs/rules/{rule['id']}.md")
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+        assert set(rule["properties"]["tags"]) & {"EO", "PC", "FD", "FI", "CV", "CO", "RD", "LV"}
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == REPO.as_uri() + "/"
+    assert len(run["results"]) >= 16
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning")
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uriBaseId"] == "SRCROOT"
+        assert loc["artifactLocation"]["uri"].startswith("fixtures/")
+        assert (REPO / loc["artifactLocation"]["uri"]).is_file()
+        region = loc["region"]
+        assert {"startLine", "startColumn", "endLine", "endColumn"} <= region.keys()
+        assert result["relatedLocations"], result
+        assert len(result["partialFingerprints"][FINGERPRINT_KEY]) == 32
+        assert "Fix:" in result["message"]["text"]
+
+
+def test_cross_module_effect_has_code_flow() -> None:
+    log = sarif_for(REPO / "fixtures" / "myagent", REPO)
+    ra101 = [r for r in log["runs"][0]["results"] if r["ruleId"] == "RA101"]
+    flows = [r["codeFlows"] for r in ra101 if "codeFlows" in r]
+    assert flows, "the helper-reached effect must carry a code flow node -> helper -> sink"
+    steps = flows[0][0]["threadFlows"][0]["locations"]
+    uris = [s["location"]["physicalLocation"]["artifactLocation"]["uri"] for s in steps]
+    assert uris == ["fixtures/myagent/myagent/graph.py", "fixtures/myagent/myagent/tools/notify.py"]
+
+
+def test_notifications_for_unparsable_files_are_schema_valid(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"broken.py": "def f(:\n  pass\n", "ok.py": "x = 1\n"})
+    (tmp_path / "latin1.py").write_bytes("s = 'caf\xe9'\n".encode("latin-1"))
+    log = sarif_for(tmp_path, tmp_path)
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    by_uri = {n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: n for n in notes}
+    assert set(by_uri) == {"broken.py", "latin1.py"}
+    assert by_uri["broken.py"]["descriptor"]["id"] == "parse-error"
+    assert by_uri["broken.py"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    assert by_uri["latin1.py"]["descriptor"]["id"] == "decode-error"
+
+
+HAZARD = '''import requests
+from langgraph.types import interrupt
+
+
+def node(state):
+    requests.post("https://example.com/x", json=state)
+    return {"ok": interrupt("go?")}
+
+
+def other(state):
+    requests.post("https://example.com/x", json=state)
+    return {"ok": interrupt("again?")}
+'''
+
+
+def _fingerprints(root: Path) -> dict[int, str]:
+    log = sarif_for(root, root)
+    return {
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["partialFingerprints"][FINGERPRINT_KEY]
+        for r in log["runs"][0]["results"]
+    }
+
+
+def test_fingerprints_survive_unrelated_edits_above(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"agent.py": HAZARD})
+    before = _fingerprints(tmp_path)
+    assert len(set(before.values())) == 2, "identical code in two functions must still get two fingerprints"
+    edited = '"""Module docstring added later."""\nimport os  # new import\n\n' + HAZARD.replace("import requests", "import requests  # http")
+    write_tree(tmp_path, {"agent.py": edited})
+    after = _fingerprints(tmp_path)
+    assert sorted(after) == [k + 3 for k in sorted(before)]
+    assert sorted(after.values()) == sorted(before.values())
+    # changing the flagged line itself changes that finding's fingerprint only
+    write_tree(tmp_path, {"agent.py": HAZARD.replace('requests.post("https://example.com/x", json=state)\n    return {"ok": interrupt("go?")}', 'requests.post("https://example.com/y", json=state)\n    return {"ok": interrupt("go?")}')})
+    changed = _fingerprints(tmp_path)
+    assert len(set(changed.values()) & set(before.values())) == 1
+
+
+@pytest.mark.parametrize("fmt", ["sarif"])
+def test_empty_tree_sarif_is_valid(tmp_path: Path, fmt: str) -> None:
+    log = sarif_for(tmp_path, tmp_path)
+    assert log["runs"][0]["results"] == []
