@@ -26,7 +26,8 @@ import traceback
 from typing import Any, Callable
 
 from .adapters.base import Instruments, Outcome, Session, SourceLocation
-from .adapters.langgraph import GraphShapeError, LangGraphAdapter
+from .adapters import adapter_for
+from .adapters.langgraph import GraphShapeError
 from .effects import EffectSpecError, install_effects
 from .killpoints import EventLog
 from .ledger import Ledger
@@ -296,7 +297,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         sandbox.report = ledger.note
         events = EventLog(kill_at=spec.kill_at)
         instruments = Instruments(ledger, events)
-        adapter = LangGraphAdapter()
+        adapter = adapter_for("langgraph")
         adapter.prepare_process(instruments)
         try:
             _module, obj = import_target(spec.run.target)

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from auditor.findings import Notification, NotificationKind, Severity
 
 from .adapters.base import StoreSettings
-from .adapters.langgraph import LangGraphAdapter
+from .adapters import adapter_for
 from .build import Locator, build_findings
 from .cells import (
     ERROR,
@@ -85,7 +85,7 @@ class _Sweep:
         self.root = root
         self.token = secrets.token_hex(4)
         self.schemas: list[str] = []
-        self.adapter = LangGraphAdapter()
+        self.adapter = adapter_for("langgraph")
         self.preload = self.adapter.preload_modules()
         self._n = 0
         self._lock = threading.Lock()
