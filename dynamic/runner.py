@@ -122,6 +122,10 @@ def _without_main_module():
                 sys.modules["__main__"] = real
 
 
+_LIVE: dict[int, Any] = {}
+_LIVE_LOCK = threading.Lock()
+
+
 def start(spec: ChildSpec, preload: list[str], barrier: Any = None) -> Any:
     os.makedirs(spec.workdir, exist_ok=True)
     from . import child
@@ -130,7 +134,20 @@ def start(spec: ChildSpec, preload: list[str], barrier: Any = None) -> Any:
     proc = ctx.Process(target=child.main, args=(spec, barrier), daemon=False)
     with _without_main_module():
         proc.start()
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
     return proc
+
+
+def kill_all() -> int:
+    """SIGKILL the process groups of every child still running (Ctrl-C, an error in the parent)."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE.values())
+    killed = 0
+    for proc in procs:
+        if proc.pid is not None:
+            killed += kill_group(proc.pid)
+    return killed
 
 
 def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> ChildRun:
@@ -153,6 +170,8 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
                 result = json.load(fh)
         except (OSError, ValueError):
             result = None
+    with _LIVE_LOCK:
+        _LIVE.pop(proc.pid, None)
     run = ChildRun(spec, proc.exitcode, timed_out, result, leftovers, time.monotonic() - started)
     try:
         proc.close()

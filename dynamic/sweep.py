@@ -45,7 +45,7 @@ from .effects import NO_STUB, EffectSpec
 from .killpoints import Event
 from .ledger import Ledger
 from .report import SweepReport
-from .runner import ChildRun, run_child, run_racers
+from .runner import ChildRun, kill_all, run_child, run_racers
 from .spec import ChildSpec, RunSpec
 from .target import TargetError, TargetSpec
 from .values import derive_fork_value, to_jsonable
@@ -62,6 +62,10 @@ Progress = Callable[[int, int, str], None]
 
 class SweepUsageError(ValueError):
     """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+class SweepCancelled(Exception):
+    """Raised in cell workers once the sweep has been abandoned."""
 
 
 def _versions() -> dict[str, str]:
@@ -89,6 +93,8 @@ class _Sweep:
         self.preload = self.adapter.preload_modules()
         self._n = 0
         self._lock = threading.Lock()
+        #: set when the sweep is abandoned (Ctrl-C): no further child is started
+        self.cancelled = threading.Event()
 
     def cell_dir(self, label: str) -> str:
         with self._lock:
@@ -113,9 +119,13 @@ class _Sweep:
                          store=store, phase=phase, **kw)
 
     def child(self, spec: ChildSpec) -> ChildRun:
+        if self.cancelled.is_set():
+            raise SweepCancelled()
         return run_child(spec, self.preload, self.timeout)
 
     def racers(self, specs: list[ChildSpec]) -> list[ChildRun]:
+        if self.cancelled.is_set():
+            raise SweepCancelled()
         return run_racers(specs, self.preload, self.timeout)
 
     def drop_schemas(self) -> None:
@@ -358,7 +368,8 @@ def crash_sweep(
             progress(1, total, "uninterrupted run")
         outcomes: dict[str, tuple[Cell, list[ChildRun], str]] = {}
         workers = max(2, os.cpu_count() or 2)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="resume-audit-cell")
+        try:
             futures = {pool.submit(fn): label for label, fn in jobs}
             done = 1
             for fut in as_completed(futures):
@@ -367,6 +378,13 @@ def crash_sweep(
                 done += 1
                 if progress:
                     progress(done, total, label.split(":", 1)[-1])
+        except BaseException:
+            # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
+            sw.cancelled.set()
+            kill_all()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         for cell, runs, d in outcomes.values():
             all_runs.extend(runs)
             cell_dirs.append(d)
@@ -402,6 +420,7 @@ def crash_sweep(
         report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + report.notifications
         return report
     finally:
+        kill_all()  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
         report.timings = {"total_s": time.monotonic() - started,
                           "children": float(len(all_runs)),
                           "child_s": sum(r.seconds for r in all_runs)}

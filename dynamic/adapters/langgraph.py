@@ -26,11 +26,14 @@ writes land relative to the next node is a thread race, so an unserialised
 sweep would give different verdicts run to run. The adapter therefore runs
 every saver operation of a process in submission order (a sequencer wrapped
 around the executor's submissions) and lets a node start only once every
-operation submitted before it has completed. That is one legal schedule of the
-stock executor -- the one where storage keeps up -- so every duplicate it
-exposes can happen in production, and a kill point names the same durable
-prefix every time. (The wider async window, where the next node's effect fires
-before the previous write lands, is not explored by this schedule.)
+operation submitted before it has completed. For sync graphs the tasks of one
+superstep also run one after another in the loop's task order (through the
+runner-submit hook), so parallel branches interleave the same way every run.
+That is one legal schedule of the stock executor -- the one where storage
+keeps up -- so every duplicate it exposes can happen in production, and a kill
+point names the same durable prefix every time. (The wider async window, where
+the next node's effect fires before the previous write lands, is not explored
+by this schedule; async graphs keep the framework's own task concurrency.)
 """
 
 from __future__ import annotations
@@ -161,6 +164,35 @@ class SaverSequencer:
 
 SEQUENCER = SaverSequencer()
 _PATCHED = False
+
+#: LangGraph's documented hook for how the runner submits a superstep's tasks
+RUNNER_SUBMIT_KEY = "__pregel_runner_submit"
+
+
+def inline_submit(fn, *args, __name__=None, __cancel_on_exit__=False, __reraise_on_exit__=True, __next_tick__=False, **kwargs):  # type: ignore[no-untyped-def]
+    """Run a task to completion at submission, in its own context copy, and return its future.
+
+    Given to the runner of sync graphs through ``RUNNER_SUBMIT_KEY``: the tasks
+    of a superstep then execute one after another in the loop's own task
+    order instead of on a thread pool -- a legal schedule of the stock
+    executor, and the same one every run, so effects in parallel branches
+    land in the same order relative to each other and to the saver's writes.
+    Nested calls (functional-API tasks) run inline too, so nothing can wait on
+    a task that has not started.
+    """
+    import concurrent.futures
+    import contextvars
+
+    fut: concurrent.futures.Future = concurrent.futures.Future()
+    try:
+        fut.set_result(contextvars.copy_context().run(fn, *args, **kwargs))
+    except BaseException as exc:  # the thread pool would have stored it the same way
+        fut.set_exception(exc)
+    return fut
+
+
+def _runner_submit():  # what LangGraph calls to get the submit function
+    return inline_submit
 
 
 def _is_saver_op(fn: Any) -> bool:
@@ -580,7 +612,10 @@ class LangGraphSession(Session):
         self._closers = closers
         self._loop: asyncio.AbstractEventLoop | None = None
         recorder = _make_recorder(instruments, is_async)
-        self.config: dict[str, Any] = {"configurable": {**extra, "thread_id": thread_id}, "callbacks": [recorder]}
+        configurable: dict[str, Any] = {**extra, "thread_id": thread_id}
+        if not is_async:
+            configurable[RUNNER_SUBMIT_KEY] = _runner_submit
+        self.config: dict[str, Any] = {"configurable": configurable, "callbacks": [recorder]}
         self._plain = {"configurable": {**extra, "thread_id": thread_id}}
 
     # -- invoking ---------------------------------------------------------------------

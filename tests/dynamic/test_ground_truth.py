@@ -223,3 +223,29 @@ def test_async_graph_runs_under_async_savers(sweep):
     assert [f.verdict for f in cells(report, "fork")] == ["fail", "fail"]
     others = [x for x in cells(report, "crash") if x is not c]
     assert others and all(x.verdict == "pass" for x in others)
+
+
+# -- protocols with several interrupts, parallel supersteps -------------------------------------
+def test_two_gates_each_crash_recovers_at_the_right_gate(sweep):
+    report = sweep("two_gates.py:builder", effects=["two_gates:issue_refund", "two_gates:send_payout"],
+                   input={"ticket": "T1", "amount": 5}, resume=["ok", "ok"], cells=["crash", "parked"])
+    assert [c.verdict for c in cells(report, "parked")] == ["pass", "pass"]
+    assert cell(report, "parked", "interrupt 1 in node finance").resumed == "Command(resume=...) for pending interrupt 1"
+    assert cell(report, "crash", "resume 2: after put_writes of resume value").resumed.endswith("pending interrupt 1")
+    failing = sorted(c.name for c in cells(report, "crash") if c.verdict != "pass")
+    assert failing == ["resume 1: after effect two_gates.issue_refund in node refund",
+                       "resume 2: after effect two_gates.send_payout in node payout"]
+    assert sorted((f.rule_id, f.scope) for f in report.findings) == [("RA701", "payout"), ("RA701", "refund")]
+
+
+def test_parallel_branches_are_swept_in_one_schedule(sweep):
+    args = dict(effects=["fan_out:send_email"], input={}, resume=[], cells=["crash"])
+    first = sweep("fan_out.py:build", **args)
+    second = sweep("fan_out.py:build", timeout=58, **args)
+    assert first.to_json_stable() == second.to_json_stable()
+    a = cell(first, "crash", "after effect fan_out.send_email in node notify_a")
+    b = cell(first, "crash", "after effect fan_out.send_email in node notify_b")
+    assert a.effects["fan_out.send_email"] == (2, 3) and b.effects["fan_out.send_email"] == (2, 3)
+    # notify_a's write was durable before notify_b started: only notify_b re-runs after the second kill
+    assert b.nodes == {"merge": (1, 1), "notify_a": (1, 1), "notify_b": (1, 2)}
+    assert all(c.verdict == "pass" for c in cells(first, "crash") if "after effect" not in c.name)
