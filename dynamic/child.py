@@ -96,7 +96,7 @@ class Context:
 
 
 def role_dry(ctx: Context) -> dict[str, Any]:
-    ctx.partial["nodes"] = {name: loc.__dict__ for name, loc in ctx.session.node_locations().items()}
+    ctx.partial["nodes"] = {name: loc.__dict__ for name, loc in ctx.session.node_locations(ctx.module).items()}
     ctx.partial["schema"] = ctx.session.schema_kind()
     loc = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
     ctx.partial["target_location"] = loc.__dict__ if loc else None

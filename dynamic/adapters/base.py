@@ -138,8 +138,8 @@ class Session(abc.ABC):
         """"pydantic", "typeddict", "dataclass", "other" or None when the graph declares no state schema."""
 
     @abc.abstractmethod
-    def node_locations(self) -> dict[str, SourceLocation]:
-        """Definition sites of the graph's nodes, for locating findings."""
+    def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
+        """Definition sites of the graph's nodes (and of units of work defined in ``module``), for locating findings."""
 
     @abc.abstractmethod
     def uses_sweep_store(self) -> bool:

@@ -253,16 +253,23 @@ class SaverProbe:
         self.is_async = False
         self._lock = threading.Lock()
 
-    def after_put(self, checkpoint: dict, metadata: dict) -> None:
+    @staticmethod
+    def _where(config: dict) -> str:
+        """" in subgraph <node>" for a nested graph's own checkpoint namespace, else ""."""
+        ns = (config.get("configurable") or {}).get("checkpoint_ns") or ""
+        return f" in subgraph {ns.split('|')[-1].split(':')[0]}" if ns else ""
+
+    def after_put(self, config: dict, checkpoint: dict, metadata: dict) -> None:
         step = metadata.get("step")
         self.cp_steps[checkpoint["id"]] = step
         self.instruments.saver_ops += 1
-        self.instruments.events.emit("put", f"put of checkpoint step {step} ({metadata.get('source', '?')})", step=step)
+        what = f"put of checkpoint step {step} ({metadata.get('source', '?')}){self._where(config)}"
+        self.instruments.events.emit("put", what, step=step)
 
     def after_put_writes(self, config: dict, writes: Any, task_id: str, task_path: str) -> None:
         self.instruments.saver_ops += 1
         node, step, what = self.describe_writes(config, writes, task_id, task_path)
-        self.instruments.events.emit("put_writes", what, step=step, node=node)
+        self.instruments.events.emit("put_writes", what + self._where(config), step=step, node=node)
 
     def _checkpoint_step(self, config: dict) -> int | None:
         cid = config.get("configurable", {}).get("checkpoint_id")
@@ -318,7 +325,7 @@ def _instrumented_class(cls: type) -> type:
 
         def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
             result = super().put(config, checkpoint, metadata, new_versions)
-            self._ra_probe.after_put(checkpoint, metadata)
+            self._ra_probe.after_put(config, checkpoint, metadata)
             self._ra_flush()
             return result
 
@@ -344,7 +351,7 @@ def _instrumented_class(cls: type) -> type:
 
         async def aput(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
             result = await super().aput(config, checkpoint, metadata, new_versions)
-            self._ra_probe.after_put(checkpoint, metadata)
+            self._ra_probe.after_put(config, checkpoint, metadata)
             await self._ra_aflush()
             return result
 
@@ -410,8 +417,12 @@ def _make_recorder(instruments: Instruments, is_async: bool):
             runs[run_id] = ns  # a runnable nested inside the node's own run
             return None
         runs[run_id] = ns
-        if "|" in ns:  # a subgraph's inner node: counted through its parent node
-            return None
+        if "|" in ns:
+            path = md.get("langgraph_path") or ()
+            if not (path and path[0] == "__pregel_push" and len(path) > 1 and isinstance(path[1], tuple)):
+                # a subgraph's own node: named after the subgraph node that runs it
+                node = f"{ns.split(':', 1)[0]}/{node}"
+            # else: a functional-API task called from a node of this graph, recorded under its own name
         return node, ns, md.get("langgraph_step")
 
     def record(node: str, ns: str, step: Any) -> None:
@@ -779,8 +790,20 @@ class LangGraphSession(Session):
                 found.append(InvalidState(p.field, p.error, to_jsonable(p.value), step, tuple(dict.fromkeys(writers)) or ("unknown",)))
         return found
 
-    def node_locations(self) -> dict[str, SourceLocation]:
+    def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
         out: dict[str, SourceLocation] = {}
+        # functional-API tasks are not graph nodes; they run under their function's name
+        try:
+            from langgraph.func import _TaskFunction
+        except ImportError:  # pragma: no cover - older or newer layouts
+            _TaskFunction = None
+        if module is not None and _TaskFunction is not None:
+            for value in vars(module).values():
+                if isinstance(value, _TaskFunction):
+                    func = getattr(value, "func", None)
+                    loc = _function_location(func) if func is not None else None
+                    if loc is not None:
+                        out[getattr(func, "__name__", "")] = loc
         for name in getattr(self.graph, "nodes", {}):
             if name.startswith("__"):
                 continue

@@ -249,3 +249,17 @@ def test_parallel_branches_are_swept_in_one_schedule(sweep):
     # notify_a's write was durable before notify_b started: only notify_b re-runs after the second kill
     assert b.nodes == {"merge": (1, 1), "notify_a": (1, 1), "notify_b": (1, 2)}
     assert all(c.verdict == "pass" for c in cells(first, "crash") if "after effect" not in c.name)
+
+
+def test_functional_api_entrypoint_through_a_factory(sweep):
+    report = sweep("functional_api.py:build", effects=["functional_api:charge_card"], input={"order_id": 9},
+                   resume=["approve"], cells=["crash", "fork", "validity"])
+    effect_cell = cell(report, "crash", "after effect functional_api.charge_card in node charge")
+    assert effect_cell.verdict == "fail" and effect_cell.effects["functional_api.charge_card"] == (1, 2)
+    # once the task's result is durable it is memoized: no re-run
+    assert cell(report, "crash", "after put_writes of node charge").verdict == "pass"
+    assert {c.verdict for c in cells(report, "crash") if c is not effect_cell} == {"pass"}
+    assert [c.verdict for c in cells(report, "fork")] == ["fail", "fail"]
+    assert cell(report, "validity", "schema").verdict == "n/a"
+    [ra701] = [f for f in report.findings if f.rule_id == "RA701"]
+    assert open("fixtures/dynamic/langgraph/functional_api.py").read().splitlines()[ra701.span.start_line - 1].startswith("def charge(")

@@ -118,3 +118,24 @@ def test_bad_targets_and_arguments_fail_clearly(target, kwargs, error, text):
 def test_group_scan_sees_only_live_members():
     assert _group_members(os.getpgrp())  # this test process's own group has at least us
     assert _group_members(2**22 + 12345) == []
+
+
+def test_stub_replaces_a_real_effect(sweep):
+    real = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True], cells=["crash"])
+    dry = cell(real, "dry-run", "uninterrupted")
+    assert dry.verdict == "error" and "refused name lookup of 'api.payments.example'" in dry.detail
+    stubbed = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True],
+                    cells=["crash"], stub="ch_stub")
+    assert stubbed.complete
+    assert cell(stubbed, "dry-run", "uninterrupted").witness["final_state"] == {"order_id": 9, "charge_id": "ch_stub"}
+    assert cell(stubbed, "crash", "after effect paid_api.create_charge in node pay").effects["paid_api.create_charge"] == (1, 2)
+    assert stubbed.protocol["stub"] == "ch_stub"
+
+
+def test_allow_network_lifts_the_refusal(sweep):
+    report = sweep("misbehaving.py:network", allow_network=True, **NONE)
+    dry = cell(report, "dry-run", "uninterrupted")
+    # no route in a sandboxed CI box: the connection fails, but not because resume-audit refused it
+    if dry.verdict == "error":
+        assert "SandboxRefusal" not in dry.detail
+    assert not any("sandbox refused" in n.message for n in report.notifications)
