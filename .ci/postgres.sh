@@ -3,12 +3,12 @@
 # PostgreSQL tests, installing the server from the distribution packages when
 # it is missing.
 #
-# Usage (from .ci/run):   eval "$(.ci/postgres.sh)"
+# Usage:   source .ci/postgres.sh          (exports RESUME_AUDIT_PG_DSN in the caller)
+#      or   eval "$(.ci/postgres.sh)"       (stdout is exactly one `export ...` line)
 #
-# stdout carries exactly one line, `export RESUME_AUDIT_PG_DSN=...`, so the
-# caller can eval it; every log line goes to stderr. When GITHUB_ENV is set the
-# DSN is also appended there for later workflow steps. Idempotent: a second run
-# reuses the running server, role and database.
+# Every log line goes to stderr. When GITHUB_ENV is set the DSN is also
+# appended there for later workflow steps. Idempotent: a second run reuses the
+# running server, role and database.
 set -euo pipefail
 
 PORT="${RESUME_AUDIT_PG_PORT:-54329}"
@@ -72,4 +72,5 @@ log "ready: $DSN"
 if [ -n "${GITHUB_ENV:-}" ]; then
     echo "RESUME_AUDIT_PG_DSN=$DSN" >> "$GITHUB_ENV"
 fi
+export RESUME_AUDIT_PG_DSN="$DSN"
 echo "export RESUME_AUDIT_PG_DSN=$DSN"
