@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing
+from multiprocessing import connection
 import os
 import signal
 import sys
@@ -150,18 +151,36 @@ def kill_all() -> int:
     return killed
 
 
+def _poll(proc: Any) -> int | None:
+    """The child's exit code if it has ended -- read under ``_START_LOCK``.
+
+    A fork-server child's exit status is one message on its sentinel pipe, and
+    ``Process.start()`` polls every other live child (``_cleanup``). Cells run
+    on several threads, so an unlocked ``join`` here and a ``start`` there
+    could both read the pipe: one gets the status, the other EOF and a bogus
+    exit code 255. Every read goes through this lock, as does every start.
+    """
+    with _START_LOCK:
+        return proc.exitcode
+
+
+def _wait(proc: Any, timeout: float) -> int | None:
+    connection.wait([proc.sentinel], max(0.0, timeout))  # waits without reading
+    return _poll(proc)
+
+
 def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> ChildRun:
     """Wait for ``proc`` until ``deadline`` (monotonic), then clean up its group."""
     timed_out = False
-    proc.join(max(0.0, deadline - time.monotonic()))
-    if proc.is_alive():
+    code = _wait(proc, deadline - time.monotonic())
+    if code is None:
         timed_out = True
         kill_group(proc.pid)
         try:
             proc.kill()
         except Exception:
             pass
-        proc.join(10)
+        code = _wait(proc, 10)
     leftovers = kill_group(proc.pid)
     result = None
     if os.path.exists(spec.result_path):
@@ -172,11 +191,12 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
             result = None
     with _LIVE_LOCK:
         _LIVE.pop(proc.pid, None)
-    run = ChildRun(spec, proc.exitcode, timed_out, result, leftovers, time.monotonic() - started)
-    try:
-        proc.close()
-    except Exception:
-        pass
+    run = ChildRun(spec, code, timed_out, result, leftovers, time.monotonic() - started)
+    with _START_LOCK:
+        try:
+            proc.close()
+        except Exception:
+            pass
     return run
 
 

@@ -314,9 +314,9 @@ def crash_sweep(
                     report.cells.append(judge_validity([("uninterrupted run", result)], False, result.get("schema")))
                     locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
                     report.findings = build_findings(report.cells, locator, tspec.text)
+                kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
                 report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + [
-                    Notification(NotificationKind.INTERNAL_ERROR,
-                                 f"the uninterrupted run of {tspec.text} did not complete ({why}); nothing was swept",
+                    Notification(kind, f"the uninterrupted run of {tspec.text} did not complete ({why}); nothing was swept",
                                  level=Severity.ERROR)
                 ]
                 if progress:

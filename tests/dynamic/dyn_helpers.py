@@ -50,6 +50,21 @@ def cell(report: SweepReport, kind: str, name_part: str) -> Cell:
     return found[0]
 
 
+def assert_same_text(a: str, b: str) -> None:
+    """Equal, or fail with a unified diff of the two (stable reports are long)."""
+    if a != b:
+        import difflib
+
+        diff = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "first", "second", n=2))
+        raise AssertionError(f"stable reports differ:\n{diff[:6000]}")
+
+
+def not_passing(report: SweepReport, *kinds: str) -> list[tuple]:
+    """(kind, name, verdict, detail, effects, node runs) of every cell of ``kinds`` that did not pass."""
+    return [(c.kind, c.name, c.verdict, c.detail, c.effects, c.nodes, c.witness)
+            for c in report.cells if c.kind in kinds and c.verdict != "pass"]
+
+
 def rules(report: SweepReport) -> list[str]:
     return sorted(f.rule_id for f in report.findings)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 
-from dyn_helpers import FIXTURES, REPO, run_sweep
+from dyn_helpers import FIXTURES, REPO, assert_same_text, run_sweep
 
 SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 
@@ -56,7 +56,7 @@ def test_clean_graph_exits_0_and_json_carries_the_stable_sweep_section():
     assert data["findings"] == [] and data["sweep"]["summary"]["fail"] == 0
     # the same graph swept in this process gives the same stable section, byte for byte
     in_process = run_sweep("typed_states.py:typeddict_graph", effects=[], input={"n": 1}, resume=[])
-    assert json.dumps(data["sweep"], sort_keys=True) == json.dumps(in_process.stable(), sort_keys=True)
+    assert_same_text(json.dumps(data["sweep"], sort_keys=True, indent=1), json.dumps(in_process.stable(), sort_keys=True, indent=1))
 
 
 def test_fail_on_never_exits_0():
