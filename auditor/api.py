@@ -37,6 +37,10 @@ class ScanRequest:
     write_baseline: Path | None = None
     #: report only findings on lines changed since this git ref
     diff_base: str | None = None
+    #: worker processes (None: one per CPU, 1: in process)
+    jobs: int | None = None
+    #: per-file result cache directory (None: no cache)
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -95,7 +99,7 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
             raise PathNotFound(f"path does not exist: {p}")
     config = resolve_config(request)
     root = (request.root or default_root(request.paths)).resolve()
-    result = engine_scan(request.paths, config, root)
+    result = engine_scan(request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir)
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)

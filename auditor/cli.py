@@ -20,7 +20,8 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from auditor import __version__
-from auditor.api import ScanRequest, run_scan
+from auditor.api import ScanRequest, default_root, run_scan
+from auditor.cache import default_cache_dir
 from auditor.baseline import BaselineError
 from auditor.catalog import descriptors, documentation
 from auditor.config import ConfigError
@@ -138,6 +139,9 @@ def scan(
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings' fingerprints in this file (then exit 0)."),
     diff: Optional[str] = typer.Option(None, "--diff", metavar="BASE_REF", help="Report only findings on lines added or changed since this git ref (merge base to working tree), e.g. --diff origin/main."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: one per CPU]; 1 analyses in this process."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write the per-file result cache."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
 ) -> None:
     """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.
 
@@ -154,7 +158,10 @@ def scan(
         baseline=baseline,
         write_baseline=write_baseline,
         diff_base=diff,
+        jobs=jobs,
     )
+    if not no_cache:
+        request.cache_dir = cache_dir or default_cache_dir((root or default_root(list(paths))).resolve())
     try:
         outcome = run_scan(request)
     except (ConfigError, PathNotFound, BaselineError, DiffError) as exc:

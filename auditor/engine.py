@@ -1,37 +1,80 @@
-"""The static scan: discover, parse, index the project, run the rules, post-process.
+"""The static scan: discover, pre-filter, analyse (in parallel, cached), post-process.
 
-Two passes, because hazards cross files: every file is parsed and indexed
-first (so a node in ``graph.py`` can be seen to reach ``stripe.Charge.create``
-inside ``tools/payments.py``), then each rule checks each module against the
-whole project. Nothing here imports or executes scanned code.
+* **Pre-filter.** Every discovered file is read once as bytes (it has to be,
+  to hash it for the cache). Only files that mention one of the active rules'
+  trigger words -- in practice an import of a framework the rule knows --
+  are parsed and checked; a file that imports no agent framework cannot hold
+  a resume-plane hazard. Undecodable files are reported at this stage.
+* **Lazy project.** Hazards cross files (a node in ``graph.py`` reaching
+  ``stripe.Charge.create`` inside ``tools/payments.py``), so every file is
+  indexed by module name, and the modules an analysis reaches are parsed on
+  demand.
+* **Parallel.** Candidate files are analysed by a standard process pool; the
+  output order is deterministic (sorted by location) whatever the schedule.
+* **Cache.** Per-file results are cached as JSON keyed by the tool version,
+  the configuration, the file's content and the content of every module its
+  analysis touched, so an unchanged tree rescans at I/O speed.
+* **Never stuck.** Each file's analysis has a time limit; a file that exceeds
+  it, or trips a rule bug, is reported as a notification and the scan goes on.
+
+Nothing here imports or executes scanned code.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import hashlib
+import os
+import signal
+import threading
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from auditor import __version__
 from auditor.analysis.configs import ConfigEvaluator
 from auditor.analysis.effects import EffectModel
 from auditor.analysis.facts import ModuleFacts, build_module_facts
-from auditor.analysis.project import Project, module_name_for
-from auditor.analysis.source import SourceText, parse_source, read_source
+from auditor.analysis.project import Project, SourceFile, module_name_for
+from auditor.analysis.source import SourceText, decode_source, parse_source, read_source
+from auditor.cache import ResultCache
 from auditor.config import Config
-from auditor.discovery import SourcePath, discover
+from auditor.discovery import discover
 from auditor.findings import Finding, Notification, NotificationKind, ScanResult
 from auditor.fingerprint import assign_fingerprints
-from auditor.suppression import is_suppressed, parse_suppressions
 from auditor.rules import Rule, RuleContext, all_rules
+from auditor.suppression import is_suppressed, parse_suppressions
+
+#: Import names of each framework tag a rule declares (``Rule.frameworks``).
+FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
+    "langgraph": ("langgraph",),
+    "llamaindex-workflows": ("workflows", "llama_index"),
+    "crewai": ("crewai",),
+    "pydantic-graph": ("pydantic_graph",),
+}
+
+#: Below this many candidate files a pool costs more than it saves: each worker builds the
+#: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
+PARALLEL_THRESHOLD = 200
+DEFAULT_TIME_LIMIT = 60.0
 
 
-def load_module(source_path: SourcePath) -> ModuleFacts | Notification:
-    """Read, parse and index one file; every failure becomes a notification."""
-    source = read_source(source_path.path, source_path.display)
-    if isinstance(source, Notification):
-        return source
-    return index_source(source)
+def rule_triggers(rules: Sequence[Rule]) -> tuple[bytes, ...]:
+    """Byte strings whose presence makes a file worth parsing for these rules."""
+    words: set[str] = set()
+    for rule in rules:
+        explicit = getattr(type(rule), "triggers", ())
+        if explicit:
+            words.update(explicit)
+            continue
+        for framework in type(rule).frameworks:
+            for package in FRAMEWORK_PACKAGES.get(framework, (framework,)):
+                words.update({f"import {package}", f"from {package}"})
+    return tuple(sorted(w.encode() for w in words))
 
+
+# -- loading ---------------------------------------------------------------------------------
 
 def index_source(source: SourceText) -> ModuleFacts | Notification:
     tree = parse_source(source)
@@ -50,31 +93,130 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
         )
 
 
+def load_module(path: Path, display: str) -> ModuleFacts | Notification:
+    """Read, parse and index one file; every failure becomes a notification."""
+    source = read_source(path, display)
+    if isinstance(source, Notification):
+        return source
+    return index_source(source)
+
+
 def active_rules(config: Config) -> list[Rule]:
     return [rule() for rule in all_rules() if config.rule_enabled(rule.id)]
 
 
-def check_modules(
-    modules: Sequence[ModuleFacts], config: Config, rules: Sequence[Rule]
-) -> tuple[list[Finding], list[Notification]]:
-    """Run ``rules`` over ``modules`` with the whole set as the project."""
-    project = Project(modules)
-    effects = EffectModel(config.effect_sinks, config.safe_calls)
-    configs = ConfigEvaluator(project)
-    findings: list[Finding] = []
-    notes: list[Notification] = []
-    for module in modules:
-        for rule in rules:
-            ctx = RuleContext(rule, module, project, effects, configs)
+# -- one file's analysis --------------------------------------------------------------------
+
+@dataclass
+class FileResult:
+    """What analysing one candidate file produced, and what it depended on."""
+
+    display: str
+    findings: list[Finding] = field(default_factory=list)
+    notifications: list[Notification] = field(default_factory=list)
+    suppressed: int = 0
+    #: resolved path -> content hash of every module the analysis looked into
+    deps: dict[str, str] = field(default_factory=dict)
+    mention_words: list[str] = field(default_factory=list)
+
+
+class _TimeLimit(Exception):
+    pass
+
+
+class _Alarm:
+    """A per-file wall-clock limit (SIGALRM; only where signals can be used: the main thread)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.active = bool(seconds) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+
+    def __enter__(self) -> "_Alarm":
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, self._raise)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+    @staticmethod
+    def _raise(signum: int, frame: object) -> None:
+        raise _TimeLimit()
+
+
+class Analyzer:
+    """Analyses candidate files against a lazily loaded project. One per process."""
+
+    def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
+                 hashes: dict[str, str], texts: dict[Path, bytes] | None = None) -> None:
+        self.config = config
+        self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
+        self.time_limit = time_limit
+        self.hashes = hashes
+        self.by_path = {f.path: f for f in files}
+        self.load_notes: dict[Path, Notification] = {}
+        cached = texts or {}
+        self.project = Project(files=files, loader=self._load, texts=lambda p: cached[p] if p in cached else _read_bytes(p))
+        self.effects = EffectModel(config.effect_sinks, config.safe_calls)
+        self.configs = ConfigEvaluator(self.project)
+
+    def _load(self, entry: SourceFile) -> ModuleFacts | None:
+        loaded = load_module(entry.path, entry.display)
+        if isinstance(loaded, Notification):
+            self.load_notes[entry.path] = loaded
+            return None
+        return loaded
+
+    def analyse(self, path: Path) -> FileResult:
+        entry = self.by_path[path]
+        result = FileResult(entry.display)
+        self.project.touched = set()
+        self.project.mention_words = set()
+        try:
+            with _Alarm(self.time_limit):
+                module = self.project.load(entry)
+                if module is None:
+                    note = self.load_notes.get(entry.path)
+                    if note is not None:
+                        result.notifications.append(note)
+                else:
+                    raw = self._check(module, result)
+                    by_file: dict[str, list[Finding]] = {}
+                    for f in raw:
+                        by_file.setdefault(f.span.path, []).append(f)
+                    for display, group in sorted(by_file.items()):
+                        where = module if display == module.display_path else self.project.module_for_display(display)
+                        if where is None:
+                            continue
+                        kept, dropped = postprocess(group, where, self.config, self.rules)
+                        result.findings.extend(kept)
+                        result.suppressed += dropped
+        except _TimeLimit:
+            result.findings = []
+            result.notifications.append(
+                Notification(NotificationKind.TIMEOUT, f"analysis took longer than {self.time_limit:g} s; file skipped", entry.display)
+            )
+        except RecursionError:
+            result.findings = []
+            result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
+        result.deps = {str(p): self.hashes.get(str(p), "") for p in sorted(self.project.touched)}
+        result.mention_words = sorted(self.project.mention_words)
+        return result
+
+    def _check(self, module: ModuleFacts, result: FileResult) -> list[Finding]:
+        findings: list[Finding] = []
+        for rule in self.rules:
+            ctx = RuleContext(rule, module, self.project, self.effects, self.configs)
             try:
                 findings.extend(rule.check(ctx))
-            except RecursionError:
-                notes.append(
-                    Notification(NotificationKind.INTERNAL_ERROR, f"{rule.id} skipped this file: nesting too deep", module.display_path)
-                )
+            except (_TimeLimit, RecursionError):
+                raise
             except Exception as exc:  # a rule bug must not lose the rest of the scan
                 where = traceback.extract_tb(exc.__traceback__)[-1]
-                notes.append(
+                result.notifications.append(
                     Notification(
                         NotificationKind.INTERNAL_ERROR,
                         f"{rule.id} failed on this file ({exc.__class__.__name__}: {str(exc)[:120]} at "
@@ -82,41 +224,32 @@ def check_modules(
                         module.display_path,
                     )
                 )
-    return findings, notes
+        return findings
 
 
-def postprocess(
-    findings: Iterable[Finding], modules: Sequence[ModuleFacts], config: Config, rules: Sequence[Rule]
-) -> tuple[list[Finding], int]:
-    """Suppression comments, per-path ignores, one finding per location, fingerprints."""
-    by_path = {m.display_path: m for m in modules}
-    suppressions = {m.display_path: parse_suppressions(m.source) for m in modules}
+def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule]) -> tuple[list[Finding], int]:
+    """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file."""
+    suppressions = parse_suppressions(module.source)
+    relative = _config_relative(module, config)
     kept: list[Finding] = []
     suppressed = 0
     for f in findings:
-        if config.ignored_for_path(f.rule_id, _config_relative(f.span.path, modules, config)):
-            suppressed += 1
-            continue
-        if is_suppressed(suppressions.get(f.span.path, {}), f.rule_id, f.span.start_line, f.span.end_line):
+        if config.ignored_for_path(f.rule_id, relative) or is_suppressed(suppressions, f.rule_id, f.span.start_line, f.span.end_line):
             suppressed += 1
             continue
         kept.append(f)
     kept = one_per_location(kept, {type(r).id: type(r) for r in rules})
-    lines = {path: m.lines for path, m in by_path.items()}
-    return assign_fingerprints(kept, lines), suppressed
+    return assign_fingerprints(kept, {module.display_path: module.lines}), suppressed
 
 
-def _config_relative(display: str, modules: Sequence[ModuleFacts], config: Config) -> str:
+def _config_relative(module: ModuleFacts, config: Config) -> str:
     base = config.base_dir
     if base is None:
-        return display
-    for m in modules:
-        if m.display_path == display:
-            try:
-                return m.path.resolve().relative_to(base.resolve()).as_posix()
-            except ValueError:
-                return display
-    return display
+        return module.display_path
+    try:
+        return module.path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return module.display_path
 
 
 def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> list[Finding]:
@@ -139,27 +272,144 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
     return out
 
 
-def scan(paths: Sequence[Path], config: Config, root: Path) -> ScanResult:
-    """Scan ``paths`` and return findings and notifications (never raises for bad files)."""
+# -- process pool plumbing ------------------------------------------------------------------
+
+_WORKER: Analyzer | None = None
+
+
+def _init_worker(files, config, rule_ids, time_limit, hashes, texts) -> None:
+    global _WORKER
+    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts)
+
+
+def _work(paths: list[Path]) -> list[FileResult]:
+    assert _WORKER is not None
+    return [_WORKER.analyse(p) for p in paths]
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _chunks(items: list[Path], n: int) -> list[list[Path]]:
+    size = max(1, -(-len(items) // (n * 4)))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+# -- the scan -------------------------------------------------------------------------------
+
+def scan(
+    paths: Sequence[Path],
+    config: Config,
+    root: Path,
+    *,
+    jobs: int | None = None,
+    cache_dir: Path | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> ScanResult:
+    """Scan ``paths`` and return findings and notifications (never raises for bad files).
+
+    ``jobs``: worker processes (None: one per CPU; 1: in this process).
+    ``cache_dir``: where per-file results are cached (None: no cache).
+    """
     rules = active_rules(config)
-    modules: list[ModuleFacts] = []
+    rule_ids = [type(r).id for r in rules]
+    triggers = rule_triggers(rules)
     notifications: list[Notification] = []
-    files = 0
+    discovered = 0
+    files: list[SourceFile] = []
+    hashes: dict[str, str] = {}
+    #: every file's bytes, read once: project-wide text questions and the cache reuse them
+    raw_texts: dict[Path, bytes] = {}
+    candidates: list[Path] = []
     for source_path in discover(paths, root, config.exclude):
-        files += 1
-        loaded = load_module(source_path)
-        if isinstance(loaded, Notification):
-            notifications.append(loaded)
+        discovered += 1
+        raw = _read_bytes(source_path.path)
+        if raw is None:
+            note = read_source(source_path.path, source_path.display)
+            notifications.append(note if isinstance(note, Notification) else Notification(NotificationKind.UNREADABLE, "cannot read file", source_path.display))
+            continue
+        name, is_package = module_name_for(source_path.path)
+        entry = SourceFile(source_path.path.resolve(), source_path.display, name, is_package)
+        files.append(entry)
+        raw_texts[entry.path] = raw
+        hashes[str(entry.path)] = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        decoded = decode_source(raw, entry.path, entry.display)  # cheap, and a bad file is reported whatever it holds
+        if isinstance(decoded, Notification):
+            notifications.append(decoded)
+            continue
+        if any(t in raw for t in triggers):
+            candidates.append(entry.path)
+
+    cache = ResultCache(cache_dir, key_parts=[__version__, ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
+    results: dict[Path, FileResult] = {}
+    todo: list[Path] = []
+    texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
+    for path in candidates:
+        cached = cache.get(str(path), hashes, lambda word: _mentions(word, files, texts)) if cache else None
+        if cached is not None:
+            results[path] = cached
         else:
-            modules.append(loaded)
-    raw, notes = check_modules(modules, config, rules)
-    notifications.extend(notes)
-    findings, suppressed = postprocess(raw, modules, config, rules)
+            todo.append(path)
+
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts)
+        ) as pool:
+            by_display = {f.display: f.path for f in files}
+            for chunk_result in pool.map(_work, _chunks(todo, workers)):
+                for r in chunk_result:
+                    results[by_display[r.display]] = r
+    elif todo:
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts)
+        for path in todo:
+            results[path] = analyzer.analyse(path)
+    if cache:
+        for path in todo:
+            cache.put(str(path), hashes[str(path)], results[path], lambda word: _mentions(word, files, texts))
+
+    findings: list[Finding] = []
+    suppressed = 0
+    seen: set[tuple] = set()
+    for path in candidates:
+        r = results[path]
+        for f in r.findings:  # a finding in a shared helper can be reached from two files
+            key = (f.rule_id, f.span, f.fingerprint)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
+        notifications.extend(r.notifications)
+        suppressed += r.suppressed
+    findings.sort(key=lambda f: f.sort_key)
+    notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
     return ScanResult(
         findings=findings,
         notifications=notifications,
-        files_scanned=files,
+        files_scanned=discovered,
         root=str(root),
-        rules_run=tuple(type(r).id for r in rules),
+        rules_run=tuple(rule_ids),
         suppressed=suppressed,
+        files_analysed=len(candidates),
     )
+
+
+def _module_set(files: Sequence[SourceFile]) -> str:
+    """Fingerprint of which module names exist: a new module can resolve an import that
+    did not resolve before, which must invalidate cached results."""
+    return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode(), digest_size=16).hexdigest()
+
+
+def _mentions(word: str, files: Sequence[SourceFile], texts: dict[str, bytes]) -> list[str]:
+    needle = word.encode()
+    out = []
+    for f in files:
+        key = str(f.path)
+        if key not in texts:
+            texts[key] = _read_bytes(f.path) or b""
+        if needle in texts[key]:
+            out.append(key)
+    return sorted(out)

@@ -144,6 +144,8 @@ class ScanResult:
     suppressed: int = 0
     #: findings left out by ``--diff`` because they are not on changed lines
     outside_diff: int = 0
+    #: files that passed the pre-filter and were parsed and checked
+    files_analysed: int = 0
 
     def worst(self) -> Severity | None:
         if not self.findings:

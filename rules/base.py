@@ -63,6 +63,9 @@ class Rule:
     not_flagged: ClassVar[str] = ""
     #: rule ids that take precedence when both fire at the same location
     yields_to: ClassVar[tuple[str, ...]] = ()
+    #: text that makes a file worth parsing for this rule (the scan's pre-filter); empty:
+    #: an import of one of the rule's ``frameworks``
+    triggers: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 
@@ -137,8 +140,12 @@ class RuleContext:
         related: Iterable[Related] = (),
         flows: Iterable[tuple[FlowStep, ...]] = (),
         fix: str | None = None,
+        module: "ModuleFacts | None" = None,
     ) -> Finding:
-        fn = self.module.enclosing_function(node)
+        """A finding at ``node`` (in ``module``, default the module being checked: a rule
+        checking where a graph is compiled may report in the module defining its node)."""
+        where = module or self.module
+        fn = where.enclosing_function(node)
         scope = fn.qualname if fn is not None else "<module>"
         return Finding(
             rule_id=self.rule.id,
@@ -146,7 +153,7 @@ class RuleContext:
             properties=self.rule.properties,
             message=message,
             fix=fix or _first_paragraph(self.rule.fix),
-            span=self.span(node),
+            span=self.span(node, where),
             related=tuple(related),
             flows=tuple(f for f in flows if f),
             scope=scope,

@@ -58,7 +58,8 @@ durably and skip it when already done.
 - effects in a branch that always returns or raises before reaching the `interrupt()`;
 - effects keyed by an idempotency key (`idempotency_key=`, an `Idempotency-Key` header, SQS `MessageDeduplicationId`, ...);
 - effects in a *different* node that ran before the interrupting node (completed nodes are not re-run on the interrupt path);
-- static breakpoints (`interrupt_before=[...]`): no node code runs before them.
+- static breakpoints (`interrupt_before=[...]`): no node code runs before them;
+- calls to a `@task` before the `interrupt()`: the task's result is replayed on resume, not re-run (measured on langgraph 1.2.24: a task called before `interrupt()` in a node or an entrypoint ran once across park and resume while the body ran twice).
 """
 
     INVALID = (
@@ -152,6 +153,27 @@ durably and skip it when already done.
         ),
         Example(
             """
+            import smtplib
+
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.func import entrypoint, task
+            from langgraph.types import interrupt
+
+            @task
+            def send_receipt(email: str) -> bool:
+                with smtplib.SMTP("localhost") as smtp:
+                    smtp.sendmail("shop@example.com", [email], "receipt")
+                return True
+
+            @entrypoint(checkpointer=InMemorySaver())
+            def order(email: str) -> dict:
+                sent = send_receipt(email).result()
+                return {"sent": sent, "ok": interrupt("ship?")}
+            """,
+            note="A @task before the interrupt is memoised: the resume replays its result.",
+        ),
+        Example(
+            """
             import requests
 
             def interrupt(msg):
@@ -181,6 +203,8 @@ durably and skip it when already done.
             for call in fn.calls:
                 if id(call.node) in interrupt_calls:
                     continue
+                if langgraph.calls_task(call.node, call.function, ctx.module, project):
+                    continue  # a @task's result is replayed on resume, not re-run
                 effect = ctx.effect_reached(call)
                 if effect is None:
                     continue

@@ -178,7 +178,7 @@ interrupt.
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        if not ctx.project.modules or not _project_uses_langgraph(ctx):
+        if not _project_uses_langgraph(ctx):
             return
         for info in run_calls(ctx):
             fn = info.function

@@ -129,3 +129,11 @@ def test_docs_pages_are_current() -> None:
         page = REPO / "docs" / "rules" / f"{rule.id}.md"
         assert page.is_file(), f"missing {page}; run python -m auditor.docs"
         assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m auditor.docs"
+
+
+def test_readme_lists_every_rule() -> None:
+    from auditor.rules import all_rules
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for rule in all_rules():
+        assert f"| [{rule.id}](docs/rules/{rule.id}.md) |" in readme, f"README rule table lacks {rule.id}"

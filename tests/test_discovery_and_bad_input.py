@@ -46,16 +46,20 @@ def test_symlink_loops_are_not_followed(tmp_path: Path) -> None:
 
 
 def test_bad_files_are_reported_and_the_scan_goes_on(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"good.py": HAZARD, "broken.py": "def f(:\n    pass\n", "bom.py": "\ufeff" + HAZARD})
+    broken_agent = "from langgraph.types import interrupt\n\ndef f(:\n    pass\n"
+    write_tree(tmp_path, {"good.py": HAZARD, "broken.py": broken_agent, "bom.py": "\ufeff" + HAZARD, "plain.py": "x = (\n"})
     (tmp_path / "binary.py").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     os.symlink(tmp_path / "gone.py", tmp_path / "dangling.py")
     result = scan([tmp_path], Config(), tmp_path)
     kinds = {n.path: n.kind.value for n in result.notifications}
     assert kinds == {"broken.py": "parse-error", "binary.py": "decode-error", "dangling.py": "unreadable"}
     broken = [n for n in result.notifications if n.path == "broken.py"][0]
-    assert broken.line == 1 and "does not parse" in broken.message
+    assert broken.line == 3 and "does not parse" in broken.message
     assert sorted((f.span.path, f.span.start_line) for f in result.findings) == [("bom.py", 6), ("good.py", 6)]
-    assert result.files_scanned == 5
+    assert result.files_scanned == 6
+    # plain.py imports no framework: it cannot hold a hazard, so it is not parsed (and its
+    # syntax error is not this tool's to report); the three framework files were analysed
+    assert result.files_analysed == 3
 
 
 def test_the_scan_never_imports_scanned_code(tmp_path: Path) -> None:

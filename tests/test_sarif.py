@@ -68,14 +68,14 @@ def test_cross_module_effect_has_code_flow() -> None:
 
 
 def test_notifications_for_unparsable_files_are_schema_valid(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"broken.py": "def f(:\n  pass\n", "ok.py": "x = 1\n"})
+    write_tree(tmp_path, {"broken.py": "import langgraph\ndef f(:\n  pass\n", "ok.py": "x = 1\n"})
     (tmp_path / "latin1.py").write_bytes("s = 'caf\xe9'\n".encode("latin-1"))
     log = sarif_for(tmp_path, tmp_path)
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     by_uri = {n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: n for n in notes}
     assert set(by_uri) == {"broken.py", "latin1.py"}
     assert by_uri["broken.py"]["descriptor"]["id"] == "parse-error"
-    assert by_uri["broken.py"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    assert by_uri["broken.py"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     assert by_uri["latin1.py"]["descriptor"]["id"] == "decode-error"
 
 

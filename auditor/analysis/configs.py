@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts
+from auditor.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.syntax import dict_items, keyword, string_value
 
 if TYPE_CHECKING:
@@ -226,5 +226,5 @@ def _subscript_keys(fn: FunctionInfo, name: str, module: ModuleFacts) -> list[tu
                             if key is not None:
                                 found.append((key, arg))
 
-    fn.node.body.visit(_V())
+    visit_fast(fn.node.body, _V())
     return found

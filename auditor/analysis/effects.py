@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.resolve import Resolver
 from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value
 
@@ -311,5 +311,5 @@ def _subscript_assignments(fn: FunctionInfo, name: str) -> list[str]:
                     if key is not None:
                         keys.append(key)
 
-    fn.node.body.visit(_V())
+    visit_fast(fn.node.body, _V())
     return keys

@@ -9,6 +9,7 @@ fast.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
@@ -168,7 +169,7 @@ class ModuleFacts:
     # -- positions (computed on first use: only modules with findings pay) ---
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
         if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
+            self._positions = _positions_of(self.tree, self.wrapper)
         rng = self._positions[node]  # type: ignore[index]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
@@ -229,6 +230,18 @@ class ModuleFacts:
     _class_by_qualname: dict = field(default_factory=dict)
 
 
+def _positions_of(tree: cst.Module, wrapper: MetadataWrapper):
+    """Line/column ranges of every node. PositionProvider's own code generation, run directly:
+    going through ``MetadataWrapper.resolve`` adds a full (and here useless) batched visit of
+    the tree, which costs as much again."""
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(tree)
+        return provider._computed
+    except AttributeError:  # pragma: no cover - a LibCST that reorganised its providers
+        return wrapper.resolve(PositionProvider)
+
+
 def build_module_facts(
     path: Path, display_path: str, module_name: str, is_package: bool, source: str, tree: cst.Module
 ) -> ModuleFacts:
@@ -244,7 +257,7 @@ def build_module_facts(
         tree=wrapper.module,
         wrapper=wrapper,
     )
-    wrapper.module.visit(_Collector(facts))
+    _Collector(facts).run(wrapper.module)
     return facts
 
 
@@ -259,8 +272,99 @@ def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-class _Collector(cst.CSTVisitor):
-    """Fills a ModuleFacts: structure (parents, Euler-tour order), scopes, bindings, calls, imports."""
+#: Fields that only hold whitespace, punctuation or comments: never walked.
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+        "newline", "equal", "colon", "dot", "star", "asynchronous", "operator", "lbracket", "rbracket",
+        "lbrace", "rbrace", "default_comma", "star_tok", "whitespace", "trailing_whitespace", "indent",
+    }
+)
+_TOKEN_TYPES = (
+    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comma,
+    cst.Semicolon, cst.LeftParen, cst.RightParen, cst.AssignEqual, cst.Colon, cst.Dot,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Children walked in the enclosing scope before a def/class body (decorators, defaults,
+#: annotations and bases are evaluated where the def statement runs, not in the new scope).
+_HEADER_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "params", "returns"),
+    cst.ClassDef: ("decorators", "bases", "keywords"),
+}
+_BODY = "body"
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = _FIELDS[tp] = tuple(
+            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP_FIELDS and "whitespace" not in f.name
+        )
+    return names
+
+
+_IS_TOKEN: dict[type, bool] = {}
+
+
+def _walkable(value: object) -> bool:
+    """A CST node worth walking (not whitespace or punctuation); memoised per type because
+    ``isinstance`` against LibCST's abstract base classes is slow."""
+    tp = type(value)
+    verdict = _IS_TOKEN.get(tp)
+    if verdict is None:
+        verdict = _IS_TOKEN[tp] = isinstance(value, cst.CSTNode) and not isinstance(value, _TOKEN_TYPES)
+    return verdict
+
+
+def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name, None)
+        if value is None:
+            continue
+        if type(value) in (list, tuple):
+            out.extend(v for v in value if _walkable(v))
+        elif _walkable(value):
+            out.append(value)
+    return out
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The meaningful child nodes of ``node`` in source order (whitespace and punctuation left out)."""
+    return _children(node, _fields(type(node)))
+
+
+def visit_fast(node: cst.CSTNode, visitor: object) -> None:
+    """Run a visitor's ``visit_X`` / ``leave_X`` methods over ``node``'s subtree without
+    LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children)."""
+    stack: list[tuple[bool, cst.CSTNode]] = [(False, node)]
+    while stack:
+        leaving, cur = stack.pop()
+        name = type(cur).__name__
+        if leaving:
+            leave = getattr(visitor, "leave_" + name, None)
+            if leave is not None:
+                leave(cur)
+            continue
+        visit = getattr(visitor, "visit_" + name, None)
+        if visit is not None and visit(cur) is False:
+            continue
+        stack.append((True, cur))
+        stack.extend((False, c) for c in reversed(children(cur)))
+
+
+_ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2
+
+
+class _Collector:
+    """Fills a ModuleFacts: structure (parents, Euler-tour order), scopes, bindings, calls, imports.
+
+    It walks the tree itself, over each node's dataclass fields, rather than through
+    ``CSTNode.visit``: LibCST's visitor machinery rebuilds and re-validates every node
+    it passes, which costs about as much as parsing; this walk is ~5x cheaper. Children
+    are visited in source order, except that a def's decorators, defaults and
+    annotations are walked first, in the enclosing scope, where Python evaluates them.
+    """
 
     def __init__(self, facts: ModuleFacts) -> None:
         self.f = facts
@@ -269,21 +373,43 @@ class _Collector(cst.CSTVisitor):
         #: lambda bodies run later, when (and if) the lambda is called: their calls are not the function's own
         self.lambda_depth = 0
         self._scope_chain: list[str] = []
-        self._stack: list[cst.CSTNode] = []
         self._counter = 0
 
-    # -- structure ---------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self._counter += 1
-        self.f._meta[node] = [self._stack[-1] if self._stack else None, self._counter, 0]
-        self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._counter += 1
-        self.f._meta[original_node][2] = self._counter
-        self._stack.pop()
+    def run(self, module: cst.Module) -> None:
+        meta = self.f._meta
+        # stack items: (node, parent) to enter, or (marker, node)
+        stack: list[tuple] = [(module, None)]
+        while stack:
+            item, other = stack.pop()
+            if item is _LEAVE:
+                self._counter += 1
+                meta[other][2] = self._counter
+                leave = getattr(self, "leave_" + type(other).__name__, None)
+                if leave is not None:
+                    leave(other)
+                continue
+            if item is _ENTER_SCOPE:
+                self._enter_scope(other)
+                continue
+            if item is _LEAVE_SCOPE:
+                self._leave_scope(other)
+                continue
+            node = item
+            self._counter += 1
+            meta[node] = [other, self._counter, 0]
+            visit = getattr(self, "visit_" + type(node).__name__, None)
+            if visit is not None:
+                visit(node)
+            stack.append((_LEAVE, node))
+            tp = type(node)
+            header = _HEADER_FIELDS.get(tp)
+            if header is not None:
+                body = getattr(node, _BODY)
+                later = [(_LEAVE_SCOPE, node), (body, node), (_ENTER_SCOPE, node)]
+                stack.extend(later)
+                stack.extend((c, node) for c in reversed(_children(node, header)))
+            else:
+                stack.extend((c, node) for c in reversed(_children(node, _fields(tp))))
 
     def _order(self, node: cst.CSTNode) -> Order:
         return self.f._meta[node][1]
@@ -301,8 +427,6 @@ class _Collector(cst.CSTVisitor):
         self.f.classes.append(info)
         self.f._class_by_node[node] = info
         self.f._class_by_qualname[qual] = info
-        self.class_stack.append(info)
-        self._scope_chain.append(node.name.value)
         for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -320,8 +444,18 @@ class _Collector(cst.CSTVisitor):
                             )
                         )
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.class_stack.pop()
+    def _enter_scope(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.ClassDef):
+            self.class_stack.append(self.f._class_by_node[node])
+        else:
+            self.func_stack.append(self.f._function_by_node[node])
+        self._scope_chain.append(node.name.value)  # type: ignore[attr-defined]
+
+    def _leave_scope(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.ClassDef):
+            self.class_stack.pop()
+        else:
+            self.func_stack.pop()
         self._scope_chain.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -349,8 +483,6 @@ class _Collector(cst.CSTVisitor):
         self.f.functions.append(info)
         self.f._function_by_node[node] = info
         self.f._function_by_qualname[qual] = info
-        self.func_stack.append(info)
-        self._scope_chain.append(node.name.value)
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             if param.annotation is not None:
@@ -360,10 +492,6 @@ class _Collector(cst.CSTVisitor):
         parent = self.f.parent(node)
         # FunctionDef -> IndentedBlock -> ClassDef
         return isinstance(parent, cst.IndentedBlock) and isinstance(self.f.parent(parent), cst.ClassDef)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.func_stack.pop()
-        self._scope_chain.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.lambda_depth += 1

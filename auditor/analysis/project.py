@@ -6,12 +6,14 @@ the parsed modules of the scan, resolves a qualified name to the function or
 class it denotes (following re-exports), and answers reachability questions
 ("does this call reach an effect sink? by which path?") over the call graph,
 memoised per question. It stops at the project boundary: anything not parsed
-in this scan is opaque, and nothing is ever imported.
+in this scan is opaque, and nothing is ever imported. Modules are parsed
+lazily, only when a scanned file's analysis reaches into them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Generic, Iterable, TypeVar
 
@@ -22,6 +24,15 @@ from auditor.analysis.resolve import Resolver
 
 T = TypeVar("T")
 
+#: How many levels of project helpers an effect (or interrupt) is traced through:
+#: node -> helper -> helper -> helper -> sink.
+MAX_HELPER_DEPTH = 4
+
+
+@lru_cache(maxsize=None)
+def _is_package_dir(directory: Path) -> bool:
+    return (directory / "__init__.py").exists()
+
 
 def module_name_for(path: Path) -> tuple[str, bool]:
     """Dotted module name of ``path`` as Python would import it from the first
@@ -30,11 +41,21 @@ def module_name_for(path: Path) -> tuple[str, bool]:
     is_package = path.name == "__init__.py"
     parts: list[str] = [] if is_package else [path.stem]
     directory = path.parent
-    while (directory / "__init__.py").exists() and directory.parent != directory:
+    while _is_package_dir(directory) and directory.parent != directory:
         parts.append(directory.name)
         directory = directory.parent
     parts.reverse()
     return ".".join(parts), is_package
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file of the project, known by path and module name before (or without) being parsed."""
+
+    path: Path
+    display: str
+    module_name: str
+    is_package: bool
 
 
 @dataclass(frozen=True)
@@ -51,15 +72,116 @@ class Reached(Generic[T]):
 
 
 class Project:
-    """All modules of one scan, indexed for cross-module resolution."""
+    """All files of one scan, indexed for cross-module resolution.
 
-    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
-        self.modules: list[ModuleFacts] = list(modules)
-        self.by_name: dict[str, list[ModuleFacts]] = {}
-        for m in self.modules:
-            self.by_name.setdefault(m.module_name, []).append(m)
+    Modules are parsed lazily: a scan parses the files that can hold a hazard
+    (see the pre-filter in :mod:`auditor.engine`) and, on demand, the project
+    modules their analysis reaches (a helper in ``tools/payments.py``). Every
+    module an analysis touches is recorded in ``touched`` so the per-file
+    cache can tell when a dependency changed.
+    """
+
+    def __init__(
+        self,
+        modules: Iterable[ModuleFacts] = (),
+        *,
+        files: Iterable[SourceFile] = (),
+        loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
+        texts: Callable[[Path], bytes | None] | None = None,
+    ) -> None:
+        self._files: dict[str, list[SourceFile]] = {}
+        self._loaded: dict[Path, ModuleFacts | None] = {}
+        for f in files:
+            self._files.setdefault(f.module_name, []).append(f)
+        for m in modules:
+            entry = SourceFile(m.path.resolve(), m.display_path, m.module_name, m.is_package)
+            self._files.setdefault(m.module_name, []).append(entry)
+            self._loaded[entry.path] = m
+        self._loader = loader
+        self._texts = texts
+        self._mentions: dict[str, list[Path]] = {}
+        #: resolved paths of the modules an analysis looked into (cache dependencies)
+        self.touched: set[Path] = set()
+        #: words whose project-wide mentions an analysis relied on (cache dependencies)
+        self.mention_words: set[str] = set()
         self._resolvers: dict[int, Resolver] = {}
-        self._reach_memo: dict[str, dict[int, Reached | None]] = {}
+        self._reach_memo: dict[str, dict[tuple[int, int], Reached | None]] = {}
+
+    # -- modules ----------------------------------------------------------
+    def load(self, entry: SourceFile) -> ModuleFacts | None:
+        """The parsed module of ``entry`` (parsed on first use; None if it cannot be)."""
+        self.touched.add(entry.path)
+        if entry.path not in self._loaded:
+            self._loaded[entry.path] = self._loader(entry) if self._loader is not None else None
+        return self._loaded[entry.path]
+
+    def modules_named(self, name: str) -> list[ModuleFacts]:
+        out = []
+        for entry in self._files.get(name, ()):
+            m = self.load(entry)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def module_names(self) -> list[str]:
+        return sorted(self._files)
+
+    @property
+    def modules(self) -> list[ModuleFacts]:
+        """Every module of the project -- parses them all: prefer :meth:`files_mentioning`."""
+        return [m for name in self.module_names() for m in self.modules_named(name)]
+
+    @property
+    def by_name(self) -> "_LazyModules":
+        """``project.by_name.get("pkg.mod", ())`` -- parses only the modules asked for."""
+        return _LazyModules(self)
+
+    def modules_mentioning(self, words: Iterable[str]) -> list[ModuleFacts]:
+        """Parsed modules whose text contains any of ``words`` (a byte search first, so a
+        whole-project question such as "which modules import langgraph" parses only those)."""
+        seen: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self.files_mentioning(word):
+                seen.setdefault(entry.path, entry)
+        out = []
+        for path in sorted(seen):
+            m = self.load(seen[path])
+            if m is not None:
+                out.append(m)
+        return out
+
+    def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
+        """Parsed modules that import one of ``packages`` (``import P`` / ``from P``)."""
+        packages = tuple(packages)
+        words = [w for p in packages for w in (f"import {p}", f"from {p}")]
+        return [m for m in self.modules_mentioning(words) if m.uses_any(packages)]
+
+    def module_for_display(self, display: str) -> ModuleFacts | None:
+        for path, module in self._loaded.items():
+            if module is not None and module.display_path == display:
+                return module
+        return None
+
+    def files_mentioning(self, word: str) -> list[SourceFile]:
+        """Project files whose text contains ``word`` (a cheap test that avoids parsing
+        every file: e.g. which files might serve HTTP requests)."""
+        self.mention_words.add(word)
+        if word not in self._mentions:
+            needle = word.encode()
+            found = []
+            for entries in self._files.values():
+                for entry in entries:
+                    loaded = self._loaded.get(entry.path)
+                    if loaded is not None:
+                        hit = word in loaded.source
+                    else:
+                        data = self._texts(entry.path) if self._texts is not None else None
+                        hit = data is not None and needle in data
+                    if hit:
+                        found.append(entry.path)
+            self._mentions[word] = sorted(found)
+        by_path = {e.path: e for entries in self._files.values() for e in entries}
+        return [by_path[p] for p in self._mentions[word]]
 
     def resolver(self, module: ModuleFacts) -> Resolver:
         r = self._resolvers.get(id(module))
@@ -74,7 +196,7 @@ class Project:
             return None
         parts = qualified.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            candidates = self.by_name.get(".".join(parts[:i]))
+            candidates = self.modules_named(".".join(parts[:i])) if ".".join(parts[:i]) in self._files else None
             if not candidates:
                 continue
             module = _closest(candidates, near)
@@ -143,37 +265,64 @@ class Project:
         classify: Callable[[CallInfo, ModuleFacts], T | None],
         call: CallInfo,
         module: ModuleFacts,
+        budget: int = MAX_HELPER_DEPTH,
     ) -> Reached[T] | None:
-        """The first path from ``call`` to a call ``classify`` accepts, through project helpers.
+        """The first path from ``call`` to a call ``classify`` accepts, through at most
+        ``budget`` levels of project helpers.
 
         ``key`` names the question so answers are memoised per question across rules.
+        The depth bound keeps a scan from parsing a whole monorepo through chains of
+        helpers; effects hidden deeper than that are not followed (documented).
         """
         direct = classify(call, module)
         if direct is not None:
             return Reached((call,), (module,), direct)
+        if budget <= 0:
+            return None
         for callee in self.callees(call, module):
-            inner = self.function_reaches(key, classify, callee)
+            inner = self.function_reaches(key, classify, callee, budget - 1)
             if inner is not None:
                 return Reached((call, *inner.calls), (module, *inner.modules), inner.hit)
         return None
 
     def function_reaches(
-        self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], fn: FunctionInfo
+        self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], fn: FunctionInfo,
+        budget: int = MAX_HELPER_DEPTH,
     ) -> Reached[T] | None:
         """The first call in ``fn``'s body that reaches a hit (memoised; recursion-safe)."""
         memo = self._reach_memo.setdefault(key, {})
-        ident = id(fn)
+        ident = (id(fn), budget)
         if ident in memo:
             return memo[ident]
         memo[ident] = None  # in progress: a recursive cycle contributes nothing new
         result: Reached[T] | None = None
         for call in fn.calls:
-            found = self.reach(key, classify, call, fn.module)
+            found = self.reach(key, classify, call, fn.module, budget)
             if found is not None:
                 result = found
                 break
         memo[ident] = result
         return result
+
+
+class _LazyModules:
+    """A read-only ``{module name: [ModuleFacts]}`` view that parses on access."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+
+    def get(self, name: str, default=()):
+        if name not in self._project._files:
+            return default
+        return self._project.modules_named(name) or default
+
+    def __getitem__(self, name: str) -> list[ModuleFacts]:
+        if name not in self._project._files:
+            raise KeyError(name)
+        return self._project.modules_named(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._project._files
 
 
 def _closest(candidates: list[ModuleFacts], near: ModuleFacts | None) -> ModuleFacts:

@@ -36,6 +36,11 @@ def read_source(path: Path, display_path: str) -> SourceText | Notification:
         return Notification(NotificationKind.UNREADABLE, "file vanished before it could be read", display_path)
     except (PermissionError, IsADirectoryError, OSError) as exc:
         return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display_path)
+    return decode_source(raw, path, display_path)
+
+
+def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Notification:
+    """Decode file bytes as Python does (coding cookie, BOM, default UTF-8)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:

@@ -211,3 +211,205 @@ def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None,
     if project.resolver(module).call_names(call, owner) & REMIT_WRAP:
         return call
     return None
+
+
+# -- durability, functional API, node discovery (added for RA103/RA104/RA106/RA501/RA601) ------
+# Checked against langgraph 1.2.24 / langgraph-checkpoint 4.3.2 (2026-12-02):
+# ``Pregel.stream/astream/invoke/ainvoke`` take ``durability: "sync" | "async" |
+# "exit"`` (default: ``config["configurable"]["__pregel_durability"]``, else
+# ``"async"``); the deprecated ``checkpoint_during=False`` means ``"exit"``.
+# ``StateGraph.compile()`` has no ``durability`` parameter (TypeError), and
+# ``graph.with_config(durability="exit")`` puts a top-level config key that the
+# loop never reads (measured: the run still checkpoints every step); only the
+# configurable key reaches the loop. ``batch``/``abatch`` pass their kwargs to
+# ``invoke``; ``stream_events``/``astream_events`` to ``astream``.
+
+DURABILITY_KWARG = "durability"
+CHECKPOINT_DURING_KWARG = "checkpoint_during"
+#: ``CONFIG_KEY_DURABILITY`` in langgraph._internal._constants
+DURABILITY_CONFIG_KEY = "__pregel_durability"
+DURABILITY_EXIT = "exit"
+DURABILITY_RUN_METHODS = RUN_METHODS | frozenset(
+    {"batch", "abatch", "batch_as_completed", "abatch_as_completed", "stream_events"}
+)
+ADD_SEQUENCE_METHOD = "add_sequence"
+#: ``update_state`` / ``aupdate_state`` / ``bulk_update_state``: with ``invoke(None, config)`` a resume form.
+UPDATE_STATE_METHODS = frozenset({"update_state", "aupdate_state", "bulk_update_state", "abulk_update_state"})
+#: ``BaseCheckpointSaver.put_writes`` / ``aput_writes`` and ``put`` / ``aput``.
+PUT_WRITES_METHODS = ("put_writes", "aput_writes")
+PUT_METHODS = ("put", "aput")
+#: Stock savers users subclass (their ``put_writes`` is synchronous and durable on return).
+STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
+    {
+        "langgraph.checkpoint.base.BaseCheckpointSaver",
+        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+        "langgraph.checkpoint.postgres.base.BasePostgresSaver",
+        "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
+    }
+)
+
+
+def decorator_names(fn: FunctionInfo, project) -> list[tuple[set[str], object]]:
+    """(qualified names of the decorator, DecoratorInfo) for each decorator of ``fn``."""
+    resolver = project.resolver(fn.module)
+    return [(resolver.names(d.target, fn.parent), d) for d in fn.decorators]
+
+
+def is_task(fn: FunctionInfo, project) -> bool:
+    """Is ``fn`` decorated with ``@task`` / ``@task(...)`` (langgraph.func.task)?"""
+    return any(names & TASK for names, _ in decorator_names(fn, project))
+
+
+def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+    """Does ``call`` invoke a task: a project function decorated ``@task``, or a
+    name bound to ``task(fn)`` / ``task(...)(fn)``? (Its result is memoised.)"""
+    names = project.resolver(module).call_names(call, scope)
+    if names & TASK:
+        return True
+    for name in names:
+        fn = project.function(name, near=module)
+        if fn is not None and is_task(fn, project):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Entrypoint:
+    """A function turned into a workflow by ``@entrypoint(checkpointer=...)``."""
+
+    function: FunctionInfo
+    #: the decorator's call, or the ``entrypoint(...)(fn)`` call
+    node: cst.CSTNode
+    checkpointer: cst.BaseExpression | None
+
+    @property
+    def persisted(self) -> bool:
+        cp = self.checkpointer
+        return cp is not None and not is_none(cp) and bool_value(cp) is not False
+
+
+def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
+    """``fn`` decorated ``@entrypoint(...)`` (or wrapped by ``entrypoint(...)(fn)`` at module level)."""
+    for names, dec in decorator_names(fn, project):
+        if names & ENTRYPOINT:
+            call = dec.call  # type: ignore[attr-defined]
+            cp = argument(call, 0, "checkpointer") if call is not None else None
+            return Entrypoint(fn, dec.node, cp)  # type: ignore[attr-defined]
+    resolver = project.resolver(fn.module)
+    for info in fn.module.module_calls:
+        outer = info.node
+        if not (isinstance(outer.func, cst.Call) and outer.args):
+            continue
+        inner = outer.func
+        if not (resolver.call_names(inner, None) & ENTRYPOINT):
+            continue
+        target = outer.args[0].value
+        if isinstance(target, cst.Name) and fn.parent is None and fn.class_info is None and target.value == fn.name:
+            return Entrypoint(fn, outer, argument(inner, 0, "checkpointer"))
+    return None
+
+
+def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+    """Like :func:`node_functions`, but also finds ``add_node`` / ``add_sequence`` calls in the
+    scope where the builder was created when it differs from the compile's scope (a module-level
+    builder compiled inside a factory, say)."""
+    if graph.builder_name is None:
+        return []
+    resolver = project.resolver(graph.module)
+    scopes: list[FunctionInfo | None] = [graph.scope]
+    found = resolver.binding_value(graph.builder_name, graph.scope, None)
+    if found is not None and found[1] is not graph.scope:
+        scopes.append(found[1])
+    out: list[tuple[cst.Call, FunctionInfo | None]] = []
+    seen: set[int] = set()
+    for scope in scopes:
+        calls = scope.calls if scope is not None else graph.module.module_calls
+        for info in calls:
+            f = info.node.func
+            if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
+                continue
+            targets: list[cst.BaseExpression] = []
+            if f.attr.value == ADD_NODE_METHOD:
+                args = [a for a in info.node.args if a.keyword is None]
+                node_kw = argument(info.node, 1, "action")
+                target = node_kw if node_kw is not None else (args[0].value if len(args) == 1 else None)
+                if target is not None:
+                    targets.append(target)
+            elif f.attr.value == ADD_SEQUENCE_METHOD:
+                seq = argument(info.node, 0, "nodes")
+                if isinstance(seq, (cst.List, cst.Tuple)):
+                    for el in seq.elements:
+                        v = el.value
+                        if isinstance(v, cst.Tuple) and len(v.elements) == 2:
+                            v = v.elements[1].value
+                        targets.append(v)
+            else:
+                continue
+            for target in targets:
+                fn = None
+                for name in resolver.names(target, scope):
+                    fn = project.function(name, near=graph.module)
+                    if fn is not None:
+                        break
+                if fn is None and isinstance(target, cst.Name) and scope is not None:
+                    # a node defined inside the factory that builds the graph
+                    fn = graph.module.find_function(f"{scope.qualname}.{target.value}")
+                if fn is not None and id(fn) in seen:
+                    continue
+                if fn is not None:
+                    seen.add(id(fn))
+                out.append((info.node, fn))
+    return out
+
+#: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
+#: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
+#: A tool's effect re-runs like any node's when the tools node re-runs on resume.
+TOOL_NODE = frozenset({"langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"})
+CREATE_REACT_AGENT = frozenset(
+    {
+        "langgraph.prebuilt.create_react_agent",
+        "langgraph.prebuilt.chat_agent_executor.create_react_agent",
+        # LangChain 1.x builds the same LangGraph agent (checked against langchain 1.5.2:
+        # ``create_agent(model, tools=None, *, middleware=(), checkpointer=None, interrupt_before=None, ...)``)
+        "langchain.agents.create_agent",
+        "langchain.agents.factory.create_agent",
+    }
+)
+#: LangChain 1.x middleware that parks the agent with ``interrupt()`` before gated tool
+#: calls (langchain 1.5.2, ``langchain.agents.middleware.human_in_the_loop``).
+HITL_MIDDLEWARE = frozenset(
+    {
+        "langchain.agents.middleware.HumanInTheLoopMiddleware",
+        "langchain.agents.middleware.human_in_the_loop.HumanInTheLoopMiddleware",
+    }
+)
+
+
+def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+    """Project functions in a tools list (``[send_email, search]``, a variable or module
+    constant bound to one, ``ToolNode(<that>)``)."""
+    if expr is None or depth > 4:
+        return []
+    resolver = project.resolver(module)
+    if isinstance(expr, cst.Call) and resolver.call_names(expr, scope) & TOOL_NODE:
+        return tool_functions(argument(expr, 0, "tools"), scope, module, project, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out: list[FunctionInfo] = []
+        for el in expr.elements:
+            for name in resolver.names(el.value, scope):
+                fn = project.function(name, near=module)
+                if fn is not None and fn not in out:
+                    out.append(fn)
+                    break
+        return out
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return tool_functions(found[0].value, found[1], module, project, depth + 1)
+        for name in resolver.names(expr, scope):  # TOOLS imported from another project module
+            mod_name, _, var = name.rpartition(".")
+            for m in project.by_name.get(mod_name, ()):
+                for b in reversed(m.module_bindings):
+                    if b.name == var and b.kind == "assign":
+                        return tool_functions(b.value, None, m, project, depth + 1)
+    return []

@@ -1,16 +1,38 @@
 """LlamaIndex Workflows names, in one place.
 
-Checked against llama-index-workflows 2.26.1 (package ``workflows``; 2026-12-02).
-``llama_index.core.workflow`` is the older import path (llama-index-core
-re-exports the same classes from ``workflows``), still common in user code,
-so every name is listed under both roots.
+Checked against llama-index-workflows 2.26.1 (package ``workflows``;
+2026-12-02), llama-index-core 0.14.25 (``llama_index/core/workflow/``) and
+llama-agents-server 0.8.0 (``llama_agents/server``):
+
+* ``workflows/__init__.py`` exports ``Context``, ``Workflow``, ``step``;
+  ``Context`` is defined in ``workflows.context.context``, ``step`` in
+  ``workflows.decorators``, ``Workflow`` in ``workflows.workflow``, the
+  events (``InputRequiredEvent``, ``HumanResponseEvent``, ``StartEvent``,
+  ``StopEvent``) in ``workflows.events``.
+* ``llama_index.core.workflow`` is the older import path: its modules
+  re-export the same classes from ``workflows`` (``context.py``:
+  ``from workflows.context import Context``; ``decorators.py`` wraps
+  ``workflows.decorators.step``), still common in user code.
+* ``llama_agents.workflows`` (shipped inside llama-index-workflows 2.26.1)
+  is an import alias of the whole ``workflows`` package.
+* ``Context.to_dict()`` snapshots a run, ``Context.from_dict(workflow,
+  data)`` restores it for ``workflow.run(ctx=restored)``.
+* ``llama_agents.server.WorkflowServer(workflow_store=...)`` persists
+  handler state in its store; the default ``MemoryWorkflowStore`` is
+  in-process, ``SqliteWorkflowStore`` / ``PostgresWorkflowStore`` /
+  ``AgentDataStore`` are durable. ``workflows.server`` is the deprecated
+  re-export of the same names.
+
+So every name is listed under each root.
 """
 
 from __future__ import annotations
 
-PACKAGES = ("workflows", "llama_index.core.workflow")
+import libcst as cst
 
-_ROOTS = ("workflows", "llama_index.core.workflow")
+PACKAGES = ("workflows", "llama_index.core.workflow", "llama_agents")
+
+_ROOTS = ("workflows", "llama_index.core.workflow", "llama_agents.workflows")
 
 
 def _under_roots(*suffixes: str) -> frozenset[str]:
@@ -33,3 +55,41 @@ WRITE_EVENT_TO_STREAM = "write_event_to_stream"
 #: Snapshot / restore of a run (``ctx.to_dict()`` / ``Context.from_dict(workflow, data)``).
 CONTEXT_TO_DICT = "to_dict"
 CONTEXT_FROM_DICT = "from_dict"
+#: ``Context.from_dict`` by qualified name (called on the class).
+CONTEXT_FROM_DICT_NAMES = frozenset(f"{c}.from_dict" for c in CONTEXT)
+
+#: ``workflow.run(ctx=...)`` runs (or, with a restored context, resumes) a workflow.
+RUN_METHOD = "run"
+
+#: The served runtime and its handler stores.
+_SERVER_ROOTS = ("llama_agents.server", "workflows.server")
+WORKFLOW_SERVER = frozenset(f"{r}.WorkflowServer" for r in _SERVER_ROOTS) | {"llama_agents.server.server.WorkflowServer"}
+DURABLE_WORKFLOW_STORES = frozenset(
+    {
+        *(f"{r}.SqliteWorkflowStore" for r in _SERVER_ROOTS),
+        "llama_agents.server.PostgresWorkflowStore",
+        "llama_agents.server._store.postgres_workflow_store.PostgresWorkflowStore",
+        "llama_agents.server._store.sqlite.sqlite_workflow_store.SqliteWorkflowStore",
+        "llama_agents.server.AgentDataStore",
+        "llama_agents.server._store.agent_data_store.AgentDataStore",
+    }
+)
+ABSTRACT_WORKFLOW_STORE = frozenset(f"{r}.AbstractWorkflowStore" for r in _SERVER_ROOTS)
+
+
+def is_method_call(call: cst.Call, name: str) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == name
+
+
+def is_context_receiver(call: cst.Call, fn, resolver) -> bool:
+    """``ctx.<method>(...)`` where ``ctx`` is typed as a workflows ``Context``, or the
+    call sits in a ``@step`` function (whose context parameter may be unannotated)."""
+    if not isinstance(call.func, cst.Attribute) or fn is None:
+        return False
+    if resolver.names(call.func.value, fn) & CONTEXT:
+        return True
+    return any(resolver.names(d.target, fn.parent) & STEP for d in fn.decorators)
+
+
+def is_step(fn, resolver) -> bool:
+    return any(resolver.names(d.target, fn.parent) & STEP for d in fn.decorators)

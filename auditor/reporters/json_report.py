@@ -8,50 +8,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict
 from typing import Any
 
 from auditor import __version__
 from auditor.catalog import descriptors
-from auditor.findings import Finding, Notification, ScanResult, Span
+from auditor import serialize
+from auditor.findings import Finding, ScanResult
 
 SCHEMA_VERSION = 1
 
 
-def _span(span: Span) -> dict[str, Any]:
-    return {
-        "path": span.path,
-        "start_line": span.start_line,
-        "start_col": span.start_col,
-        "end_line": span.end_line,
-        "end_col": span.end_col,
-    }
-
-
 def finding_to_dict(f: Finding) -> dict[str, Any]:
     rule = descriptors().get(f.rule_id)
-    return {
-        "rule_id": f.rule_id,
-        "rule_name": rule.name if rule else None,
-        "severity": f.severity.value,
-        "properties": list(f.properties),
-        **_span(f.span),
-        "message": f.message,
-        "fix": f.fix,
-        "scope": f.scope,
-        "origin": f.origin,
-        "fingerprint": f.fingerprint,
-        "related": [{**_span(r.span), "message": r.message} for r in f.related],
-        "flows": [[{**_span(s.span), "message": s.message} for s in flow] for flow in f.flows],
-        "witness": f.witness,
-    }
-
-
-def notification_to_dict(n: Notification) -> dict[str, Any]:
-    d = asdict(n)
-    d["kind"] = n.kind.value
-    d["level"] = n.level.value
-    return d
+    d = serialize.finding_to_dict(f)
+    return {"rule_id": d.pop("rule_id"), "rule_name": rule.name if rule else None, **d}
 
 
 def build_json(result: ScanResult) -> dict[str, Any]:
@@ -70,7 +40,7 @@ def build_json(result: ScanResult) -> dict[str, Any]:
         },
         "rules_run": list(result.rules_run),
         "findings": [finding_to_dict(f) for f in result.findings],
-        "notifications": [notification_to_dict(n) for n in result.notifications],
+        "notifications": [serialize.notification_to_dict(n) for n in result.notifications],
     }
 
 

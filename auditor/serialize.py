@@ -1,0 +1,75 @@
+"""Findings and notifications to and from plain JSON data.
+
+Used by the JSON report and by the per-file cache. The cache is JSON, never
+pickle: it may live next to a scanned tree an attacker controls, and loading
+it must not be able to run code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auditor.findings import Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
+
+
+def span_to_dict(span: Span) -> dict[str, Any]:
+    return {
+        "path": span.path,
+        "start_line": span.start_line,
+        "start_col": span.start_col,
+        "end_line": span.end_line,
+        "end_col": span.end_col,
+    }
+
+
+def span_from_dict(d: dict[str, Any]) -> Span:
+    return Span(d["path"], d["start_line"], d["start_col"], d["end_line"], d["end_col"])
+
+
+def finding_to_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "rule_id": f.rule_id,
+        "severity": f.severity.value,
+        "properties": list(f.properties),
+        **span_to_dict(f.span),
+        "message": f.message,
+        "fix": f.fix,
+        "scope": f.scope,
+        "origin": f.origin,
+        "fingerprint": f.fingerprint,
+        "related": [{**span_to_dict(r.span), "message": r.message} for r in f.related],
+        "flows": [[{**span_to_dict(s.span), "message": s.message} for s in flow] for flow in f.flows],
+        "witness": f.witness,
+    }
+
+
+def finding_from_dict(d: dict[str, Any]) -> Finding:
+    return Finding(
+        rule_id=d["rule_id"],
+        severity=Severity(d["severity"]),
+        properties=tuple(d["properties"]),
+        message=d["message"],
+        fix=d["fix"],
+        span=span_from_dict(d),
+        related=tuple(Related(span_from_dict(r), r["message"]) for r in d["related"]),
+        flows=tuple(tuple(FlowStep(span_from_dict(s), s["message"]) for s in flow) for flow in d["flows"]),
+        fingerprint=d["fingerprint"],
+        scope=d["scope"],
+        origin=d["origin"],
+        witness=d["witness"],
+    )
+
+
+def notification_to_dict(n: Notification) -> dict[str, Any]:
+    return {
+        "kind": n.kind.value,
+        "message": n.message,
+        "path": n.path,
+        "line": n.line,
+        "column": n.column,
+        "level": n.level.value,
+    }
+
+
+def notification_from_dict(d: dict[str, Any]) -> Notification:
+    return Notification(NotificationKind(d["kind"]), d["message"], d["path"], d["line"], d["column"], Severity(d["level"]))

@@ -1,0 +1,150 @@
+"""Scan speed, as ratios against baselines measured in the same run.
+
+Trees:
+  (a) a synthetic monorepo (benchmarks/synthetic.py): 5,000 files, 2 % agent code;
+  (b) the installed source of langgraph, crewai, llama-index-workflows (``workflows``)
+      and pydantic-graph.
+
+Per tree, in one run:
+  bare      -- ``libcst.parse_module`` over the candidate files (those the pre-filter keeps), in process
+  cold      -- ``auditor.engine.scan`` with no cache, in process
+  warm      -- the same with a populated cache, in process
+  cli-cold / cli-warm / semgrep -- whole commands (interpreter start-up included), wall clock,
+  with peak RSS of the child process; semgrep runs ``benchmarks/semgrep_rules.yml`` (RA101,
+  RA201, RA601 written as semgrep patterns).
+
+Goals (issue 8): cold <= 2x bare; warm <= 0.2x cold; faster than semgrep.
+
+    python benchmarks/bench_scan.py [--files 5000] [--semgrep /path/to/semgrep] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import libcst
+
+from auditor.config import Config
+from auditor.discovery import discover
+from auditor.engine import active_rules, rule_triggers, scan
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from synthetic import generate  # noqa: E402
+
+
+def candidates(root: Path) -> list[Path]:
+    triggers = rule_triggers(active_rules(Config()))
+    out = []
+    for sp in discover([root], root):
+        data = sp.path.read_bytes()
+        if any(t in data for t in triggers):
+            out.append(sp.path)
+    return out
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_child(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
+    """(wall seconds, exit code, peak RSS in MB) of a command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode not in (0, 1):
+        print(f"  ! {' '.join(cmd[:3])} exited {proc.returncode}: {proc.stderr[-400:]}", file=sys.stderr)
+    return wall, proc.returncode, max(peak, before) // 1024
+
+
+def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dict:
+    cands = candidates(root)
+    sources = [p.read_text(encoding="utf-8", errors="replace") for p in cands]
+    bare = timed(lambda: [libcst.parse_module(s) for s in sources])
+    cache = Path(tempfile.mkdtemp(prefix="ra-bench-cache-"))
+    cold_result = {}
+    cold = timed(lambda: cold_result.setdefault("r", scan([root], Config(), root, jobs=jobs)))
+    timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))  # populate
+    warm = timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))
+    result = cold_result["r"]
+    exe = [sys.executable, "-m", "auditor", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+    if jobs:
+        exe += ["--jobs", str(jobs)]
+    cli_cache = Path(tempfile.mkdtemp(prefix="ra-bench-cli-"))
+    cli_cold = run_child([*exe, "--no-cache"], root)
+    run_child([*exe, "--cache-dir", str(cli_cache)], root)
+    cli_warm = run_child([*exe, "--cache-dir", str(cli_cache)], root)
+    row = {
+        "tree": name,
+        "files": result.files_scanned,
+        "candidates": len(cands),
+        "findings": len(result.findings),
+        "bare_parse_s": round(bare, 2),
+        "cold_s": round(cold, 2),
+        "warm_s": round(warm, 2),
+        "cold_over_bare": round(cold / bare, 2) if bare else None,
+        "warm_over_cold": round(warm / cold, 3) if cold else None,
+        "cli_cold_s": round(cli_cold[0], 2),
+        "cli_cold_peak_mb": cli_cold[2],
+        "cli_warm_s": round(cli_warm[0], 2),
+    }
+    if semgrep:
+        sg = run_child(
+            [semgrep, "scan", "--config", str(HERE / "semgrep_rules.yml"), "--metrics", "off", "--disable-version-check",
+             "--json", "--quiet", "--no-git-ignore", "--timeout", "0", str(root)],
+            root,
+        )
+        row.update({"semgrep_s": round(sg[0], 2), "semgrep_peak_mb": sg[2], "cli_cold_over_semgrep": round(cli_cold[0] / sg[0], 2)})
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(cli_cache, ignore_errors=True)
+    return row
+
+
+def installed_frameworks(dest: Path) -> Path:
+    import importlib.util
+
+    for pkg in ("langgraph", "crewai", "workflows", "pydantic_graph"):
+        spec = importlib.util.find_spec(pkg)
+        if spec is None or not spec.submodule_search_locations:
+            print(f"  (skipping {pkg}: not installed)", file=sys.stderr)
+            continue
+        shutil.copytree(list(spec.submodule_search_locations)[0], dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--share", type=float, default=0.02)
+    ap.add_argument("--semgrep", default=shutil.which("semgrep"), help="semgrep executable (pip install semgrep)")
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
+        synth = Path(tmp) / "synthetic"
+        generate(synth, files=args.files, agent_share=args.share)
+        rows.append(measure(f"synthetic {args.files} files, {args.share:.0%} agent code", synth, args.semgrep, args.jobs))
+        fw = installed_frameworks(Path(tmp) / "frameworks")
+        rows.append(measure("installed langgraph+crewai+workflows+pydantic_graph", fw, args.semgrep, args.jobs))
+    for row in rows:
+        print(json.dumps(row, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

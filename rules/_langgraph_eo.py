@@ -1,0 +1,222 @@
+"""Shared machinery of the LangGraph EO rules (RA103, RA104, RA106) and RA601.
+
+Not a rule module (the registry only loads ``ra*.py``). Answers, once per
+project: which functions run as nodes of a checkpointed graph, which run as
+``@task``s under a checkpointed ``@entrypoint`` or node, and which calls
+reach an effect *outside* any ``@task`` (a task's result is memoised, so
+calling one is not an effect of the caller).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly
+from auditor.analysis.project import Project, Reached
+from auditor.analysis.syntax import argument, bool_value, is_none
+from auditor.frameworks import langgraph
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A function whose completed run LangGraph records durably (a node or a task)."""
+
+    function: FunctionInfo
+    #: "node" or "task"
+    kind: str
+    #: the compile(...) call or entrypoint decorator that makes it checkpointed
+    anchor: cst.CSTNode
+    anchor_module: ModuleFacts
+    label: str
+
+
+@dataclass
+class _ProjectFacts:
+    units: dict[int, Unit]
+    entrypoints: dict[int, langgraph.Entrypoint]
+    effect_memo: dict[int, Reached | None]
+
+
+_FACTS: "weakref.WeakKeyDictionary[Project, _ProjectFacts]" = weakref.WeakKeyDictionary()
+
+
+def project_facts(project: Project) -> _ProjectFacts:
+    facts = _FACTS.get(project)
+    if facts is None:
+        facts = _FACTS[project] = _build(project)
+    return facts
+
+
+def _build(project: Project) -> _ProjectFacts:
+    units: dict[int, Unit] = {}
+    entrypoints: dict[int, langgraph.Entrypoint] = {}
+    roots: list[Unit] = []
+    for module in project.modules_using(langgraph.PACKAGES):
+        for info in module.all_calls:
+            graph = langgraph.compiled_graph(info.node, info.function, module, project)
+            if graph is None or not graph.persisted:
+                continue
+            for add_call, fn in langgraph.all_node_functions(graph, project):
+                if fn is not None and id(fn) not in units:
+                    unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
+                    units[id(fn)] = unit
+                    roots.append(unit)
+                elif fn is None:
+                    scope = module.enclosing_function(add_call)
+                    target = argument(add_call, 1, "action")
+                    positional = [a.value for a in add_call.args if a.keyword is None]
+                    if target is None and len(positional) == 1:
+                        target = positional[0]
+                    for tool in langgraph.tool_functions(target, scope, module, project):
+                        if id(tool) not in units:
+                            units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
+                            roots.append(units[id(tool)])
+        for info in module.all_calls:
+            if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
+                continue
+            cp = argument(info.node, 99, "checkpointer")
+            if cp is None or is_none(cp) or bool_value(cp) is False:
+                continue
+            for tool in langgraph.tool_functions(argument(info.node, 1, "tools"), info.function, module, project):
+                if id(tool) not in units:
+                    units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}")
+                    roots.append(units[id(tool)])
+        for fn in module.functions:
+            if not fn.decorators and fn.parent is not None:
+                continue
+            ep = langgraph.entrypoint_of(fn, project)
+            if ep is not None:
+                entrypoints[id(fn)] = ep
+                if ep.persisted:
+                    roots.append(Unit(fn, "entrypoint", ep.node, module, f"entrypoint {fn.qualname}"))
+    # tasks reached from checkpointed entrypoints and nodes (through project helpers)
+    seen: set[int] = set()
+    queue = [(u.function, u, 0) for u in roots]
+    while queue:
+        fn, root, depth = queue.pop()
+        if id(fn) in seen or depth > 8:
+            continue
+        seen.add(id(fn))
+        for call in fn.calls:
+            for callee in project.callees(call, fn.module):
+                if langgraph.is_task(callee, project) and id(callee) not in units:
+                    units[id(callee)] = Unit(callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}")
+                queue.append((callee, root, depth + 1))
+    return _ProjectFacts(units, entrypoints, {})
+
+
+def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None) -> Reached | None:
+    """The effect ``call`` performs outside any ``@task``: directly, or through project helpers
+    that are not tasks, not guarded by a durable done-check, and not handed an idempotency key
+    they forward."""
+    m = module or ctx.module
+    project: Project = ctx.project
+    memo = project_facts(project).effect_memo
+
+    def reach(c: CallInfo, mod: ModuleFacts, depth: int) -> Reached | None:
+        if depth > 10 or langgraph.calls_task(c.node, c.function, mod, project):
+            return None
+        hit = ctx.effects.classify(c, mod, project.resolver(mod))
+        if hit is not None:
+            return None if replays_harmlessly(c.node, hit) else Reached((c,), (mod,), hit)
+        for callee in project.callees(c, mod):
+            if langgraph.is_task(callee, project) or forwards_key(c, callee):
+                continue
+            inner = function_reaches(callee, depth + 1)
+            if inner is not None:
+                return Reached((c, *inner.calls), (mod, *inner.modules), inner.hit)
+        return None
+
+    def function_reaches(fn: FunctionInfo, depth: int) -> Reached | None:
+        if id(fn) in memo:
+            return memo[id(fn)]
+        memo[id(fn)] = None
+        result = None
+        for c in fn.calls:
+            if done_check_guard(c, fn, fn.module) is not None:
+                continue
+            found = reach(c, fn.module, depth)
+            if found is not None:
+                result = found
+                break
+        memo[id(fn)] = result
+        return result
+
+    return reach(call, m, 0)
+
+
+def unit_effects(ctx, fn: FunctionInfo):
+    """(call, reached) for each call of ``fn``'s own body that performs an effect outside tasks."""
+    for call in fn.calls:
+        if done_check_guard(call, fn, fn.module) is not None:
+            continue
+        reached = effect_outside_tasks(ctx, call, fn.module)
+        if reached is not None:
+            yield call, reached
+
+
+def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project):
+    """The compiled graph (or entrypoint) ``expr`` denotes: through local names and factories
+    (:func:`langgraph.graph_of`), through a module variable of another project module
+    (``from .graph import graph``), or an ``@entrypoint`` function."""
+    graph = langgraph.graph_of(expr, scope, module, project)
+    if graph is not None:
+        return graph
+    for name in project.resolver(module).names(expr, scope):
+        fn = project.function(name, near=module)
+        if fn is not None:
+            ep = project_facts(project).entrypoints.get(id(fn))
+            if ep is not None:
+                return ep
+        target = _module_variable(name, project)
+        if target is not None:
+            value, owner_module = target
+            graph = langgraph.graph_of(value, None, owner_module, project)
+            if graph is not None:
+                return graph
+    return None
+
+
+def _module_variable(qualified: str, project: Project):
+    mod_name, _, var = qualified.rpartition(".")
+    for m in project.by_name.get(mod_name, ()):
+        for b in reversed(m.module_bindings):
+            if b.name == var and b.kind in ("assign", "with"):
+                return b.value, m
+    return None
+
+
+def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project: Project):
+    """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression comes
+    from (same module through names, or a module variable of another project module), with its module."""
+    if expr is None:
+        return None
+    found = langgraph.constructor_call(expr, scope, module, project)
+    if found is not None:
+        call, owner = found
+        if project.resolver(module).call_names(call, owner) & langgraph.IN_MEMORY_SAVERS:
+            return call, module
+        return None
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        for name in project.resolver(module).names(expr, scope):
+            target = _module_variable(name, project)
+            if target is not None:
+                value, owner_module = target
+                if isinstance(value, cst.Call) and project.resolver(owner_module).call_names(value, None) & langgraph.IN_MEMORY_SAVERS:
+                    return value, owner_module
+    return None
+
+
+_USES: "weakref.WeakKeyDictionary[Project, bool]" = weakref.WeakKeyDictionary()
+
+
+def project_uses_langgraph(project: Project) -> bool:
+    """Does any module of the scan import langgraph? (cached per project)"""
+    found = _USES.get(project)
+    if found is None:
+        found = _USES[project] = bool(project.modules_using(langgraph.PACKAGES))
+    return found

@@ -1,0 +1,341 @@
+"""RA106: ``durability="exit"`` on an effectful checkpointed LangGraph graph."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from auditor.analysis.facts import FunctionInfo, ModuleFacts
+from auditor.analysis.syntax import argument, bool_value, keyword, string_value
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import langgraph
+
+from ._langgraph_eo import graph_anywhere, project_uses_langgraph
+from .base import Example, Rule, RuleContext
+
+
+def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0):
+    """A string / bool literal, directly or through a local or module variable."""
+    if expr is None or depth > 4:
+        return None
+    s = string_value(expr)
+    if s is not None:
+        return s
+    b = bool_value(expr)
+    if b is not None:
+        return b
+    if isinstance(expr, cst.Name):
+        found = ctx.resolver.binding_value(expr.value, scope, ctx.module.order(expr))
+        if found is not None and found[0].kind == "assign":
+            return _literal(found[0].value, found[1], ctx, depth + 1)
+    return None
+
+
+class DurabilityExit(Rule):
+    id = "RA106"
+    name = "durability-exit"
+    properties = ("EO",)
+    severity = Severity.ERROR
+    frameworks = ("langgraph",)
+    #: the mode or the resume can sit in a module that never imports langgraph itself
+    triggers = ("import langgraph", "from langgraph", "durability")
+    summary = 'durability="exit" on an effectful checkpointed LangGraph graph: a crash loses all progress and every completed effect re-fires.'
+    description = """
+A checkpointed graph (or `@entrypoint` workflow) whose nodes perform side
+effects is run with `durability="exit"` -- as an `invoke` / `stream` /
+`ainvoke` / `astream` / `batch` keyword, through the deprecated
+`checkpoint_during=False`, or through the run config's
+`configurable["__pregel_durability"]` (inline, in a config variable, or in
+`graph.with_config(...)`). The value may come from a variable.
+"""
+    runtime = """
+With `durability="exit"` LangGraph writes nothing while the run is in
+progress: no per-step checkpoint and no `put_writes` (the loop skips them
+when `durability == "exit"`, langgraph 1.2.24 `pregel/_loop.py`); the state
+is saved once, when the run ends or parks at an interrupt. Measured on
+langgraph 1.2.24: a two-node graph run with `durability="exit"` performs one
+`put` instead of seven operations, and `durability="exit"` + SIGKILL leaves
+no checkpoint at all -- resuming fails with `EmptyInputError`, so the run
+starts over and every effect that had already completed fires again. The
+default, `durability="async"`, is not this rule (see RA103 for its window).
+"""
+    fix = """
+Drop the argument (the default `durability="async"` records every step) or
+use `durability="sync"` for effectful graphs; keep `"exit"` for graphs
+whose nodes have no side effects. Key the effects by an idempotency key
+either way.
+"""
+    not_flagged = """
+- `durability="async"` (the default) and `"sync"`;
+- graphs with no checkpointer (LangGraph warns that durability has no effect there) and graphs none of whose nodes reach an effect;
+- runs whose graph cannot be traced to its `compile(...)` or `@entrypoint` (a graph passed in as a parameter);
+- `compile(durability=...)`: `StateGraph.compile` has no such parameter in langgraph 1.2.24 (it raises `TypeError`);
+- `graph.with_config(durability="exit")`: it sets a top-level config key that the loop never reads -- measured, the run still checkpoints every step (only `configurable["__pregel_durability"]` reaches the loop).
+"""
+
+    INVALID = (
+        Example(
+            """
+            import sqlite3
+
+            import requests
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {"shipped": True}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("runs.db")))
+
+            def run(order: dict, thread_id: str) -> dict:
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, durability="exit")  # expect: RA106
+            """,
+            note="Inline keyword.",
+        ),
+        Example(
+            {
+                "app/graph.py": """
+                    import stripe
+                    from langgraph.checkpoint.memory import InMemorySaver
+                    from langgraph.graph import StateGraph
+
+                    def charge(state: dict) -> dict:
+                        stripe.PaymentIntent.create(amount=state["cents"], currency="eur")
+                        return {}
+
+                    def build_graph():
+                        builder = StateGraph(dict)
+                        builder.add_node("charge", charge)
+                        builder.set_entry_point("charge")
+                        return builder.compile(checkpointer=InMemorySaver())
+                    """,
+                "app/runner.py": """
+                    from .graph import build_graph
+
+                    FAST = "exit"
+
+                    async def run(order: dict, thread_id: str) -> list:
+                        graph = build_graph()
+                        cfg = {"configurable": {"thread_id": thread_id}}
+                        return [c async for c in graph.astream(order, cfg, durability=FAST)]  # expect: RA106
+                    """,
+                "app/__init__.py": "",
+            },
+            note="The graph comes from a factory in a sibling module; the mode from a constant; async streaming.",
+        ),
+        Example(
+            """
+            import smtplib
+
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def mail(state: dict) -> dict:
+                with smtplib.SMTP("localhost") as smtp:
+                    smtp.sendmail("a@example.com", [state["to"]], "hello")
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("mail", mail)
+            builder.set_entry_point("mail")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run_fast(state: dict, thread_id: str):
+                config = {"configurable": {"thread_id": thread_id}}
+                config["configurable"]["__pregel_durability"] = "exit"  # expect: RA106
+                return graph.invoke(state, config)
+
+            def run_legacy(state: dict, thread_id: str):
+                return graph.invoke(state, {"configurable": {"thread_id": thread_id}}, checkpoint_during=False)  # expect: RA106
+            """,
+            note="The configurable key set on a config variable, and the deprecated checkpoint_during=False.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(order: dict, thread_id: str):
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, durability="async")
+            """,
+            note='"async" is the default and records every step.',
+        ),
+        Example(
+            """
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def summarize(state: dict) -> dict:
+                return {"summary": state["text"][:100]}
+
+            builder = StateGraph(dict)
+            builder.add_node("summarize", summarize)
+            builder.set_entry_point("summarize")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(text: str, thread_id: str):
+                return graph.invoke({"text": text}, {"configurable": {"thread_id": thread_id}}, durability="exit")
+            """,
+            note="No node has a side effect: re-running it after a crash is harmless.",
+        ),
+        Example(
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            fast = graph.with_config(durability="exit")
+
+            def run(order: dict, thread_id: str):
+                return fast.invoke(order, {"configurable": {"thread_id": thread_id}})
+            """,
+            note="with_config(durability=...) never reaches the loop (measured: every step is still checkpointed).",
+        ),
+        Example(
+            """
+            import requests
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile()
+
+            def run(order: dict):
+                return graph.invoke(order, durability="exit")
+            """,
+            note="No checkpointer: durability has no effect.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if not ctx.module.uses_any(langgraph.PACKAGES) and not project_uses_langgraph(ctx.project):
+            return
+        for info in ctx.module.all_calls:
+            f = info.node.func
+            if not isinstance(f, cst.Attribute):
+                continue
+            method = f.attr.value
+            hits: list[tuple[cst.CSTNode, str]] = []
+            if method in langgraph.DURABILITY_RUN_METHODS:
+                arg = keyword(info.node, langgraph.DURABILITY_KWARG)
+                if arg is not None and _literal(arg.value, info.function, ctx) == langgraph.DURABILITY_EXIT:
+                    hits.append((arg, f'durability="exit"'))
+                arg = keyword(info.node, langgraph.CHECKPOINT_DURING_KWARG)
+                if arg is not None and _literal(arg.value, info.function, ctx) is False:
+                    hits.append((arg, 'checkpoint_during=False (the deprecated spelling of durability="exit")'))
+                config = argument(info.node, 1, "config")
+                hits.extend(self._config_hits(config, info.function, ctx))
+            elif method == "with_config":
+                hits.extend(self._config_hits(argument(info.node, 0, "config"), info.function, ctx))
+                cfg_kw = keyword(info.node, "configurable")
+                if cfg_kw is not None:
+                    hits.extend(self._config_hits(cst.Dict([cst.DictElement(cst.SimpleString('"configurable"'), cfg_kw.value)]), info.function, ctx, cfg_kw))
+            if not hits:
+                continue
+            graph = self._graph(f.value, info.function, ctx)
+            if graph is None:
+                continue
+            effect = self._graph_effect(graph, ctx)
+            if effect is None:
+                continue
+            anchor, anchor_module, node_fn, reached = effect
+            for node, spelled in hits:
+                yield ctx.finding(
+                    node,
+                    f"{spelled} runs a checkpointed graph whose {node_fn} performs {reached.hit.label} "
+                    f"({reached.hit.kind}). In exit mode LangGraph saves nothing until the run ends: a crash mid-run "
+                    f"leaves no checkpoint (resume fails with EmptyInputError), the run starts over, and every "
+                    f"effect that had already completed fires again.",
+                    related=(
+                        Related(ctx.span(anchor, anchor_module), "the graph, persisted by a checkpointer"),
+                        Related(ctx.span(reached.calls[-1].node, reached.modules[-1]), f"the {reached.hit.kind} effect that re-fires"),
+                    ),
+                )
+
+    def _config_hits(self, config, scope, ctx: RuleContext, node_override=None) -> list[tuple[cst.CSTNode, str]]:
+        if config is None:
+            return []
+        shape = ctx.configs.shape(config, scope, ctx.module)
+        if langgraph.DURABILITY_CONFIG_KEY not in shape.keys:
+            return []
+        origin = shape.origins.get(langgraph.DURABILITY_CONFIG_KEY)
+        if origin is None:
+            return []
+        node, where = origin
+        value = node
+        if isinstance(node, cst.AssignTarget):
+            assign = where.parent(node)
+            value = assign.value if isinstance(assign, cst.Assign) else None
+        if isinstance(value, cst.Arg):
+            value = value.value
+        if value is None or _literal(value, scope, ctx) != langgraph.DURABILITY_EXIT:
+            return []
+        if where is not ctx.module:
+            return []
+        target = node_override if node_override is not None else (node if not isinstance(node, cst.AssignTarget) else where.parent(node))
+        return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"')]
+
+    def _graph(self, receiver: cst.BaseExpression, scope, ctx: RuleContext, depth: int = 0):
+        if depth > 4:
+            return None
+        expr = receiver
+        if isinstance(expr, cst.Name):
+            found = ctx.resolver.binding_value(expr.value, scope, ctx.module.order(expr))
+            if found is not None and found[0].kind == "assign" and _is_with_config(found[0].value):
+                return self._graph(found[0].value.func.value, found[1], ctx, depth + 1)  # type: ignore[union-attr]
+        if _is_with_config(expr):
+            return self._graph(expr.func.value, scope, ctx, depth + 1)  # type: ignore[union-attr]
+        return graph_anywhere(expr, scope, ctx.module, ctx.project)
+
+    def _graph_effect(self, graph, ctx: RuleContext):
+        """(anchor, its module, "node X", Reached) for the graph's first effectful node, if persisted."""
+        if not graph.persisted:
+            return None
+        project = ctx.project
+        if isinstance(graph, langgraph.Entrypoint):
+            fns = [graph.function]
+            anchor, anchor_module = graph.node, graph.function.module
+        else:
+            fns = [fn for _, fn in langgraph.all_node_functions(graph, project) if fn is not None]
+            anchor, anchor_module = graph.compile_call, graph.module
+        for fn in fns:
+            for call in fn.calls:
+                reached = ctx.effect_reached(call, fn.module)
+                if reached is not None:
+                    kind = "entrypoint" if isinstance(graph, langgraph.Entrypoint) else "node"
+                    return anchor, anchor_module, f"{kind} '{fn.qualname}'", reached
+        return None
+
+
+def _is_with_config(expr) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_config"

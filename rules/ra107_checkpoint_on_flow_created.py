@@ -1,0 +1,265 @@
+"""RA107: a CrewAI ``CheckpointConfig`` whose ``on_events`` includes ``"flow_created"`` or ``"*"``."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from auditor.analysis.facts import FunctionInfo, ModuleFacts
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import crewai
+from auditor.frameworks.classes import extends, instance_class, named_class
+
+from .base import Example, Rule, RuleContext
+
+
+def config_calls(ctx: RuleContext):
+    """Every ``CheckpointConfig(...)`` (or ``CheckpointConfig.model_validate({...})``) in the module."""
+    resolver = ctx.resolver
+    for info in ctx.module.all_calls:
+        names = resolver.call_names(info.node, info.function)
+        if names & crewai.CHECKPOINT_CONFIG:
+            yield info
+            continue
+        f = info.node.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "model_validate":
+            if resolver.names(f.value, info.function) & crewai.CHECKPOINT_CONFIG:
+                yield info
+
+
+def _owner_kind(cls_names: set[str], cls, project) -> str | None:
+    """"flow" / "crew" for the class a config is attached to, else None."""
+    if cls_names & crewai.FLOW or (cls is not None and crewai.is_flow_class(cls, project)):
+        return "flow"
+    if cls_names & (crewai.CREW | crewai.AGENT) or (cls is not None and extends(cls, crewai.CREW | crewai.AGENT, project)):
+        return "crew"
+    return None
+
+
+def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> set[str]:
+    """Who receives this config: ``{"flow"}``, ``{"crew"}``, both, or empty when unknown.
+
+    Followed: the config passed inline (``MyFlow(checkpoint=CheckpointConfig(...))``,
+    ``Crew(..., checkpoint=...)``, ``kickoff(from_checkpoint=...)``,
+    ``MyFlow.from_checkpoint(cfg)``), bound to a variable then passed in the
+    same scope, or assigned in a class body (``checkpoint = CheckpointConfig(...)``).
+    """
+    targets: list[cst.CSTNode] = [call]
+    parent = module.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        tgt = parent.targets[0].target
+        if isinstance(tgt, cst.Name):
+            # class body: `checkpoint = CheckpointConfig(...)` in a Flow subclass
+            for cls in module.classes:
+                if any(b.value is call for b in cls.body_bindings):
+                    kind = _owner_kind(set(), cls, project)
+                    return {kind} if kind else set()
+            calls = scope.calls if scope is not None else module.module_calls
+            for info in calls:
+                for arg in info.node.args:
+                    if isinstance(arg.value, cst.Name) and arg.value.value == tgt.value:
+                        targets.append(arg.value)
+    kinds: set[str] = set()
+    resolver = project.resolver(module)
+    for node in targets:
+        arg = module.parent(node)
+        if not isinstance(arg, cst.Arg):
+            continue
+        user = module.parent(arg)
+        if not isinstance(user, cst.Call):
+            continue
+        kw = arg.keyword.value if arg.keyword is not None else None
+        f = user.func
+        if kw == "checkpoint":
+            cls = named_class(f, scope, module, project)
+            kind = _owner_kind(resolver.names(f, scope), cls, project)
+        elif kw == "from_checkpoint" and isinstance(f, cst.Attribute):
+            cls = instance_class(f.value, scope, module, project)
+            kind = _owner_kind(resolver.names(f.value, scope), cls, project)
+        elif kw is None and isinstance(f, cst.Attribute) and f.attr.value in crewai.RESTORE_CLASSMETHODS:
+            cls = named_class(f.value, scope, module, project)
+            kind = _owner_kind(resolver.names(f.value, scope), cls, project)
+        else:
+            kind = None
+        if kind:
+            kinds.add(kind)
+    return kinds
+
+
+class CheckpointOnFlowCreated(Rule):
+    id = "RA107"
+    name = "checkpoint-on-flow-created"
+    properties = ("EO", "PC")
+    severity = Severity.ERROR
+    frameworks = ("crewai",)
+    summary = 'CrewAI CheckpointConfig(on_events=...) includes "flow_created" or "*": every restore silently starts the flow from scratch.'
+    description = """
+A CrewAI `CheckpointConfig` used by a Flow lists `"flow_created"` (or the
+wildcard `"*"`) in `on_events` -- inline, through a list built in a
+variable or a settings module, a `**options` dict, or a later
+`cfg.on_events = [...]`.
+"""
+    runtime = """
+`Flow.from_checkpoint(CheckpointConfig(restore_from=path))` (and
+`kickoff(from_checkpoint=...)`, `Flow.fork`, `crewai checkpoint resume`)
+rebuilds the flow object, and constructing a flow emits `flow_created`
+(`crewai/flow/runtime/__init__.py`, `_flow_post_init`). With that event in
+`on_events` the checkpoint listener writes a checkpoint of the *fresh*
+flow at that moment, and the restored run proceeds from it: completed
+methods run again while the final state looks right. Measured on crewai
+1.15.30 (and 1.15.2): method s1 completes and is checkpointed, s2 raises,
+restore + `kickoff()` -- with `on_events=["method_execution_finished"]`
+s1 runs once; with `["flow_created", "method_execution_finished"]` or
+`["*"]` s1 runs twice while the state counter still reads 11. If s1
+charges a card the card is charged twice and nothing in the flow's state
+shows it. CrewAI's docs promise restore resumes "without re-running
+completed work".
+"""
+    fix = """
+Drop `"flow_created"` and `"*"` from `on_events` and list the events that
+mark progress, e.g. `CheckpointConfig(on_events=["method_execution_finished"])`
+(plus `"task_completed"` if the flow's crews should checkpoint mid-crew).
+"""
+    not_flagged = """
+- configs whose `on_events` lists neither `"flow_created"` nor `"*"` (the default `["task_completed"]` is RA604's concern on flows);
+- configs passed only to a `Crew(...)` / `Agent(...)` (or a crew's `kickoff`/`from_checkpoint`): crews emit no `flow_created`, and a crew restore was not measured to clobber its state;
+- `on_events` values that cannot be read statically (built at runtime from input): unknown, not assumed.
+"""
+
+    INVALID = (
+        Example(
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, listen, start
+
+            class Billing(Flow):
+                @start()
+                def charge(self):
+                    return "charged"
+
+                @listen(charge)
+                def ship(self, _):
+                    return "shipped"
+
+            flow = Billing(checkpoint=CheckpointConfig(on_events=["flow_created", "method_execution_finished"]))  # expect: RA107
+            flow.kickoff()
+            """,
+            note="Inline config on the flow's constructor.",
+        ),
+        Example(
+            """
+            from crewai.flow import Flow, start
+            from crewai.state import CheckpointConfig as CC
+
+            EVENTS = ["*"]
+
+            class Digest(Flow):
+                @start()
+                def send(self):
+                    return "sent"
+
+            async def resume(path):
+                restore = CC(restore_from=path, on_events=EVENTS)  # expect: RA107
+                return await Digest().kickoff_async(from_checkpoint=restore)
+            """,
+            note="Aliased import, the events list in a module constant, async kickoff.",
+        ),
+        Example(
+            {
+                "app/settings.py": """
+                    CHECKPOINT_EVENTS = ("flow_created", "method_execution_finished")
+                    """,
+                "app/flows.py": """
+                    from crewai import CheckpointConfig, Flow
+                    from crewai.flow.flow import start
+                    from .settings import CHECKPOINT_EVENTS
+
+                    class Onboard(Flow):
+                        @start()
+                        def create_account(self):
+                            return 1
+
+                    def checkpointing():
+                        opts = {"location": "./.checkpoints", "on_events": list(CHECKPOINT_EVENTS)}  # expect: RA107
+                        return CheckpointConfig(**opts)
+
+                    def run():
+                        return Onboard(checkpoint=checkpointing()).kickoff()
+                    """,
+                "app/__init__.py": "",
+            },
+            note="The events come from a settings module through a `**options` dict built in a helper.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, listen, start
+
+            class Billing(Flow):
+                @start()
+                def charge(self):
+                    return "charged"
+
+                @listen(charge)
+                def ship(self, _):
+                    return "shipped"
+
+            Billing(checkpoint=CheckpointConfig(on_events=["method_execution_finished"])).kickoff()
+            """,
+            note="Checkpoints after each method; a restore resumes after the last completed one.",
+        ),
+        Example(
+            """
+            from crewai import Agent, CheckpointConfig, Crew, Task
+
+            def research_crew(llm):
+                analyst = Agent(role="analyst", goal="summarise", backstory="...", llm=llm)
+                task = Task(description="summarise the filings", expected_output="a summary", agent=analyst)
+                return Crew(agents=[analyst], tasks=[task], checkpoint=CheckpointConfig(on_events=["*"]))
+            """,
+            note="A crew's config: crews emit no flow_created.",
+        ),
+        Example(
+            """
+            from crewai.flow.flow import Flow, start
+
+            class CheckpointConfig:
+                def __init__(self, on_events):
+                    self.on_events = on_events
+
+            class Report(Flow):
+                @start()
+                def build(self):
+                    return CheckpointConfig(on_events=["*"])
+            """,
+            note="A project class that happens to be called CheckpointConfig is not CrewAI's.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if not ctx.module.uses_any(crewai.PACKAGES):
+            return
+        project = ctx.project
+        for info in config_calls(ctx):
+            ev = crewai.on_events(info.node, info.function, ctx.module, project)
+            if not ev.explicit or ev.events is None:
+                continue
+            bad = sorted(ev.events & crewai.RESTORE_CLOBBERING_EVENTS)
+            if not bad:
+                continue
+            consumers = config_consumers(info.node, info.function, ctx.module, project)
+            if consumers and consumers <= {"crew"}:
+                continue
+            which = " and ".join(f'"{b}"' for b in bad)
+            related = [Related(ctx.span(info.node), "the CheckpointConfig this configures")]
+            yield ctx.finding(
+                ev.node,
+                f"on_events includes {which}. Restoring this flow from a checkpoint constructs it, which fires "
+                f"flow_created; the checkpoint listener then saves the fresh flow over the restored progress, so "
+                f"every restore silently starts from scratch and re-runs completed methods and their effects "
+                f"(measured on crewai 1.15.30: a completed method fires twice while the final state looks correct).",
+                related=related,
+            )

@@ -1,0 +1,490 @@
+"""RA302: a resume delivered from a request handler / queue consumer with no dedupe or lock."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.order import completes_before
+from auditor.analysis.syntax import argument, bool_value, is_none, keyword, string_value
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import langgraph, web
+
+from ._langgraph_eo import graph_anywhere, project_uses_langgraph
+from .base import Example, Rule, RuleContext
+from .ra201_fork_without_discriminator import resume_command
+from .ra301_get_state_decides_resume import GetStateDecidesResume, resume_calls
+
+#: SQL that takes a claim or a lock: a claim row (unique key), a compare-and-set
+#: UPDATE ... WHERE, SELECT ... FOR UPDATE, advisory / named locks.
+_SQL_CLAIM = re.compile(
+    r"^\s*(INSERT\b|UPDATE\b.*\bWHERE\b)|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|\bpg_(try_)?advisory(_xact)?_lock|\bGET_LOCK\s*\(|\bsp_getapplock",
+    re.IGNORECASE | re.DOTALL,
+)
+#: ORM / client methods that claim or lock by themselves.
+_CLAIM_METHODS = frozenset({"select_for_update", "with_for_update", "get_or_create", "setnx", "acquire_lock"})
+#: Cross-process locks (by qualified name). File locks serialise one host only.
+_LOCK_CALLS = frozenset(
+    {
+        "redis.lock.Lock", "redis.asyncio.lock.Lock", "pottery.Redlock", "redlock.Redlock", "aioredlock.Aioredlock",
+        "filelock.FileLock", "filelock.SoftFileLock", "fcntl.flock", "fcntl.lockf", "portalocker.lock", "portalocker.Lock",
+        "sherlock.Lock", "sherlock.RedisLock",
+    }
+)
+#: In-process locks: they do not stop a second worker process.
+_LOCAL_LOCKS = frozenset(
+    {"threading.Lock", "threading.RLock", "asyncio.Lock", "asyncio.locks.Lock", "multiprocessing.Lock", "anyio.Lock"}
+)
+
+
+def claim_classifier(project):
+    """Classifier for ``project.reach``: does this call take a cross-process claim or lock?"""
+
+    def classify(call: CallInfo, module: ModuleFacts):
+        node = call.node
+        f = node.func
+        names = project.resolver(module).call_names(node, call.function)
+        if names & _LOCK_CALLS:
+            return "lock"
+        method = f.attr.value if isinstance(f, cst.Attribute) else (f.value if isinstance(f, cst.Name) else "")
+        if method in _CLAIM_METHODS:
+            return "claim"
+        if method in ("execute", "executemany", "exec_driver_sql", "fetchrow", "fetchval", "fetch", "fetchone"):
+            first = argument(node, 0, "query") or argument(node, 0, "sql") or argument(node, 0, "statement")
+            if isinstance(first, cst.Call):
+                first = argument(first, 0, "text")
+            text = string_value(first)
+            if text is not None and _SQL_CLAIM.search(text):
+                return "claim"
+        if method == "set" and (keyword(node, "nx") is not None and bool_value(keyword(node, "nx").value) is True):
+            return "claim"
+        if method == "lock" and isinstance(f, cst.Attribute):
+            receiver = " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
+            if "redis" in receiver.lower() or any(n.startswith(("redis", "aioredis")) for n in names):
+                return "lock"
+        if method in ("put_item", "update_item", "transact_write_items") and keyword(node, "ConditionExpression") is not None:
+            return "claim"
+        if method == "execute_command":
+            args = [string_value(a.value) or "" for a in node.args]
+            if args and args[0].upper() == "SET" and any(a.upper() == "NX" for a in args):
+                return "claim"
+        return None
+
+    return classify
+
+
+class ResumeWithoutDedupe(Rule):
+    id = "RA302"
+    name = "resume-without-dedupe"
+    properties = ("CO",)
+    severity = Severity.WARNING
+    frameworks = ("langgraph",)
+    #: the mode or the resume can sit in a module that never imports langgraph itself
+    triggers = ("import langgraph", "from langgraph", "update_state")
+    yields_to = ("RA201",)
+    summary = "A resume delivered from a request handler or queue consumer with no dedupe or lock: every concurrent delivery fires the gated effect."
+    description = """
+A `Command(resume=...)` -- or the `update_state(...)` + `invoke(None, ...)`
+resume form, or `invoke(None, ...)` on a graph with static breakpoints --
+is sent from code that runs per request or per message: a FastAPI /
+Starlette / Flask / Django / aiohttp route handler, a Celery task, a Kafka /
+RabbitMQ / SQS / Pub/Sub consumer, an AWS Lambda handler, or a function
+such a handler calls. Nothing before it takes a cross-process claim or
+lock on the interrupt.
+"""
+    runtime = """
+Request handlers and consumers run concurrently and are re-delivered: a
+double-clicked button, a client or proxy retry, a webhook sent twice, a
+message redelivered after a consumer restart, two workers on one queue.
+LangGraph has no compare-and-swap on interrupt consumption. Measured on
+langgraph 1.2.24: two processes resuming one parked interrupt on one
+on-disk `SqliteSaver` from a barrier **both ran the gated node** (5 of 5),
+each served its own value -- one approval consumed twice, its effect fired
+twice (CO-c and CO-e). The paper measured every racer winning up to k=16
+on SQLite and PostgreSQL. A *sequential* stray resume after completion is
+inert (it returns the old result), so the hazard is the concurrent one, and
+a lock held only inside one process does not stop a second worker.
+"""
+    fix = """
+Take a cross-process claim before resuming and resume only if you won it:
+`INSERT INTO resume_claims (thread_id, interrupt_id) ...` with a unique key
+(catch the duplicate-key error and return 409), `SELECT ... FOR UPDATE` on
+the approval row, a Postgres advisory lock, or Redis `SET key 1 NX EX 300`.
+Or compile with remit's consume gate, `remit.wrap(SqliteSaver, conn,
+cross_process_gate=True)` (or `PostgresSaver`), which refuses the losing
+racer with `RemitConsumeConflict` before any node runs.
+"""
+    not_flagged = """
+What counts as dedupe or lock (any of them in the handler, in a function on
+the call path from the handler, or in a helper they call, completing before
+the resume): a SQL `INSERT` (a claim row -- the rule trusts you put a
+unique key on it), a compare-and-set `UPDATE ... WHERE`, `SELECT ... FOR
+UPDATE`, `pg_advisory_lock` / `pg_try_advisory_xact_lock` / MySQL
+`GET_LOCK`, Django `select_for_update()` / `get_or_create()`, SQLAlchemy
+`with_for_update()`, Redis `set(..., nx=True)` / `setnx` / `SET ... NX` /
+`redis.lock(...)` / Redlock, DynamoDB writes with a `ConditionExpression`,
+file locks (`filelock`, `fcntl.flock`, `portalocker` -- these serialise one
+host only), and a graph compiled with `remit.wrap(..., cross_process_gate=True)`.
+Not counted: `threading.Lock` / `asyncio.Lock` / `multiprocessing.Lock` (one
+process), an in-memory "seen" set, and `get_state` checks.
+
+Also not flagged:
+- resumes outside any handler or consumer (scripts, tests, notebooks, CLI tools);
+- auto-resumes in the function that started the run (`invoke(inputs, cfg)` then `invoke(Command(resume=...), cfg)`): the parked run belongs to this request, no second delivery can reach it;
+- resumes inside a lambda or callback handed to an executor or job queue (`runs.submit(id, lambda: graph.invoke(Command(...)))`): not followed;
+- resumes already reported by RA301 (a `get_state` check deciding this resume): one hazard, one finding;
+- resumes at the same place as an RA201 finding (a fork addressed to a `checkpoint_id`);
+- `invoke(None, ...)` with no `update_state` before it on a graph without static breakpoints (a plain continue after a crash);
+- LangGraph Platform / SDK runs (`client.runs.create(..., command=...)`), which the server serialises per thread.
+"""
+
+    INVALID = (
+        Example(
+            """
+            from fastapi import FastAPI
+            from langgraph.types import Command
+            from pydantic import BaseModel
+
+            from .graph import graph
+
+            app = FastAPI()
+
+            class Answer(BaseModel):
+                approved: bool
+
+            @app.post("/threads/{thread_id}/answer")
+            async def answer(thread_id: str, body: Answer) -> dict:
+                cfg = {"configurable": {"thread_id": thread_id}}
+                return await graph.ainvoke(Command(resume=body.approved), cfg)  # expect: RA302
+            """,
+            note="An async FastAPI route resumes directly.",
+        ),
+        Example(
+            {
+                "worker/tasks.py": """
+                    from celery import Celery
+
+                    from .service import deliver_decision
+
+                    app = Celery("approvals")
+
+                    @app.task(acks_late=True)
+                    def on_decision(thread_id: str, decision: str):
+                        deliver_decision(thread_id, decision)
+                    """,
+                "worker/service.py": """
+                    import threading
+
+                    import langgraph.types as lgt
+
+                    from .graph import build
+
+                    _lock = threading.Lock()
+                    graph = build()
+
+                    def deliver_decision(thread_id: str, decision: str):
+                        with _lock:
+                            cmd = lgt.Command(resume=decision)  # expect: RA302
+                            return graph.invoke(cmd, {"configurable": {"thread_id": thread_id}})
+                    """,
+                "worker/__init__.py": "",
+            },
+            note="A Celery task calls a helper in a sibling module; a threading.Lock does not stop a second worker.",
+        ),
+        Example(
+            {
+                "reviews/views.py": """
+                    from flask import Flask, request
+
+                    from .agent import graph
+
+                    app = Flask(__name__)
+
+                    @app.route("/reviews/<thread_id>", methods=["POST"])
+                    def review(thread_id):
+                        config = {"configurable": {"thread_id": thread_id}}
+                        graph.update_state(config, {"approved": request.json["approved"]})
+                        return graph.invoke(None, config)  # expect: RA302
+                    """,
+                "reviews/agent.py": """
+                    from langgraph.checkpoint.postgres import PostgresSaver
+                    from langgraph.graph import StateGraph
+
+                    def publish(state: dict) -> dict:
+                        return {"published": state.get("approved", False)}
+
+                    builder = StateGraph(dict)
+                    builder.add_node("publish", publish)
+                    builder.set_entry_point("publish")
+                    graph = builder.compile(checkpointer=PostgresSaver.from_conn_string("postgresql:///reviews"), interrupt_before=["publish"])
+                    """,
+                "reviews/__init__.py": "",
+            },
+            note="The update_state + invoke(None, ...) resume form.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            import sqlite3
+
+            from fastapi import FastAPI, HTTPException
+            from langgraph.types import Command
+
+            from .graph import graph
+
+            app = FastAPI()
+            db = sqlite3.connect("claims.db", check_same_thread=False)
+
+            @app.post("/threads/{thread_id}/answer")
+            def answer(thread_id: str, interrupt_id: str, approved: bool) -> dict:
+                try:
+                    with db:
+                        db.execute("INSERT INTO claims (thread_id, interrupt_id) VALUES (?, ?)", (thread_id, interrupt_id))
+                except sqlite3.IntegrityError:
+                    raise HTTPException(409, "already answered")
+                return graph.invoke(Command(resume=approved), {"configurable": {"thread_id": thread_id}})
+            """,
+            note="A claim row with a unique key: one delivery wins.",
+        ),
+        Example(
+            {
+                "api/locks.py": """
+                    import redis
+
+                    r = redis.Redis()
+
+                    def claim_once(thread_id: str) -> bool:
+                        return bool(r.set(f"resume:{thread_id}", 1, nx=True, ex=300))
+                    """,
+                "api/views.py": """
+                    from fastapi import FastAPI
+                    from langgraph.types import Command
+
+                    from .graph import graph
+                    from .locks import claim_once
+
+                    app = FastAPI()
+
+                    @app.post("/threads/{thread_id}/answer")
+                    def answer(thread_id: str, approved: bool):
+                        if not claim_once(thread_id):
+                            return {"status": "duplicate"}
+                        return graph.invoke(Command(resume=approved), {"configurable": {"thread_id": thread_id}})
+                    """,
+                "api/__init__.py": "",
+            },
+            note="Redis SET NX in a helper in a sibling module.",
+        ),
+        Example(
+            """
+            import sqlite3
+
+            import remit
+            from fastapi import FastAPI
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import Command, interrupt
+
+            def gate(state: dict) -> dict:
+                return {"ok": interrupt("approve?")}
+
+            builder = StateGraph(dict)
+            builder.add_node("gate", gate)
+            builder.set_entry_point("gate")
+            conn = sqlite3.connect("runs.db", check_same_thread=False)
+            graph = builder.compile(checkpointer=remit.wrap(SqliteSaver, conn, cross_process_gate=True))
+            app = FastAPI()
+
+            @app.post("/threads/{thread_id}/answer")
+            def answer(thread_id: str, ok: bool):
+                return graph.invoke(Command(resume=ok), {"configurable": {"thread_id": thread_id}})
+            """,
+            note="remit's cross-process consume gate refuses the losing racer.",
+        ),
+        Example(
+            """
+            from langgraph.types import Command
+
+            from agent import graph
+
+            def main(thread_id: str, answer: str) -> None:
+                print(graph.invoke(Command(resume=answer), {"configurable": {"thread_id": thread_id}}))
+
+            if __name__ == "__main__":
+                import sys
+                main(sys.argv[1], sys.argv[2])
+            """,
+            note="A command-line tool: one delivery per run.",
+        ),
+        Example(
+            """
+            import secrets
+
+            from fastapi import FastAPI
+            from langgraph.types import Command
+
+            from .graph import graph
+
+            app = FastAPI()
+
+            @app.post("/tasks")
+            async def run_task(task: str) -> dict:
+                cfg = {"configurable": {"thread_id": f"task-{secrets.token_hex(8)}"}}
+                result = await graph.ainvoke({"task": task}, cfg)
+                while "__interrupt__" in result:
+                    result = await graph.ainvoke(Command(resume="approve"), cfg)
+                return result
+            """,
+            note="An auto-approval inside the request that started the run: no second delivery can reach its thread.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        module = ctx.module
+        project = ctx.project
+        if not module.uses_any(langgraph.PACKAGES) and not project_uses_langgraph(project):
+            return
+        for fn in module.functions:
+            path = web.served_path(fn, project)
+            if path is None:
+                continue
+            resumes = list(self._resumes(fn, ctx))
+            if not resumes:
+                continue
+            gated_by_301 = self._decided_by_get_state(fn, ctx)
+            for report, run, form in resumes:
+                if id(run.node) in gated_by_301 or self._remit_gate(run, fn, ctx):
+                    continue
+                if self._started_here(run, fn, ctx):
+                    continue
+                if self._claimed_before(run, fn, path, ctx):
+                    continue
+                handler = path.handler
+                where = (
+                    f"{handler.kind} '{handler.function.qualname}'"
+                    if handler.function is fn
+                    else f"'{fn.qualname}', called from {handler.kind} '{handler.function.qualname}'"
+                )
+                local = self._local_lock(run, fn, ctx)
+                lock_note = (
+                    f" The {local} around it serialises one process only; a second worker still resumes."
+                    if local
+                    else ""
+                )
+                related = [Related(ctx.span(handler.node, handler.module), f"{handler.kind}: runs once per delivery")]
+                if report is not run.node:
+                    related.append(Related(ctx.span(run.node), "the run that delivers it"))
+                yield ctx.finding(
+                    report,
+                    f"{form} is delivered from {where} with no dedupe or lock. Two deliveries of one answer (a "
+                    f"double click, a retried request, a redelivered message, two workers) both resume the parked "
+                    f"interrupt and both run the gated node -- LangGraph has no compare-and-swap on interrupt "
+                    f"consumption.{lock_note}",
+                    related=related,
+                )
+
+    # -- what is a resume -----------------------------------------------------
+    def _resumes(self, fn: FunctionInfo, ctx: RuleContext):
+        """(node to report, run call, description) for each resume ``fn`` delivers."""
+        for call in fn.calls:
+            f = call.node.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+                continue
+            first = argument(call.node, 0, "input")
+            cmd = resume_command(first, fn, ctx)
+            if cmd is not None:
+                yield cmd, call, "Command(resume=...)"
+                continue
+            if not is_none(first):
+                continue
+            updates = [
+                c for c in fn.calls
+                if isinstance(c.node.func, cst.Attribute)
+                and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
+                and completes_before(c, call, ctx.module, fn.node)
+            ]
+            if updates:
+                yield call.node, call, f"{ctx.describe_call(call.node)} after update_state(...)"
+                continue
+            graph = graph_anywhere(f.value, fn, ctx.module, ctx.project)
+            if isinstance(graph, langgraph.CompiledGraph) and any(
+                keyword(graph.compile_call, k) is not None and not is_none(keyword(graph.compile_call, k).value)
+                for k in ("interrupt_before", "interrupt_after")
+            ):
+                yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
+
+    def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+        """The same function started the run (a fresh input) before resuming it: an auto-resume
+        inside the request that parked it, not a second delivery from outside."""
+        for call in fn.calls:
+            f = call.node.func
+            if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+                continue
+            first = argument(call.node, 0, "input")
+            if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
+                continue
+            if completes_before(call, run, ctx.module, fn.node):
+                return True
+        return False
+
+    def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> set[int]:
+        out: set[int] = set()
+        rule = GetStateDecidesResume()
+        candidates = None
+        for call in fn.calls:
+            f = call.node.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.GET_STATE_METHODS):
+                continue
+            if candidates is None:
+                candidates = resume_calls(fn, ctx)
+            decided = rule._decided_resume(call, fn, candidates, ctx)
+            if decided is not None:
+                out.add(id(decided[1].node))
+        return out
+
+    # -- what is a dedupe ------------------------------------------------------
+    def _remit_gate(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[union-attr]
+        if not isinstance(graph, langgraph.CompiledGraph):
+            return False
+        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
+        return gate is not None and bool_value(gate.value) is True
+
+    def _claimed_before(self, run: CallInfo, fn: FunctionInfo, path: web.ServedPath, ctx: RuleContext) -> bool:
+        project = ctx.project
+        classify = claim_classifier(project)
+        if self._claim_in(fn, ctx.module, run, classify, project):
+            return True
+        # the functions on the way from the handler: a claim taken before the call that leads here
+        for node, mod in zip(path.calls, path.modules):
+            info = mod.call_info(node)
+            if info is None or info.function is None:
+                continue
+            if self._claim_in(info.function, mod, info, classify, project):
+                return True
+        return False
+
+    def _claim_in(self, fn: FunctionInfo, module: ModuleFacts, before: CallInfo, classify, project) -> bool:
+        for call in fn.calls:
+            if call is before or not completes_before(call, before, module, fn.node):
+                continue
+            if project.reach("ra302-claim", classify, call, module) is not None:
+                return True
+        return False
+
+    def _local_lock(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> str | None:
+        for anc in ctx.module.ancestors(run.node):
+            if anc is fn.node:
+                break
+            if isinstance(anc, (cst.With,)):
+                for item in anc.items:
+                    names = ctx.resolver.names(item.item, fn)
+                    hit = names & _LOCAL_LOCKS
+                    if hit:
+                        return sorted(hit)[0]
+        return None

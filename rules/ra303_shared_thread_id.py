@@ -1,0 +1,589 @@
+"""RA303: a ``thread_id`` (or CrewAI persisted id) that is a constant or comes from non-durable state."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import libcst as cst
+
+from auditor.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
+from auditor.analysis.syntax import argument, dict_items, keyword, string_value
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import crewai, langgraph
+from auditor.frameworks.classes import instance_class, module_constant
+
+from .base import Example, Rule, RuleContext
+
+#: Packages whose decorators mark a function as serving many callers (request
+#: handlers, queue consumers, chat-UI callbacks). Kept deliberately small and
+#: private; the served-code model of the LangGraph rules can replace it.
+_SERVING_ROOTS = frozenset(
+    {
+        "fastapi", "flask", "starlette", "quart", "sanic", "aiohttp", "litestar", "django", "ninja",
+        "celery", "dramatiq", "rq", "huey", "faststream", "kombu", "socketio", "slack_bolt", "telegram",
+        "aiogram", "discord", "chainlit", "functions_framework", "azure", "modal",
+    }
+)
+#: Modules whose top level re-runs per user session (Streamlit reruns the script; Gradio/Chainlit callbacks).
+_SESSION_SCRIPT_ROOTS = ("streamlit", "gradio", "chainlit")
+_IDENTITY_PARAM = re.compile(
+    r"(^|_)(user|users|session|conversation|convo|chat|customer|tenant|account|thread|request|req|ws|websocket|sender|caller|member)(_?id|_?key|_?name)?$",
+    re.IGNORECASE,
+)
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+
+_CONSTANT_KINDS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place a run id is given: the value node and what it addresses."""
+
+    value: cst.BaseExpression
+    scope: FunctionInfo | None
+    #: "langgraph" (configurable.thread_id) or "crewai" (kickoff inputs id)
+    kind: str
+    #: the config / kickoff expression, for finding the run it addresses
+    anchor: cst.CSTNode
+
+
+# -- where ids are given ----------------------------------------------------------
+
+
+def _thread_id_sites(module: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """``{"configurable": {"thread_id": X}}``, ``configurable={"thread_id": X}``,
+    ``{"configurable": dict(thread_id=X)}``, ``cfg["configurable"]["thread_id"] = X``."""
+    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+
+    def configurable_value(value: cst.BaseExpression, anchor: cst.CSTNode) -> None:
+        if isinstance(value, cst.Dict):
+            for key, v in dict_items(value):
+                if key == "thread_id":
+                    found.append((v, anchor))
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+            arg = keyword(value, "thread_id")
+            if arg is not None:
+                found.append((arg.value, anchor))
+
+    class _V(cst.CSTVisitor):
+        def visit_Dict(self, node: cst.Dict) -> None:
+            for key, value in dict_items(node):
+                if key == "configurable":
+                    configurable_value(value, node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            arg = keyword(node, "configurable")
+            if arg is not None:
+                configurable_value(arg.value, node)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                tgt = t.target
+                if _subscript_key(tgt) == "thread_id" and _subscript_key(getattr(tgt, "value", None)) == "configurable":
+                    found.append((node.value, node))
+
+    visit_fast(module.tree, _V())
+    return iter(found)
+
+
+def _subscript_key(expr) -> str | None:
+    if isinstance(expr, cst.Subscript) and expr.slice:
+        el = expr.slice[0].slice
+        if isinstance(el, cst.Index):
+            return string_value(el.value)
+    return None
+
+
+# -- what the id is ---------------------------------------------------------------
+
+
+def _mutated_globals(module: ModuleFacts) -> set[str]:
+    """Module names rebound at run time: ``global n`` in a function, or ``n += 1`` anywhere."""
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            names.update(n.name.value for n in node.names)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                names.add(node.target.value)
+
+    visit_fast(module.tree, _V())
+    return names
+
+
+class _Classifier:
+    """constant / non-durable / None (anything else: a parameter, a uuid, a request field...)."""
+
+    def __init__(self, module: ModuleFacts, project) -> None:
+        self.module = module
+        self.project = project
+        self.mutated = _mutated_globals(module)
+
+    def classify(self, expr: cst.BaseExpression, scope: FunctionInfo | None, depth: int = 0) -> tuple[str, str] | None:
+        """("constant" | "reused" | "non-durable", description) or None. "reused": values a process
+        hands out again (``id()``, ``len()`` of a list that shrinks); "non-durable": counters that only
+        repeat across processes."""
+        if depth > 6:
+            return None
+        if isinstance(expr, _CONSTANT_KINDS):
+            return "constant", self.module.code(expr)
+        if isinstance(expr, cst.FormattedString):
+            parts = [p for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+            kinds = [self.classify(p.expression, scope, depth + 1) for p in parts]
+            if any(k is None for k in kinds):
+                return None
+            worst = _worst(kinds)  # type: ignore[arg-type]
+            return worst if worst is not None else ("constant", self.module.code(expr))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
+            left, right = self.classify(expr.left, scope, depth + 1), self.classify(expr.right, scope, depth + 1)
+            if left is None or right is None:
+                return None
+            worst = _worst([left, right])
+            return worst if worst is not None else ("constant", self.module.code(expr))
+        if isinstance(expr, cst.Call):
+            return self._call(expr, scope, depth)
+        if isinstance(expr, cst.Name):
+            return self._name(expr, scope, depth)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, scope, depth)
+        return None
+
+    def _call(self, call: cst.Call, scope, depth):
+        names = self.project.resolver(self.module).call_names(call, scope)
+        code = self.module.code(call)
+        if names & {"builtins.len", "builtins.id"}:
+            return "reused", code
+        if names & {"os.getpid", "threading.get_ident"}:
+            return "non-durable", code
+        if names & {"builtins.next"} and call.args and self._is_module_counter(call.args[0].value, scope):
+            return "non-durable", code
+        if names & {"builtins.str", "builtins.int", "builtins.repr"} and len(call.args) == 1:
+            return self.classify(call.args[0].value, scope, depth + 1)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "format":
+            base = self.classify(call.func.value, scope, depth + 1)
+            args = [self.classify(a.value, scope, depth + 1) for a in call.args]
+            if base is None or any(a is None for a in args):
+                return None
+            worst = _worst(args)  # type: ignore[arg-type]
+            return worst if worst is not None else ("constant", code)
+        return None
+
+    def _is_module_counter(self, expr, scope) -> bool:
+        if not isinstance(expr, cst.Name):
+            return False
+        found = self.project.resolver(self.module).binding_value(expr.value, scope, None)
+        if found is None or found[1] is not None:
+            return False
+        names = self.project.resolver(self.module).names(found[0].value, None)
+        return bool(names & {"itertools.count"})
+
+    def _name(self, name: cst.Name, scope, depth):
+        resolver = self.project.resolver(self.module)
+        found = resolver.binding_value(name.value, scope, self.module.order(name))
+        if found is None:
+            # a constant from a project settings module
+            for q in resolver.names(name, scope):
+                value = module_constant(q, self.project)
+                if value is not None and isinstance(value[0], _CONSTANT_KINDS):
+                    return "constant", f"{name.value} = {value[1].code(value[0])}"
+            return None
+        binding, owner = found
+        if binding.kind != "assign":
+            return None
+        if owner is None and name.value in self.mutated:
+            return "non-durable", f"the module-level counter {name.value}"
+        inner = self.classify(binding.value, owner, depth + 1)
+        if inner is not None and inner[0] == "constant" and owner is None:
+            return "constant", f"{name.value} = {inner[1]}"
+        return inner
+
+    def _attribute(self, expr: cst.Attribute, scope, depth):
+        # self.counter incremented elsewhere in the class: an in-memory counter
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope is not None:
+            cls = scope.class_info
+            if cls is not None and _augassigned_attr(cls.node, expr.attr.value):
+                return "non-durable", f"the in-memory counter self.{expr.attr.value}"
+            return None
+        resolver = self.project.resolver(self.module)
+        for q in resolver.names(expr, scope):
+            value = module_constant(q, self.project)
+            if value is not None and isinstance(value[0], _CONSTANT_KINDS):
+                return "constant", f"{self.module.code(expr)} = {value[1].code(value[0])}"
+        return None
+
+
+def _worst(kinds: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The most hazardous non-constant part of a composed id, or None when every part is constant."""
+    for kind in ("reused", "non-durable"):
+        for k in kinds:
+            if k[0] == kind:
+                return k
+    return None
+
+
+def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
+    hit = []
+
+    class _V(cst.CSTVisitor):
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            t = n.target
+            if isinstance(t, cst.Attribute) and t.attr.value == attr and isinstance(t.value, cst.Name) and t.value.value == "self":
+                hit.append(n)
+
+    visit_fast(node, _V())
+    return bool(hit)
+
+
+# -- who shares it ----------------------------------------------------------------
+
+
+def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project) -> tuple[str, cst.CSTNode] | None:
+    """Why the code at this scope runs for many different callers (and where that shows), or None."""
+    for root in _SESSION_SCRIPT_ROOTS:
+        if module.uses_any((root,)):
+            imp = next((m for m in module.tree.body if _imports(m, root)), module.tree.body[0])
+            return f"this module runs per user session ({root})", imp
+    cur = fn
+    resolver = project.resolver(module)
+    while cur is not None:
+        for dec in cur.decorators:
+            for name in resolver.names(dec.target, cur.parent):
+                if name.split(".")[0] in _SERVING_ROOTS:
+                    return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node
+        for param in cur.param_names():
+            if param not in ("self", "cls") and _IDENTITY_PARAM.search(param):
+                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param)
+        cur = cur.parent
+    return None
+
+
+def _imports(stmt: cst.CSTNode, root: str) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Import) and any(cst.Module([]).code_for_node(a.name).split(".")[0] == root for a in small.names):
+            return True
+        if isinstance(small, cst.ImportFrom) and small.module is not None:
+            if cst.Module([]).code_for_node(small.module).split(".")[0] == root:
+                return True
+    return False
+
+
+def saver_kind(graph, project) -> str | None:
+    """"memory" / "durable" for a compiled graph's checkpointer, None when unknown."""
+    if graph is None or not graph.persisted:
+        return None
+    found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, project)
+    if found is None:
+        return None
+    call, scope = found
+    names = project.resolver(graph.module).call_names(call, scope)
+    if names & langgraph.REMIT_WRAP and call.args:
+        names = project.resolver(graph.module).names(call.args[0].value, scope)
+    if names & langgraph.IN_MEMORY_SAVERS:
+        return "memory"
+    for n in names:
+        if n.endswith(".from_conn_string") and string_value(argument(call, 0, "conn_string")) == ":memory:":
+            return "memory"
+        if any(n == d or n.startswith(d + ".") for d in langgraph.DURABLE_SAVERS):
+            return "durable"
+        if n.startswith("langgraph.checkpoint.") and "Saver" in n:
+            return "durable"
+    return None
+
+
+class SharedThreadId(Rule):
+    id = "RA303"
+    name = "shared-thread-id"
+    properties = ("CO", "PC")
+    severity = Severity.WARNING
+    frameworks = ("langgraph", "crewai")
+    #: the id can be built where the run is started, in a module that imports neither framework
+    triggers = ("import langgraph", "from langgraph", "import crewai", "from crewai", "thread_id", "kickoff(")
+    summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
+    description = """
+A run is addressed by a `thread_id` (LangGraph `{"configurable":
+{"thread_id": ...}}`) or a CrewAI persisted id (`kickoff(inputs={"id":
+...})` on a `@persist` flow) that is
+
+- a **constant** (`"1"`, `"default"`, a module constant) in code that serves
+  many callers -- a request handler, a queue consumer, a chat-UI callback,
+  a function that receives the caller's `user_id`/`session_id` and ignores
+  it; or
+- **non-durable**: `len(...)` of an in-memory list, a module-level counter
+  (`global n; n += 1`, `next(itertools.count())`), `id(obj)`, the process id
+  -- values that restart from the same numbers with every process.
+"""
+    runtime = """
+The checkpointer keys everything by the id: the parked interrupt, the
+pending resume, the state. Two callers on one constant id share one
+thread -- the second user's `Command(resume=...)` consumes the first
+user's interrupt (and LangGraph serves a repeated resume the first
+recorded answer, #6663), and each run sees the other's messages. A
+counter that restarts at zero hands new runs the ids of runs parked
+before the restart, so a durable checkpointer (SQLite, Postgres) restores
+a stranger's state into them; for a `@persist` CrewAI flow
+`kickoff(inputs={"id": ...})` reloads whatever state was saved under that
+id.
+"""
+    fix = """
+Derive the id from something unique and durable per run: a
+`uuid.uuid4()` stored with the run, the conversation or ticket id from your
+database, or the authenticated user's session
+(`{"configurable": {"thread_id": f"{user.id}:{conversation.id}"}}`).
+"""
+    not_flagged = """
+- constant ids in scripts, notebooks, CLIs and `main()` functions that serve one person (a demo's `"thread_id": "1"`, a chat loop that continues one conversation on purpose);
+- test files (`tests/`, `test_*.py`, `conftest.py`);
+- configs passed to a graph traced to a `compile()` without a checkpointer (the id addresses nothing);
+- a graph built per run by a factory that compiles it with a new in-memory saver (`make_graph().invoke(...)`): every run has its own store;
+- process counters (`global n; n += 1`, `itertools.count()`, the pid) on a graph traced to an in-memory checkpointer: ids and state die together (`id()` and `len()` are still flagged: a process hands those values out again);
+- ids from parameters, request fields, `uuid4()`, database rows or f-strings over them;
+- CrewAI `restore_from_state_id=` (a fork source: reading one saved state from many runs is its purpose).
+"""
+
+    INVALID = (
+        Example(
+            """
+            from fastapi import FastAPI
+            from langgraph.types import Command
+
+            from .graph import graph
+
+            app = FastAPI()
+
+            @app.post("/approve")
+            async def approve(decision: str):
+                config = {"configurable": {"thread_id": "default"}}  # expect: RA303
+                return await graph.ainvoke(Command(resume=decision), config)
+            """,
+            note="A constant thread in a request handler: every caller resumes the same interrupt.",
+        ),
+        Example(
+            """
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+
+            SESSIONS = []
+
+            def build(State, node, conn):
+                builder = StateGraph(State)
+                builder.add_node("agent", node)
+                builder.set_entry_point("agent")
+                return builder.compile(checkpointer=SqliteSaver(conn))
+
+            def start_run(graph, question):
+                SESSIONS.append(question)
+                cfg = {"configurable": {}}
+                cfg["configurable"]["thread_id"] = f"run-{len(SESSIONS)}"  # expect: RA303
+                return graph.invoke({"question": question}, cfg)
+            """,
+            note="len() of an in-memory list restarts at 1 after a restart; the config is filled by subscript.",
+        ),
+        Example(
+            {
+                "bot/settings.py": """
+                    FLOW_ID = "support-flow"
+                    """,
+                "bot/flows.py": """
+                    from crewai.flow.flow import Flow, start
+                    from crewai.flow.persistence import persist
+
+                    @persist()
+                    class Support(Flow):
+                        @start()
+                        def answer(self):
+                            return self.state.get("question")
+                    """,
+                "bot/handlers.py": """
+                    from . import settings
+                    from .flows import Support
+
+                    def on_message(user_id, text):
+                        return Support().kickoff(inputs={"id": settings.FLOW_ID, "question": text})  # expect: RA303
+                    """,
+                "bot/__init__.py": "",
+            },
+            note="A CrewAI persisted id from a settings module, in a function that ignores the caller's user_id.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def main(State, node):
+                builder = StateGraph(State)
+                builder.add_node("agent", node)
+                builder.set_entry_point("agent")
+                graph = builder.compile(checkpointer=InMemorySaver())
+                config = {"configurable": {"thread_id": "1"}}
+                while True:
+                    graph.invoke({"question": input("> ")}, config)
+            """,
+            note="A console chat continuing one conversation on purpose.",
+        ),
+        Example(
+            """
+            import uuid
+            from fastapi import FastAPI
+
+            from .graph import graph
+
+            app = FastAPI()
+
+            @app.post("/runs")
+            async def start(question: str, session_id: str):
+                config = {"configurable": {"thread_id": f"{session_id}:{uuid.uuid4()}"}}
+                return await graph.ainvoke({"question": question}, config)
+            """,
+            note="Per-session, per-run id.",
+        ),
+        Example(
+            """
+            import itertools
+            from langgraph.checkpoint.memory import MemorySaver
+            from langgraph.graph import StateGraph
+
+            _ids = itertools.count()
+
+            def build(State, node):
+                builder = StateGraph(State)
+                builder.add_node("agent", node)
+                builder.set_entry_point("agent")
+                return builder.compile(checkpointer=MemorySaver())
+
+            def run(State, node, question):
+                graph = build(State, node)
+                config = {"configurable": {"thread_id": str(next(_ids))}}
+                return graph.invoke({"question": question}, config)
+            """,
+            note="A process counter on an in-memory checkpointer: ids and state die together.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        module = ctx.module
+        if _TEST_PATH.search(module.display_path.replace("\\", "/")):
+            return
+        classifier: _Classifier | None = None
+        for site in self._sites(ctx):
+            if classifier is None:
+                classifier = _Classifier(module, ctx.project)
+            verdict = classifier.classify(site.value, site.scope)
+            if verdict is None:
+                continue
+            kind, what = verdict
+            yield from self._judge(ctx, site, kind, what)
+
+    def _sites(self, ctx: RuleContext) -> Iterator[Site]:
+        module = ctx.module
+        text = module.source
+        if "thread_id" in text and "configurable" in text:
+            for value, anchor in _thread_id_sites(module):
+                yield Site(value, module.enclosing_function(value), "langgraph", anchor)
+        if module.uses_any(crewai.PACKAGES) or "kickoff" in text:
+            for info in module.all_calls:
+                if not crewai.is_kickoff(info.node):
+                    continue
+                value = crewai.inputs_carry_id(argument(info.node, 0, "inputs"), info.function, module, ctx.project)
+                if value is None or not isinstance(value, cst.BaseExpression):
+                    continue
+                cls = instance_class(info.node.func.value, info.function, module, ctx.project)  # type: ignore[union-attr]
+                if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
+                    continue
+                yield Site(value, info.function, "crewai", info.node)
+
+    def _judge(self, ctx: RuleContext, site: Site, kind: str, what: str) -> Iterable[Finding]:
+        module = ctx.module
+        project = ctx.project
+        id_name = "thread_id" if site.kind == "langgraph" else "persisted flow id"
+        graph = self._graph_for(site, ctx) if site.kind == "langgraph" else None
+        if graph is not None and not graph.persisted:
+            return  # compiled without a checkpointer: the thread_id addresses nothing
+        if graph is not None and self._fresh_store_per_run(graph, site, ctx):
+            return  # a new in-memory store per run: the constant id is shared with nobody
+        if kind == "constant":
+            served = serving_reason(site.scope, module, project)
+            if served is None:
+                return
+            reason, where = served
+            yield ctx.finding(
+                site.value,
+                f"The {id_name} is the constant {what}, and {reason}: every caller shares one "
+                f"{'thread' if site.kind == 'langgraph' else 'persisted state'} -- one caller's answer resumes "
+                f"another's interrupt and each run reads the others' state.",
+                related=(Related(ctx.span(where), reason),),
+            )
+            return
+        # reused / non-durable
+        related = []
+        if site.kind == "langgraph":
+            saver = saver_kind(graph, project)
+            if saver == "memory" and kind == "non-durable":
+                return
+            if graph is not None and graph.checkpointer is not None:
+                related.append(Related(ctx.span(graph.checkpointer, graph.module), f"checkpointer ({saver or 'unknown'})"))
+        if not related:
+            related.append(Related(ctx.span(site.anchor), "the run this id addresses"))
+        store = "checkpointer" if site.kind == "langgraph" else "flow persistence"
+        if kind == "reused":
+            why = (
+                f"a value the process hands out again ({'id() of a freed object is reused' if 'id(' in what else 'len() repeats when the list shrinks'}) "
+                f"and that starts over in every process: a later run can land on an earlier run's id, and the {store} "
+                f"continues that run's state in it"
+            )
+        else:
+            why = (
+                f"a counter that restarts from the same values in every process: after a restart new runs get the ids "
+                f"of runs parked before it, and the durable {store} restores a stranger's state into them"
+            )
+        yield ctx.finding(site.value, f"The {id_name} comes from {what}, {why}.", related=related)
+
+    def _graph_for(self, site: Site, ctx: RuleContext):
+        """The compiled graph a config is passed to (same scope), when traceable."""
+        module = ctx.module
+        anchor = site.anchor
+        var = None
+        parent = module.parent(anchor)
+        if isinstance(anchor, cst.Assign):  # cfg["configurable"]["thread_id"] = ...
+            base = anchor.targets[0].target
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            var = base.value if isinstance(base, cst.Name) else None
+        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            var = parent.targets[0].target.value
+        calls = site.scope.calls if site.scope is not None else module.module_calls
+        for info in calls:
+            f = info.node.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS | langgraph.GET_STATE_METHODS):
+                continue
+            uses = any(
+                a.value is anchor or (var is not None and isinstance(a.value, cst.Name) and a.value.value == var)
+                for a in info.node.args
+            )
+            if uses:
+                graph = langgraph.graph_of(f.value, site.scope, module, ctx.project)
+                if graph is not None:
+                    self._receiver = f.value
+                    return graph
+        return None
+
+    def _fresh_store_per_run(self, graph, site: Site, ctx: RuleContext) -> bool:
+        """``factory().invoke(..., {"thread_id": "x"})`` where the factory compiles with a new
+        in-memory saver each call: every run has its own store, so a constant id shares nothing."""
+        if graph.scope is None or saver_kind(graph, ctx.project) != "memory":
+            return False
+        found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        if found is None or found[1] is not graph.scope:
+            return False
+        receiver = getattr(self, "_receiver", None)
+        if isinstance(receiver, cst.Name) and site.scope is not None:
+            bound = ctx.resolver.binding_value(receiver.value, site.scope, ctx.module.order(receiver))
+            receiver = bound[0].value if bound is not None and bound[1] is site.scope else None
+        return isinstance(receiver, cst.Call)

@@ -1,0 +1,325 @@
+"""RA601: ``InMemorySaver`` / ``MemorySaver`` behind human-in-the-loop interrupts in a served app."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Iterable
+
+import libcst as cst
+
+from auditor.analysis.syntax import keyword
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import langgraph, web
+
+from ._langgraph_eo import in_memory_constructor, project_facts
+from .base import Example, Rule, RuleContext
+from .ra101_effect_before_interrupt import interrupt_classifier
+
+
+def _non_empty(expr: cst.BaseExpression | None) -> bool:
+    if expr is None:
+        return False
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        return bool(expr.elements)
+    if isinstance(expr, cst.Name) and expr.value in ("None", "False"):
+        return False
+    return True
+
+
+class InMemorySaverServed(Rule):
+    id = "RA601"
+    name = "in-memory-saver-served"
+    properties = ("LV",)
+    severity = Severity.WARNING
+    frameworks = ("langgraph",)
+    summary = "InMemorySaver/MemorySaver behind human-in-the-loop interrupts in a served app: parked runs die with the process."
+    description = """
+A graph (or `@entrypoint` workflow) that parks for a human -- a node that
+reaches `interrupt()`, static breakpoints (`interrupt_before=` /
+`interrupt_after=`, also on `create_react_agent` / LangChain's
+`create_agent`), or LangChain's `HumanInTheLoopMiddleware` -- is checkpointed by `InMemorySaver()` (or its older
+name `MemorySaver()`, the same class in langgraph 1.2.24) in code that
+serves requests: a module with FastAPI / Starlette / Flask / Django / aiohttp
+routes, queue consumers (Celery, Kafka, RabbitMQ, SQS, Lambda), or an app
+object, or a module such code imports.
+"""
+    runtime = """
+A parked run lives only in the saver. `InMemorySaver` keeps checkpoints in
+a dict inside one Python process: a deploy, a crash, an autoscaler or a
+worker recycle (gunicorn `max_requests`, Celery `max_tasks_per_child`)
+drops every run that is waiting for a human, and the human's later answer
+(`Command(resume=...)`) finds no thread -- the run starts fresh or fails.
+With several worker processes behind a load balancer the answer usually
+lands on a process that never saw the thread at all. Nothing warns: the
+docs present it as a testing saver, and it works in a single-process dev
+server.
+"""
+    fix = """
+Use a durable checkpointer shared by every worker: `SqliteSaver` /
+`AsyncSqliteSaver` for one host, `PostgresSaver` / `AsyncPostgresSaver`
+for several (`PostgresSaver.from_conn_string(DB_URI)`, call `.setup()`
+once). Keep `InMemorySaver` for tests and notebooks.
+"""
+    not_flagged = """
+- `InMemorySaver` in code that no request handler, consumer or app module reaches (tests, notebooks, scripts, examples): a parked run there lives as long as the script;
+- graphs with no interrupt (no `interrupt()` reachable from a node, no static breakpoint): in-memory conversation memory is lost on restart but nothing is parked waiting for a human;
+- durable savers, and savers passed in as parameters whose construction cannot be seen (a factory's `checkpointer` argument is not followed back to its callers);
+- graphs served by a LangGraph server (`langgraph.json`), which supplies its own persistent checkpointer.
+"""
+
+    INVALID = (
+        Example(
+            """
+            from fastapi import FastAPI
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import Command, interrupt
+
+            def approve(state: dict) -> dict:
+                return {"approved": interrupt({"refund": state["amount"]}) == "yes"}
+
+            builder = StateGraph(dict)
+            builder.add_node("approve", approve)
+            builder.set_entry_point("approve")
+            graph = builder.compile(checkpointer=InMemorySaver())  # expect: RA601
+
+            app = FastAPI()
+
+            @app.post("/refunds/{thread_id}/answer")
+            def answer(thread_id: str, decision: str) -> dict:
+                return graph.invoke(Command(resume=decision), {"configurable": {"thread_id": thread_id}})
+            """,
+            note="FastAPI app in the same module.",
+        ),
+        Example(
+            {
+                "svc/agent.py": """
+                    from langgraph.checkpoint.memory import MemorySaver as Memory
+                    from langgraph.graph import StateGraph
+
+                    def review(state: dict) -> dict:
+                        return {"draft": state["draft"]}
+
+                    memory = Memory()  # expect: RA601
+
+                    def build():
+                        builder = StateGraph(dict)
+                        builder.add_node("review", review)
+                        builder.set_entry_point("review")
+                        return builder.compile(checkpointer=memory, interrupt_before=["review"])
+                    """,
+                "svc/views.py": """
+                    from flask import Flask, request
+
+                    from .agent import build
+
+                    app = Flask(__name__)
+                    graph = build()
+
+                    @app.route("/drafts/<thread_id>/approve", methods=["POST"])
+                    def approve(thread_id):
+                        return graph.invoke(None, {"configurable": {"thread_id": thread_id}})
+                    """,
+                "svc/__init__.py": "",
+            },
+            note="Static breakpoint; MemorySaver under an alias in a module a Flask app imports.",
+        ),
+        Example(
+            """
+            from celery import shared_task
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.func import entrypoint
+            from langgraph.types import Command, interrupt
+
+            @entrypoint(checkpointer=InMemorySaver())  # expect: RA601
+            async def onboarding(user: dict) -> dict:
+                ok = interrupt({"verify": user["email"]})
+                return {"verified": ok}
+
+            @shared_task
+            def resume_onboarding(thread_id: str, ok: bool):
+                return onboarding.invoke(Command(resume=ok), {"configurable": {"thread_id": thread_id}})
+            """,
+            note="Functional API in a Celery worker: the worker that parked the run is rarely the one that resumes it.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import interrupt
+
+            def approve(state: dict) -> dict:
+                return {"approved": interrupt("ok?") == "yes"}
+
+            builder = StateGraph(dict)
+            builder.add_node("approve", approve)
+            builder.set_entry_point("approve")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            if __name__ == "__main__":
+                print(graph.invoke({}, {"configurable": {"thread_id": "demo"}}))
+            """,
+            note="A script, not a served app.",
+        ),
+        Example(
+            """
+            from fastapi import FastAPI
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def chat(state: dict) -> dict:
+                return {"messages": state["messages"] + ["hi"]}
+
+            builder = StateGraph(dict)
+            builder.add_node("chat", chat)
+            builder.set_entry_point("chat")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            app = FastAPI()
+
+            @app.post("/chat/{thread_id}")
+            def post(thread_id: str, text: str) -> dict:
+                return graph.invoke({"messages": [text]}, {"configurable": {"thread_id": thread_id}})
+            """,
+            note="Served, but no interrupt: nothing is parked for a human.",
+        ),
+        Example(
+            """
+            import sqlite3
+
+            from fastapi import FastAPI
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import interrupt
+
+            def approve(state: dict) -> dict:
+                return {"approved": interrupt("ok?") == "yes"}
+
+            builder = StateGraph(dict)
+            builder.add_node("approve", approve)
+            builder.set_entry_point("approve")
+            graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("runs.db", check_same_thread=False)))
+            app = FastAPI()
+            """,
+            note="A durable saver.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        for construction, where, hitl, served in _collect(self, ctx):
+            if where is not ctx.module:
+                continue
+            hitl_node, hitl_module, hitl_note = hitl
+            related = [Related(ctx.span(hitl_node, hitl_module), hitl_note)]
+            if served is not None:
+                related.append(Related(ctx.span(served.node, served.module), f"{served.kind} {served.function.qualname}: this app serves requests"))
+            yield ctx.finding(
+                construction,
+                f"{ctx.module.code(construction.func)}() checkpoints a graph that parks for a human, in an app that serves "
+                f"requests. Parked runs live only in this process's memory: a restart, deploy or crash drops every "
+                f"run waiting for an answer, and with several workers the answer usually reaches a process that never "
+                f"saw the thread.",
+                related=related,
+            )
+
+    # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
+    def _uses(self, module, ctx: RuleContext):
+        """(checkpointer expr, scope, (hitl node, module, note)) for every checkpointed use in ``module``."""
+        project = ctx.project
+        for info in module.all_calls:
+            graph = langgraph.compiled_graph(info.node, info.function, module, project)
+            if graph is not None:
+                cp = graph.checkpointer
+                hitl = self._graph_hitl(graph, info.node, module, project)
+            else:
+                kw = keyword(info.node, "checkpointer")
+                if kw is None or project.resolver(module).call_names(info.node, info.function) & langgraph.ENTRYPOINT:
+                    continue
+                cp = kw.value
+                hitl = self._kwarg_hitl(info.node, module) or self._middleware_hitl(info, module, project)
+            if cp is not None and hitl is not None:
+                yield cp, info.function, hitl
+        facts = project_facts(project)
+        for fn in module.functions:
+            ep = facts.entrypoints.get(id(fn))
+            if ep is None or ep.checkpointer is None:
+                continue
+            reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
+            if reached is not None:
+                yield ep.checkpointer, fn.parent, (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here")
+
+    def _graph_hitl(self, graph, compile_call: cst.Call, module, project):
+        kw = self._kwarg_hitl(compile_call, module)
+        if kw is not None:
+            return kw
+        for _, fn in langgraph.all_node_functions(graph, project):
+            if fn is None:
+                continue
+            reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
+            if reached is not None:
+                return reached.calls[-1].node, reached.modules[-1], f"interrupt() parks node {fn.qualname} here"
+        return None
+
+    def _middleware_hitl(self, info, module, project):
+        """``create_agent(..., middleware=[HumanInTheLoopMiddleware(...)])`` parks before tool calls."""
+        arg = keyword(info.node, "middleware")
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Name):
+            found = project.resolver(module).binding_value(value.value, info.function, None)
+            value = found[0].value if found is not None else value
+        stack = [value]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, cst.Call) and project.resolver(module).call_names(cur, info.function) & langgraph.HITL_MIDDLEWARE:
+                return cur, module, "HumanInTheLoopMiddleware parks the agent before gated tool calls"
+            stack.extend(cur.children)
+        return None
+
+    def _kwarg_hitl(self, call: cst.Call, module):
+        for name in ("interrupt_before", "interrupt_after"):
+            arg = keyword(call, name)
+            if arg is not None and _non_empty(arg.value):
+                return arg, module, f"{name}= parks the run for a human"
+        return None
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _collect(rule: InMemorySaverServed, ctx: RuleContext):
+    project = ctx.project
+    cached = _CACHE.get(project)
+    if cached is not None:
+        return cached
+    out = []
+    seen: set[int] = set()
+    for module in project.modules_using(langgraph.PACKAGES):
+        for cp, scope, hitl in rule._uses(module, ctx):
+            found = in_memory_constructor(cp, scope, module, project)
+            if found is None:
+                continue
+            construction, where = found
+            if id(construction) in seen:
+                continue
+            if not (web.module_is_served(where, project) or web.module_is_served(module, project)):
+                continue
+            seen.add(id(construction))
+            out.append((construction, where, hitl, _served_handler(where, module, project)))
+    _CACHE[project] = out
+    return out
+
+
+def _served_handler(where, use_module, project):
+    handlers = web.handlers(project)
+    for wanted in (where, use_module):
+        for h in handlers:
+            if h.module is wanted:
+                return h
+    for wanted in (where, use_module):
+        for h in handlers:
+            if any(m == wanted.module_name or m.startswith(wanted.module_name + ".") for m in h.module.imported_modules):
+                return h
+    return None

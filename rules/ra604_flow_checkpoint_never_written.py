@@ -1,0 +1,293 @@
+"""RA604: ``checkpoint=True`` / ``CheckpointConfig()`` on a CrewAI Flow: the default trigger never fires for it."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, ClassInfo, ModuleFacts
+from auditor.analysis.syntax import bool_value, is_none, keyword
+from auditor.findings import Finding, Related, Severity
+from auditor.frameworks import crewai
+from auditor.frameworks.classes import extends, named_class
+
+from .base import Example, Rule, RuleContext
+
+
+def _crew_checkpoint_classifier(project):
+    """Classifier for ``project.reach``: a ``Crew(...)``/``Agent(...)`` built with its own checkpoint config."""
+    targets = crewai.CREW | crewai.AGENT
+
+    def classify(call: CallInfo, module: ModuleFacts):
+        node = call.node
+        names = project.resolver(module).call_names(node, call.function)
+        if not names & targets:
+            cls = named_class(node.func, call.function, module, project)
+            if cls is None or not extends(cls, targets, project):
+                return None
+        arg = keyword(node, "checkpoint")
+        if arg is None or is_none(arg.value) or bool_value(arg.value) is False:
+            return None
+        return call
+    return classify
+
+
+class FlowCheckpointNeverWritten(Rule):
+    id = "RA604"
+    name = "flow-checkpoint-never-written"
+    properties = ("LV",)
+    severity = Severity.WARNING
+    frameworks = ("crewai",)
+    summary = "checkpoint=True / CheckpointConfig() on a CrewAI Flow: the default trigger (task_completed) never checkpoints the flow."
+    description = """
+A CrewAI `Flow` is given `checkpoint=True`, `checkpoint=CheckpointConfig()`
+or a config whose `on_events` lists only crew/task/agent events -- on the
+constructor, through a config built in a variable or a helper, or as a
+class attribute -- and nothing else in the flow writes checkpoints.
+"""
+    runtime = """
+`checkpoint=True` is coerced to `CheckpointConfig()`, whose `on_events`
+defaults to `["task_completed"]` (`crewai/state/checkpoint_config.py`).
+The checkpoint listener picks the config by the event's *source*
+(`crewai/state/checkpoint_listener.py`, `_find_checkpoint`): a flow's own
+events (`flow_*`, `method_execution_*`) use `flow.checkpoint`, but a
+`task_completed` event comes from the Task and walks Task -> Agent ->
+Crew, never reaching the Flow. So the flow's config never fires. Measured
+on crewai 1.15.30: a two-method flow with `CheckpointConfig()` writes no
+checkpoint, and so does a flow whose `@start` method kicks off a crew
+whose task completes (the task event's source is `Task`); with
+`on_events=["method_execution_finished"]` the same flow writes one per
+method. There is nothing to restore: after a crash, `from_checkpoint`
+has no file and the run starts over.
+"""
+    fix = """
+Checkpoint on the flow's own progress events:
+`MyFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))`.
+If you rely on crews inside the flow, give those crews their own
+`checkpoint=` (their checkpoints include the running flow).
+"""
+    not_flagged = """
+- configs whose `on_events` includes any event the flow itself emits (`method_execution_finished`, `flow_started`, `flow_finished`, ...); `"flow_created"` and `"*"` are RA107's;
+- flows whose methods kick off a `Crew`/`Agent` built with its own `checkpoint=` (directly, through a `@CrewBase` class's `crew()` method, or a helper): those checkpoints contain the flow (measured) and can restore it;
+- `checkpoint=` on a `Crew` or `Agent` (task events are theirs);
+- `checkpoint=False` / `None`, and configs that cannot be evaluated statically.
+"""
+
+    INVALID = (
+        Example(
+            """
+            import httpx
+            from crewai.flow.flow import Flow, listen, start
+
+            class Refunds(Flow):
+                @start()
+                def approve(self):
+                    return "approved"
+
+                @listen(approve)
+                def refund(self, _):
+                    httpx.post("https://pay.example.com/refunds", json={"order": 1})
+
+            Refunds(checkpoint=True).kickoff()  # expect: RA604
+            """,
+            note="checkpoint=True on a flow with no crews.",
+        ),
+        Example(
+            """
+            from crewai import CheckpointConfig, Flow
+            from crewai.flow import listen, start
+
+            class Pipeline(Flow):
+                @start()
+                def fetch(self):
+                    return [1, 2, 3]
+
+                @listen(fetch)
+                def store(self, rows):
+                    return len(rows)
+
+            async def run():
+                cfg = CheckpointConfig(location="./.checkpoints", on_events=["task_completed", "crew_kickoff_completed"])
+                flow = Pipeline(checkpoint=cfg)  # expect: RA604
+                return await flow.kickoff_async()
+            """,
+            note="A config built in a variable lists only crew/task events; async kickoff.",
+        ),
+        Example(
+            {
+                "app/crews.py": """
+                    from crewai import Agent, Crew, Task
+
+                    def writer_crew(llm):
+                        writer = Agent(role="writer", goal="write", backstory="...", llm=llm)
+                        return Crew(agents=[writer], tasks=[Task(description="write", expected_output="text", agent=writer)])
+                    """,
+                "app/flow.py": """
+                    from crewai import CheckpointConfig
+                    from crewai.flow.flow import Flow, start
+                    from .crews import writer_crew
+
+                    class Newsletter(Flow):
+                        checkpoint: CheckpointConfig | bool | None = CheckpointConfig()  # expect: RA604
+
+                        @start()
+                        def draft(self):
+                            return writer_crew(self.state.get("llm")).kickoff().raw
+                    """,
+                "app/__init__.py": "",
+            },
+            note="Class attribute; the flow runs a crew, but the crew has no config of its own, so its task events checkpoint nothing.",
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, listen, start
+
+            class Refunds(Flow):
+                @start()
+                def approve(self):
+                    return "approved"
+
+                @listen(approve)
+                def refund(self, _):
+                    return "refunded"
+
+            Refunds(checkpoint=CheckpointConfig(on_events=["method_execution_finished"])).kickoff()
+            """,
+            note="Checkpoints on the flow's own method events.",
+        ),
+        Example(
+            {
+                "app/crews.py": """
+                    from crewai import Agent, Crew, Task
+                    from crewai.project import CrewBase, crew
+
+                    @CrewBase
+                    class WriterCrew:
+                        @crew
+                        def crew(self) -> Crew:
+                            writer = Agent(role="writer", goal="write", backstory="...")
+                            task = Task(description="write", expected_output="text", agent=writer)
+                            return Crew(agents=[writer], tasks=[task], checkpoint=True)
+                    """,
+                "app/flow.py": """
+                    from crewai.flow.flow import Flow, start
+                    from .crews import WriterCrew
+
+                    class Newsletter(Flow):
+                        @start()
+                        def draft(self):
+                            return WriterCrew().crew().kickoff().raw
+
+                    Newsletter(checkpoint=True).kickoff()
+                    """,
+                "app/__init__.py": "",
+            },
+            note="The crew the flow runs checkpoints itself; its checkpoints contain the flow.",
+        ),
+        Example(
+            """
+            from crewai import Agent, CheckpointConfig, Crew, Task
+
+            def build(llm):
+                analyst = Agent(role="analyst", goal="g", backstory="b", llm=llm)
+                task = Task(description="analyse", expected_output="report", agent=analyst)
+                return Crew(agents=[analyst], tasks=[task], checkpoint=CheckpointConfig())
+            """,
+            note="checkpoint= on a Crew: task_completed is the crew's own event.",
+        ),
+        Example(
+            """
+            from crewai.flow.flow import Flow, start
+
+            class Draft(Flow):
+                @start()
+                def write(self):
+                    return "draft"
+
+            Draft(checkpoint=False).kickoff()
+            """,
+            note="Checkpointing explicitly off.",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if not ctx.module.uses_any(crewai.PACKAGES):
+            return
+        project = self._project = ctx.project
+        resolver = ctx.resolver
+        # MyFlow(checkpoint=...)
+        for info in ctx.module.all_calls:
+            arg = keyword(info.node, "checkpoint")
+            if arg is None:
+                continue
+            names = resolver.call_names(info.node, info.function)
+            cls = named_class(info.node.func, info.function, ctx.module, project)
+            if not (names & crewai.FLOW or (cls is not None and crewai.is_flow_class(cls, project))):
+                continue
+            found = self._never_written(arg.value, info.function, ctx.module, cls)
+            if found is not None:
+                yield self._finding(ctx, arg, cls, found, info.node)
+        # class MyFlow(Flow): checkpoint = ...
+        for cls in crewai.flow_classes(ctx.module, project):
+            for binding in cls.body_bindings:
+                if binding.name != "checkpoint" or binding.kind != "assign":
+                    continue
+                found = self._never_written(binding.value, None, ctx.module, cls)
+                if found is not None:
+                    yield self._finding(ctx, binding.value, cls, found, cls.node.name)
+
+    def _never_written(self, value: cst.BaseExpression, scope, module: ModuleFacts, cls: ClassInfo | None):
+        """The config node and its events when the flow's checkpoint can never fire, else None."""
+        project = self._project
+        enabled = crewai.checkpoint_enabled(value)
+        if enabled is False:
+            return None
+        if enabled is True:
+            events, where = frozenset(crewai.DEFAULT_ON_EVENTS), None
+        else:
+            found = crewai.checkpoint_config_call(value, scope, module, project)
+            if found is None:
+                return None
+            call, cscope, cmodule = found
+            ev = crewai.on_events(call, cscope, cmodule, project)
+            if ev.events is None:
+                return None
+            events, where = ev.events, (call, cmodule)
+        if events & crewai.FLOW_SOURCED_EVENTS:
+            return None
+        if cls is not None and self._runs_checkpointed_crew(cls):
+            return None
+        return events, where
+
+    def _runs_checkpointed_crew(self, cls: ClassInfo) -> bool:
+        project = self._project
+        classify = _crew_checkpoint_classifier(project)
+        for fn in crewai.flow_methods(cls, project):
+            for call in fn.calls:
+                if project.reach("crewai-crew-checkpoint", classify, call, fn.module) is not None:
+                    return True
+        return False
+
+    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found, owner: cst.CSTNode) -> Finding:
+        events, where = found
+        flow = cls.name if cls is not None else "this flow"
+        listed = ", ".join(sorted(events)) or "nothing"
+        related = []
+        if where is not None:
+            call, cmodule = where
+            related.append(Related(ctx.span(call, cmodule), f"the config: on_events = [{listed}]"))
+        if cls is not None:
+            related.append(Related(ctx.span(cls.node.name, cls.module), f"{flow} runs no crew with its own checkpoint config"))
+        if not related:
+            related.append(Related(ctx.span(owner), "the flow this configures"))
+        return ctx.finding(
+            node,
+            f"{flow} checkpoints on [{listed}] only, events the flow never sources: a task_completed event is "
+            f"checkpointed with its crew's config (Task -> Agent -> Crew), never the flow's. No checkpoint is ever "
+            f"written for {flow}, so after a crash there is nothing to restore and the run starts over.",
+            related=related,
+        )
