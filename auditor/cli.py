@@ -220,10 +220,9 @@ def crash_sweep_command(
 ) -> None:
     """Run a LangGraph graph under crashes and probes and check the resume contract (RA701-RA708).
 
-    Runs the graph only in sandboxed child processes: kills it after every checkpoint write and every
-    listed effect, resumes in a fresh interpreter, and probes fork, stray and concurrent resumes,
-    checkpoint validity and write order. Prints a progress bar and the cell table on stderr, the
-    findings in --format on stdout (or --output).
+    Runs the graph only in sandboxed child processes: kills it after every checkpoint write and every listed effect, resumes in a fresh interpreter, and probes fork, stray and concurrent resumes, checkpoint validity and write order. Prints a progress bar and the cell table on stderr, the findings in --format on stdout (or --output).
+
+    Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card --input '{"order_id": 7}' --resume '"approve"'
     """
     from auditor.dynamic.effects import NO_STUB
     from auditor.dynamic.progress import rich_progress
