@@ -25,10 +25,12 @@ class RuleDescriptor(Protocol):
 
 
 def descriptors() -> dict[str, RuleDescriptor]:
-    """All rules by id, sorted by id."""
+    """All rules by id, sorted by id: the static rule classes and the dynamic stage's RA701..RA708."""
+    from auditor.dynamic.catalog import all_dynamic_rules
     from auditor.rules import all_rules
 
     found: dict[str, RuleDescriptor] = {r.id: r for r in all_rules()}
+    found.update({r.id: r for r in all_dynamic_rules()})
     return dict(sorted(found.items()))
 
 

@@ -26,7 +26,7 @@ from auditor.baseline import BaselineError
 from auditor.catalog import descriptors, documentation
 from auditor.config import ConfigError
 from auditor.discovery import PathNotFound
-from auditor.findings import PROPERTIES, ScanResult
+from auditor.findings import PROPERTIES, ScanResult, Severity
 from auditor.gitdiff import DiffError
 from auditor.reporters import render
 
@@ -180,6 +180,116 @@ def scan(
         typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
         raise typer.Exit(0)
     raise typer.Exit(outcome.exit_code)
+
+
+def _json_option(text: Optional[str], option: str):
+    import json
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise fail(f"{option} must be JSON ({exc}); e.g. {option} '\"approve\"' or {option} '{{\"order_id\": 7}}'")
+
+
+class Backend(str, Enum):
+    sqlite = "sqlite"
+    postgres = "postgres"
+    memory = "memory"
+
+
+@app.command(
+    "crash-sweep",
+    epilog=(
+        "Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card "
+        "--input '{\"order_id\": 7}' --resume '\"approve\"' --format sarif --output sweep.sarif"
+    ),
+)
+def crash_sweep_command(
+    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a StateGraph builder, a compiled graph, or a factory taking a checkpointer."),
+    effect: Optional[List[str]] = typer.Option(None, "--effect", "-e", help="An effect function MODULE:FUNCTION whose calls the ledger records (repeatable), e.g. --effect myagent.tools:charge_card."),
+    input: str = typer.Option("{}", "--input", help="The graph input, as JSON."),
+    resume: Optional[List[str]] = typer.Option(None, "--resume", help="The answer to the next interrupt, as JSON (repeatable: one per interrupt, in order)."),
+    fork_resume: Optional[str] = typer.Option(None, "--fork-resume", help="The alternative answer the fork probe sends, as JSON [default: derived: a negated bool, a different string]."),
+    config: Optional[str] = typer.Option(None, "--config", help="Extra configurable keys for every invocation, as a JSON object."),
+    backend: Backend = typer.Option(Backend.sqlite, "--backend", help="Durable store for the sweep: sqlite (embedded), postgres (a real server, needs --dsn), memory."),
+    dsn: Optional[str] = typer.Option(None, "--dsn", help="PostgreSQL DSN for --backend postgres [default: $RESUME_AUDIT_PG_DSN]."),
+    racers: int = typer.Option(2, "--racers", help="Processes racing to resume one parked interrupt (4 is always tried as well)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each child process may run before it and its process group are killed."),
+    stub: Optional[str] = typer.Option(None, "--stub", help="Replace every --effect with a recorder returning this JSON value, so nothing real is charged."),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Let the graph open connections beyond loopback."),
+    keep_artifacts: bool = typer.Option(False, "--keep-artifacts", help="Keep each cell's temp directory (databases, ledgers) for debugging."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
+) -> None:
+    """Run a LangGraph graph under crashes and probes and check the resume contract (RA701-RA708).
+
+    Runs the graph only in sandboxed child processes: kills it after every checkpoint write and every listed effect, resumes in a fresh interpreter, and probes fork, stray and concurrent resumes, checkpoint validity and write order. Prints a progress bar and the cell table on stderr, the findings in --format on stdout (or --output).
+
+    Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card --input '{"order_id": 7}' --resume '"approve"'
+    """
+    from auditor.dynamic.effects import NO_STUB
+    from auditor.dynamic.progress import rich_progress
+    from auditor.dynamic.sweep import SweepUsageError, crash_sweep
+    from auditor.dynamic.target import TargetError
+
+    input_value = _json_option(input, "--input")
+    resume_values = [_json_option(r, "--resume") for r in (resume or [])]
+    fork_value = _json_option(fork_resume, "--fork-resume")
+    extra = _json_option(config, "--config") or {}
+    if not isinstance(extra, dict):
+        raise fail("--config must be a JSON object of configurable keys, e.g. --config '{\"user_id\": \"u1\"}'")
+    stub_value = NO_STUB if stub is None else _json_option(stub, "--stub")
+    err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    try:
+        with rich_progress(err) as progress:
+            report = crash_sweep(
+                target,
+                effects=list(effect or []),
+                input=input_value,
+                resume=resume_values,
+                fork_resume=fork_value,
+                config=extra,
+                backend=backend.value,
+                dsn=dsn,
+                racers=racers,
+                timeout=timeout,
+                stub=stub_value,
+                allow_network=allow_network,
+                keep_artifacts=keep_artifacts,
+                progress=progress,
+            )
+    except (TargetError, SweepUsageError) as exc:
+        raise fail(str(exc))
+    except Exception as exc:  # pragma: no cover - defensive: report, never a bare traceback
+        traceback.print_exc(file=sys.stderr)
+        raise fail(f"internal error: {exc.__class__.__name__}: {exc}")
+    err.print(report.table())
+    if report.artifacts:
+        typer.echo(f"resume-audit: artifacts kept in {report.artifacts}", err=True)
+    result = report.to_scan_result()
+    if format == OutputFormat.json:
+        import json
+
+        from auditor.reporters.json_report import build_json
+
+        data = build_json(result)
+        data["sweep"] = report.stable()
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+            typer.echo(f"resume-audit: {len(result.findings)} finding(s) written to {output}", err=True)
+    else:
+        emit(result, format.value, output)
+    if not report.complete:
+        raise fail(next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete"))
+    threshold = None if fail_on == FailOn.never else Severity(fail_on.value)
+    raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
 
 
 @app.command("rules")

@@ -61,6 +61,18 @@ def render_rule(rule) -> str:
         lines += ["## Passing example", "", _example_block(valid[0]), ""]
     if getattr(rule, "not_flagged", ""):
         lines += ["## Deliberately not flagged", "", _clean(rule.not_flagged), ""]
+    if getattr(rule, "origin", "static") == "dynamic":
+        lines += [
+            "## How it is found",
+            "",
+            "By `resume-audit crash-sweep TARGET`, which runs the graph in sandboxed child processes under an",
+            "instrumented checkpointer, kills it after every persistence operation and every listed effect,",
+            "resumes it in a fresh interpreter and compares an external effect ledger with the uninterrupted run.",
+            "The finding carries its minimal witness (kill point or probe, counts, values sent and served) and a",
+            "code flow kill point -> resume -> duplicate. Choose what fails the build with `--fail-on`.",
+            "",
+        ]
+        return "\n".join(lines)
     lines += [
         "## Suppressing",
         "",
@@ -72,11 +84,11 @@ def render_rule(rule) -> str:
 
 
 def write_docs(target: Path) -> list[Path]:
-    from auditor.rules import all_rules
+    from auditor.catalog import descriptors
 
     target.mkdir(parents=True, exist_ok=True)
     written = []
-    for rule in all_rules():
+    for rule in descriptors().values():
         page = target / f"{rule.id}.md"
         page.write_text(render_rule(rule), encoding="utf-8")
         written.append(page)

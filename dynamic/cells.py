@@ -1,0 +1,503 @@
+"""The sweep's cells: what each one runs, and the verdict it reaches.
+
+A cell is one question with one answer -- "after this kill point, does the
+resumed run match the uninterrupted one?", "is a second answer at the
+interrupt checkpoint served?" -- decided only from the external ledger and the
+children's reports, never from framework internals. Each verdict names the
+dynamic rule(s) it violates; :mod:`auditor.dynamic.build` turns those into
+findings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .killpoints import Event
+from .ledger import Ledger
+from .runner import ChildRun
+from .values import short
+
+PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE = "pass", "fail", "not reached", "error", "n/a"
+
+
+@dataclass
+class Hit:
+    """One rule violated by one cell, with what the finding needs."""
+
+    rule: str
+    node: str | None  # where the finding is located
+    subject: str  # what is duplicated/diverged (groups findings): an effect, a node, a field
+    message: str
+    #: code-flow steps kill point -> resume -> duplicate: (node, message) or (node, message, "file:line")
+    flow: tuple[tuple, ...] = ()
+    witness: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Cell:
+    kind: str  # dry-run | crash | parked | write-order | fork | stray | concurrent | validity
+    name: str
+    verdict: str
+    detail: str = ""
+    effects: dict[str, tuple[int, int]] = field(default_factory=dict)  # effect -> (expected, observed)
+    nodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # node -> (expected, observed) runs
+    final_state_match: bool | None = None
+    resumed: str | None = None
+    hits: list[Hit] = field(default_factory=list)
+    witness: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0  # not part of the stable output
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(sorted({h.rule for h in self.hits}))
+
+    def stable(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "verdict": self.verdict,
+            "rules": list(self.rules),
+            "detail": self.detail,
+            "effects": {k: {"expected": e, "observed": o} for k, (e, o) in sorted(self.effects.items())},
+            "node_runs": {k: {"expected": e, "observed": o} for k, (e, o) in sorted(self.nodes.items())},
+            "final_state_match": self.final_state_match,
+            "resumed": self.resumed,
+            "witness": self.witness,
+        }
+
+
+@dataclass
+class Reference:
+    """The uninterrupted run every other cell is compared with."""
+
+    effects: Counter  # fired per effect over the whole protocol
+    effects_by_leg: dict[int, Counter]
+    nodes: Counter
+    final_state: Any
+    final_step: int | None
+    parks: list[dict[str, Any]]
+    events: list[Event]
+    resume: tuple[Any, ...]
+
+    @classmethod
+    def from_dry(cls, result: dict[str, Any], ledger: Ledger, resume: tuple[Any, ...]) -> "Reference":
+        rows = [r for r in ledger.effects(phases=["run"]) if r.fired]
+        by_leg: dict[int, Counter] = {}
+        for r in rows:
+            by_leg.setdefault(r.leg if r.leg is not None else 0, Counter())[r.effect] += 1
+        return cls(
+            effects=Counter(r.effect for r in rows),
+            effects_by_leg=by_leg,
+            nodes=ledger.node_counts(phases=["run"]),
+            final_state=result.get("final_state"),
+            final_step=result.get("final_step"),
+            parks=result.get("parks", []),
+            events=[Event.from_dict(e) for e in result.get("events", [])],
+            resume=resume,
+        )
+
+    def durable_before(self, name: str) -> bool:
+        """Whether the uninterrupted run had persisted a checkpoint before event ``name``."""
+        for event in self.events:
+            if event.name == name:
+                return False
+            if event.kind == "put":
+                return True
+        return False
+
+
+def _pairs(expected: Counter, observed: Counter) -> dict[str, tuple[int, int]]:
+    return {k: (expected.get(k, 0), observed.get(k, 0)) for k in sorted(set(expected) | set(observed))}
+
+
+def failure_text(run: ChildRun) -> str:
+    """Why a child did not complete its role, in one line."""
+    return " ".join(_failure_text(run).split())
+
+
+def _failure_text(run: ChildRun) -> str:
+    if run.result is None:
+        return run.failure() or "no result"
+    r = run.result
+    if r.get("target_error"):
+        return f"target did not load: {r['target_error']}"
+    if r.get("protocol_error"):
+        return r["protocol_error"]
+    err = r.get("error")
+    if err:
+        where = f" at {err['where']}" if err.get("where") else ""
+        if err.get("kind") == "exit":
+            return f"the graph called {err['message']}{where}"
+        return f"the graph raised {err.get('type')}: {err.get('message')}{where}"
+    return "incomplete"
+
+
+def completed(run: ChildRun) -> bool:
+    return run.result is not None and bool(run.result.get("ok"))
+
+
+# -- crash and recovery -----------------------------------------------------------------
+def judge_recovery(
+    kind: str,
+    point: Event,
+    crash: ChildRun,
+    recover: ChildRun | None,
+    ledger: Ledger,
+    ref: Reference,
+) -> Cell:
+    """Verdict of a crash (or crash-while-parked) cell from its two children."""
+    cell = Cell(kind=kind, name=point.name, verdict=PASS)
+    cell.seconds = crash.seconds + (recover.seconds if recover else 0.0)
+    if not crash.killed_itself:
+        if crash.result is not None and crash.result.get("ok") and crash.result.get("reached") is False:
+            cell.verdict = NOT_REACHED
+            cell.detail = "the kill point did not occur in this run (the executor took another order); nothing to judge"
+        else:
+            cell.verdict = ERROR
+            cell.detail = f"the run to the kill point did not get there: {failure_text(crash)}"
+        return cell
+    if recover is None:
+        cell.verdict = ERROR
+        cell.detail = "no recovery was attempted"
+        return cell
+    observed = ledger.fired_counts(phases=["crash", "recover"])
+    cell.effects = _pairs(ref.effects, observed)
+    cell.nodes = _pairs(ref.nodes, ledger.node_counts(phases=["crash", "recover"]))
+    kill_desc = point.name
+    if not completed(recover):
+        why = failure_text(recover)
+        cell.verdict = FAIL
+        cell.resumed = "failed"
+        cell.detail = f"the fresh interpreter could not resume: {why}"
+        cell.hits.append(
+            Hit(
+                "RA708",
+                point.node,
+                "resume-failed",
+                f"After a crash {kill_desc.split(': ', 1)[-1]} ({kill_desc.split(':', 1)[0]}), resuming the thread in a "
+                f"fresh interpreter did not complete: {why}.",
+                ((point.node, f"process SIGKILLed {kill_desc}"), (None, f"fresh interpreter: resume failed: {why}")),
+                {"kill_point": kill_desc, "error": why},
+            )
+        )
+        return cell
+    r = recover.result or {}
+    cell.resumed = r.get("how")
+    cell.final_state_match = r.get("final_state") == ref.final_state
+    rec_rows = ledger.effects(phases=["recover"])
+    crash_rows = ledger.effects(phases=["crash"])
+    kill_site = crash_rows[-1].site if point.kind == "effect" and crash_rows else None
+    first_recovered = next(iter(ledger.node_runs(phases=["recover"])), None)
+    resume_node = first_recovered.node if first_recovered else None
+    durable = r.get("durable", {})
+    parked_lost = kind == "parked" and not durable.get("interrupts")
+    progress_lost = not durable.get("exists") and ref.durable_before(point.name)
+    if parked_lost or progress_lost:
+        if parked_lost:
+            text = (f"The process died while the run was parked ({kill_desc.split(': ', 1)[-1]}); a fresh interpreter "
+                    f"found no pending interrupt on the thread: the park was lost and the only way on was "
+                    f"{r.get('how')}.")
+        else:
+            text = (f"After a crash {kill_desc.split(': ', 1)[-1]}, a fresh interpreter found none of the checkpoints "
+                    f"written before the crash: {r.get('how')}.")
+        cell.hits.append(
+            Hit(
+                "RA708",
+                point.node,
+                "park-lost" if parked_lost else "progress-lost",
+                text,
+                ((point.node, f"process SIGKILLed {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
+                {"kill_point": kill_desc, "durable": durable, "resumed": r.get("how")},
+            )
+        )
+    for effect, (exp, obs) in cell.effects.items():
+        if obs > exp:
+            dup = next((e for e in rec_rows if e.effect == effect and e.fired), None)
+            dup_node = dup.node if dup else None
+            cell.hits.append(
+                Hit(
+                    "RA701",
+                    dup_node,
+                    f"effect:{effect}",
+                    f"Crash {kill_desc.split(': ', 1)[-1]} ({kill_desc.split(':', 1)[0]}), then a resume in a fresh "
+                    f"interpreter ({r.get('how')}): {effect} fired {obs} times; the uninterrupted run fires it {exp} "
+                    f"time{'s' if exp != 1 else ''}. Node `{dup_node}` ran again from its start"
+                    + (" because its write was not durable when the process died." if not r.get("reran_completed") else "."),
+                    (
+                        (point.node, f"process SIGKILLed {kill_desc}", kill_site),
+                        (resume_node, f"fresh interpreter: {r.get('how')}"),
+                        (dup_node, f"{effect} fired again: {obs} calls, uninterrupted run {exp}", dup.site if dup else None),
+                    ),
+                    {"kill_point": kill_desc, "effect": effect, "expected": exp, "observed": obs, "resumed": r.get("how")},
+                )
+            )
+    for node, step in r.get("reran_completed", []):
+        cell.hits.append(
+            Hit(
+                "RA701",
+                node,
+                f"rerun:{node}",
+                f"Crash {kill_desc.split(': ', 1)[-1]}, then a resume in a fresh interpreter: node `{node}` "
+                f"(step {step}) ran again although its write was already durable.",
+                ((point.node, f"process SIGKILLed {kill_desc}"), (node, f"completed node {node} re-ran at step {step}")),
+                {"kill_point": kill_desc, "node": node, "step": step},
+            )
+        )
+    diverged = []
+    if not cell.final_state_match:
+        diverged.append(f"final state {short(r.get('final_state'), 120)} instead of {short(ref.final_state, 120)}")
+    if r.get("final_step") != ref.final_step:
+        diverged.append(f"{r.get('final_step')} supersteps instead of {ref.final_step}")
+    missing = [f"{e} fired {o} times instead of {x}" for e, (x, o) in cell.effects.items() if o < x]
+    diverged.extend(missing)
+    if diverged:
+        cell.hits.append(
+            Hit(
+                "RA702",
+                resume_node or point.node,
+                "diverged",
+                f"Crash {kill_desc.split(': ', 1)[-1]}, then a resume in a fresh interpreter ({r.get('how')}): the "
+                f"resumed run differs from the uninterrupted one: {'; '.join(diverged)}.",
+                ((point.node, f"process SIGKILLed {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
+                {"kill_point": kill_desc, "differences": diverged},
+            )
+        )
+    cell.verdict = FAIL if cell.hits else PASS
+    bits = [f"resumed by {r.get('how')}"]
+    if r.get("reran_completed"):
+        bits.append("re-ran completed " + ", ".join(f"{n}@{s}" for n, s in r["reran_completed"]))
+    cell.detail = "; ".join(bits)
+    cell.witness = {"kill_point": kill_desc, "durable_at_crash": durable}
+    return cell
+
+
+def judge_write_order(natural: Cell | None, deferred: Cell, point: Event | None = None) -> Cell:
+    """RD: recovery under the deferred order must equal recovery under the natural order."""
+    cell = Cell(kind="write-order", name=deferred.name, verdict=PASS, effects=deferred.effects, nodes=deferred.nodes,
+                final_state_match=deferred.final_state_match, resumed=deferred.resumed, seconds=deferred.seconds)
+    if deferred.verdict in (NOT_REACHED, ERROR) or natural is None or natural.verdict in (NOT_REACHED, ERROR):
+        cell.verdict = deferred.verdict if deferred.verdict in (NOT_REACHED, ERROR) else NOT_APPLICABLE
+        cell.detail = deferred.detail or "no natural-order cell to compare with"
+        return cell
+
+    def signature(c: Cell) -> tuple:
+        return (tuple(sorted(c.effects.items())), tuple(sorted(c.nodes.items())), c.final_state_match, c.rules)
+
+    cell.witness = {"natural": {"effects": natural.effects, "rules": list(natural.rules), "resumed": natural.resumed},
+                    "deferred": {"effects": deferred.effects, "rules": list(deferred.rules), "resumed": deferred.resumed}}
+    if signature(natural) != signature(deferred):
+        diffs = []
+        for e in sorted(set(natural.effects) | set(deferred.effects)):
+            a, b = natural.effects.get(e, (0, 0))[1], deferred.effects.get(e, (0, 0))[1]
+            if a != b:
+                diffs.append(f"{e}: {a} vs {b}")
+        for n in sorted(set(natural.nodes) | set(deferred.nodes)):
+            a, b = natural.nodes.get(n, (0, 0))[1], deferred.nodes.get(n, (0, 0))[1]
+            if a != b:
+                diffs.append(f"runs of {n}: {a} vs {b}")
+        if natural.final_state_match != deferred.final_state_match:
+            diffs.append("final state differs")
+        if natural.rules != deferred.rules:
+            diffs.append(f"verdicts {list(natural.rules) or ['pass']} vs {list(deferred.rules) or ['pass']}")
+        cell.verdict = FAIL
+        node = next((h.node for h in deferred.hits + natural.hits if h.node), point.node if point else None)
+        cell.hits.append(
+            Hit(
+                "RA707",
+                node,
+                "write-order",
+                f"Recovery after a crash {deferred.name.split(': ', 1)[-1]} depends on the durable order of writes: "
+                f"natural order vs each put_writes deferred past the next put gives {'; '.join(diffs)}.",
+                ((node, f"process SIGKILLed {deferred.name} under both write orders"), (node, "recoveries differ")),
+                {"kill_point": deferred.name, "differences": diffs},
+            )
+        )
+        cell.detail = "; ".join(diffs)
+    else:
+        cell.detail = "recovery identical under both durable orders"
+    return cell
+
+
+# -- probes ------------------------------------------------------------------------------
+def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
+    name = f"fork probe ({'bare Command(resume=v)' if form == 'bare' else 'interrupt-id map Command(resume={id: v})'})"
+    cell = Cell(kind="fork", name=name, verdict=PASS, seconds=run.seconds)
+    if not completed(run):
+        cell.verdict = ERROR
+        cell.detail = failure_text(run)
+        return cell
+    r = run.result or {}
+    if not r.get("applicable"):
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph never parks at an interrupt"
+        return cell
+    node = r.get("node")
+    branches = r.get("branches", [])
+    served = []
+    for n, branch in enumerate(branches, start=1):
+        rows = [v for phase, _leg, nd, v in ledger.served(phases=[f"fork-{n}"]) if nd == node or node is None]
+        served.append(rows[0] if rows else None)
+    sent = [b.get("sent") for b in branches]
+    cell.witness = {"sent": sent, "served": served, "at": "(thread_id, checkpoint_id) of the interrupt checkpoint", "form": form}
+    fired = {f"fork-{n}": dict(ledger.fired_counts(phases=[f"fork-{n}"])) for n in (1, 2)}
+    cell.witness["effects_per_branch"] = fired
+    errors = [b.get("error") for b in branches if b.get("error")]
+    if errors:
+        cell.verdict = ERROR
+        cell.detail = "; ".join(errors)
+        return cell
+    if len(served) == 2 and served[1] == sent[0] and sent[0] != sent[1]:
+        cell.verdict = FAIL
+        cell.hits.append(
+            Hit(
+                "RA703",
+                node,
+                f"fork:{form}",
+                f"Two resumes at the same interrupt checkpoint ({form} form): the first sent {short(sent[0])} and was "
+                f"served {short(served[0])}; the second sent {short(sent[1])} and was served {short(served[1])} -- the "
+                f"first value. A fork of this approval silently replays the first answer.",
+                ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
+                 (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
+                 (node, f"interrupt() returned {short(served[1])}")),
+                {"sent": sent, "served": served, "form": form},
+            )
+        )
+        cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])} then {short(served[1])}"
+    elif len(served) == 2 and served[1] == sent[1]:
+        cell.detail = f"each resume served its own value ({short(sent[0])}, {short(sent[1])})"
+    else:
+        cell.verdict = ERROR
+        cell.detail = f"could not observe the served values (served {served!r})"
+    return cell
+
+
+def judge_stray(dry: dict[str, Any], ledger: Ledger, ref: Reference) -> Cell:
+    cell = Cell(kind="stray", name="stray resume after completion", verdict=PASS)
+    stray = dry.get("stray")
+    if not stray:
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph never parks at an interrupt"
+        return cell
+    fired = ledger.fired_counts(phases=["stray"])
+    cell.effects = {e: (0, fired.get(e, 0)) for e in sorted(set(ref.effects) | set(fired))}
+    cell.final_state_match = not stray.get("state_changed")
+    cell.witness = {"sent": stray.get("sent"), "raised": stray.get("error"), "checkpoints_added": stray.get("checkpoints_added"),
+                    "fired": dict(fired)}
+    node = ref.parks[-1]["node"] if ref.parks else None
+    if sum(fired.values()) or stray.get("state_changed"):
+        cell.verdict = FAIL
+        what = []
+        if sum(fired.values()):
+            what.append(", ".join(f"{e} fired {n} time{'s' if n != 1 else ''}" for e, n in sorted(fired.items())))
+        if stray.get("state_changed"):
+            what.append(f"the state changed to {short(stray.get('state_after'), 120)}")
+        cell.hits.append(
+            Hit(
+                "RA704",
+                node,
+                "stray",
+                f"A stray Command(resume={short(stray.get('sent'))}) delivered after the run completed was not inert: "
+                f"{'; '.join(what)}.",
+                ((node, "run completed"), (node, f"stray resume {short(stray.get('sent'))}"), (node, "; ".join(what))),
+                {"sent": stray.get("sent"), "fired": dict(fired), "state_changed": stray.get("state_changed")},
+            )
+        )
+        cell.detail = "; ".join(what)
+    else:
+        how = "raised " + stray["error"] if stray.get("error") else "returned the old result"
+        cell.detail = f"inert: {how}, nothing fired, state unchanged, {stray.get('checkpoints_added')} checkpoint(s) added"
+    return cell
+
+
+def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference) -> Cell:
+    cell = Cell(kind="concurrent", name=f"{k} concurrent resumes of one parked interrupt", verdict=PASS,
+                seconds=setup.seconds + max((r.seconds for r in racers), default=0.0))
+    if not completed(setup):
+        cell.verdict = ERROR
+        cell.detail = f"could not park the run: {failure_text(setup)}"
+        return cell
+    if not (setup.result or {}).get("parked"):
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph never parks at an interrupt"
+        return cell
+    if not (setup.result or {}).get("shared"):
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph does not persist through the sweep's store, so separate processes share no park to race on"
+        return cell
+    expected = ref.effects_by_leg.get(1, Counter())
+    observed = ledger.fired_counts(phases=["race"])
+    cell.effects = _pairs(expected, observed)
+    node = (setup.result or {}).get("node")
+    served = ledger.served(phases=["race"])
+    consumed = len([s for s in served if s[2] == node])
+    failures = [failure_text(r) for r in racers if not completed(r)]
+    errors = [(r.result or {}).get("error") for r in racers if completed(r) and (r.result or {}).get("error")]
+    cell.witness = {"racers": k, "consumed": consumed, "served": [s[3] for s in served if s[2] == node],
+                    "racer_errors": sorted(errors), "racer_failures": sorted(failures)}
+    if failures:
+        cell.verdict = ERROR
+        cell.detail = "; ".join(sorted(set(failures)))
+        return cell
+    extra = {e: (x, o) for e, (x, o) in cell.effects.items() if o > x}
+    if extra:
+        cell.verdict = FAIL
+        gated_row = next((r for r in ledger.effects(phases=["race"]) if r.fired and r.effect in extra), None)
+        gated = gated_row.node if gated_row else node
+        what = ", ".join(f"{e} fired {o} times (one resume fires it {x})" for e, (x, o) in sorted(extra.items()))
+        cell.hits.append(
+            Hit(
+                "RA705",
+                gated,
+                f"concurrent:{','.join(sorted(extra))}",
+                f"{k} processes resumed the same parked interrupt (node `{node}`) from a barrier on one durable store: "
+                f"{what}; the interrupt was consumed {consumed} times, "
+                f"{'no racer raised' if not errors else 'errors: ' + '; '.join(sorted(errors))}.",
+                ((node, f"{k} resumes released together"), (node, f"interrupt consumed {consumed} times"),
+                 (gated, what, gated_row.site if gated_row else None)),
+                {"racers": k, "consumed": consumed, "effects": {e: {"expected": x, "observed": o} for e, (x, o) in extra.items()}},
+            )
+        )
+        cell.detail = what
+    else:
+        cell.detail = (
+            f"gated effects fired as once; interrupt consumed {consumed} time{'s' if consumed != 1 else ''}"
+            + (" (CO-c: consumed more than once, effects deduplicated by key)" if consumed > 1 else "")
+        )
+    return cell
+
+
+def judge_validity(sources: list[tuple[str, dict[str, Any] | None]], dry_ok: bool, schema: str | None) -> Cell:
+    cell = Cell(kind="validity", name="checkpoint schema validity", verdict=PASS)
+    if schema is None:
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the graph declares no state schema"
+        return cell
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for origin, result in sources:
+        for inv in (result or {}).get("invalid", []) or []:
+            for writer in inv.get("writers", ["unknown"]):
+                key = (inv["field"], writer)
+                if key not in seen:
+                    seen[key] = {**inv, "writer": writer, "seen_in": origin}
+    for (fld, writer), inv in sorted(seen.items()):
+        node = writer if writer not in ("input", "unknown", "state update") else None
+        cell.hits.append(
+            Hit(
+                "RA706",
+                node,
+                f"field:{fld}",
+                f"A checkpoint persisted at step {inv.get('step')} holds `{fld}` = {short(inv.get('value'))}, which fails the "
+                f"{schema} state schema ({inv.get('error')}); written by {'node `' + writer + '`' if node else writer}"
+                + (" -- persisted silently: nothing raised." if dry_ok else "."),
+                ((node, f"{writer} wrote {fld} = {short(inv.get('value'))}"), (node, f"checkpoint at step {inv.get('step')} persisted it")),
+                {"field": fld, "value": inv.get("value"), "error": inv.get("error"), "step": inv.get("step"), "writer": writer,
+                 "silent": dry_ok},
+            )
+        )
+    cell.verdict = FAIL if cell.hits else PASS
+    cell.detail = (
+        f"{len(cell.hits)} invalid field value(s) persisted" if cell.hits else f"every persisted checkpoint validates against the {schema} schema"
+    )
+    return cell

@@ -1,0 +1,362 @@
+"""The child process: confine, load the user's graph, play one role, write ``result.json``.
+
+Roles (see :mod:`auditor.dynamic.cells` for how the parent combines them):
+
+- ``dry``      the uninterrupted protocol (input, then one ``--resume`` value per
+               interrupt), the list of named events, node locations, the stray
+               resume after completion, and a validity audit;
+- ``crash``    the same protocol, SIGKILLed right after the named kill point;
+- ``recover``  a fresh interpreter continuing from whatever the crash left durable;
+- ``fork``     two resumes at the interrupt checkpoint with different values;
+- ``setup``    run to the first park (for the concurrent probe);
+- ``racer``    one of k processes resuming that park from a shared barrier.
+
+Every outcome -- including the user's code raising, calling ``sys.exit`` or
+being refused by the sandbox -- ends in a ``result.json`` the parent reads;
+only a kill (ours or a timeout) leaves none. The process leaves through
+``os._exit`` so a stray non-daemon thread of the user's cannot keep it alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, Callable
+
+from .adapters.base import Instruments, Outcome, Session, SourceLocation
+from .adapters import adapter_for
+from .adapters.langgraph import GraphShapeError
+from .effects import EffectSpecError, install_effects
+from .killpoints import EventLog
+from .ledger import Ledger
+from .sandbox import Sandbox
+from .spec import ChildSpec
+from .target import TargetError, import_target
+from .values import to_jsonable
+
+BARRIER_TIMEOUT_S = 30.0
+
+
+class ProtocolError(RuntimeError):
+    """The graph parked more often than there are ``--resume`` values."""
+
+
+class Context:
+    """What a role function works with."""
+
+    def __init__(self, spec: ChildSpec, session: Session, ledger: Ledger, events: EventLog, instruments: Instruments) -> None:
+        self.spec = spec
+        self.session = session
+        self.ledger = ledger
+        self.events = events
+        self.instruments = instruments
+        self.resume = list(spec.run.resume)
+        #: merged into the result even when the role raises (what was learned before the failure)
+        self.partial: dict[str, Any] = {}
+        self.module: Any = None
+        self.target: Any = None
+
+    def set_leg(self, leg: int) -> None:
+        self.events.leg = leg
+        self.ledger.leg = leg
+
+    def answers_for(self, outcome: Outcome) -> tuple[list, list[int]]:
+        idxs = [self.ledger.interrupt_index(i.id) for i in outcome.interrupts]
+        missing = [i for i in idxs if i >= len(self.resume)]
+        if missing:
+            raise ProtocolError(
+                f"the graph parked at interrupt #{missing[0] + 1} (node {outcome.interrupts[0].node!r}, "
+                f"value {outcome.interrupts[0].value!r}) but only {len(self.resume)} --resume value(s) were given"
+            )
+        return [(intr, self.resume[i]) for intr, i in zip(outcome.interrupts, idxs)], idxs
+
+    def drive(self, outcome: Outcome) -> list[dict[str, Any]]:
+        """Answer every park with its ``--resume`` value until the run completes."""
+        parks = []
+        while outcome.parked:
+            answers, idxs = self.answers_for(outcome)
+            first = outcome.interrupts[0]
+            parks.append({"index": min(idxs), "node": first.node, "value": first.value})
+            self.events.emit("park", f"parking at interrupt {min(idxs)} in node {first.node}", node=first.node)
+            self.set_leg(max(idxs) + 1)
+            outcome = self.session.answer(answers)
+        return parks
+
+    def finish(self) -> dict[str, Any]:
+        final, step = self.session.final_state()
+        return {"final_state": final, "final_step": step, "checkpoints": self.session.checkpoint_count()}
+
+    def audit(self) -> list[dict[str, Any]]:
+        return [
+            {"field": p.field, "error": p.error, "value": p.value, "step": p.step, "writers": list(p.writers)}
+            for p in self.session.audit_checkpoints()
+        ]
+
+
+def role_dry(ctx: Context) -> dict[str, Any]:
+    ctx.partial["nodes"] = {name: loc.__dict__ for name, loc in ctx.session.node_locations(ctx.module).items()}
+    ctx.partial["schema"] = ctx.session.schema_kind()
+    loc = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
+    ctx.partial["target_location"] = loc.__dict__ if loc else None
+    ctx.set_leg(0)
+    try:
+        parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+    except BaseException:
+        # A run that dies on its own state (a mid-graph invalid write) has still persisted it.
+        try:
+            ctx.partial["invalid"] = ctx.audit()
+        except Exception:
+            pass
+        raise
+    out: dict[str, Any] = {"parks": parks, **ctx.finish()}
+    out["events"] = [e.as_dict() for e in ctx.events.events]
+    out["invalid"] = ctx.audit()
+    if parks:
+        out["stray"] = stray(ctx)
+    return out
+
+
+def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
+    """Where the target is defined: a factory's ``def``, or the line assigning the attribute."""
+    import inspect
+    import re
+
+    from .adapters.langgraph import _function_location
+
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        loc = _function_location(obj)
+        if loc is not None:
+            return loc
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    name = attr.split(".")[0]
+    try:
+        with open(file, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    pattern = re.compile(rf"^(\s*)(?:{re.escape(name)}\b\s*(?::[^=]*)?=|def\s+{re.escape(name)}\b|class\s+{re.escape(name)}\b)")
+    for i, line in enumerate(lines, start=1):
+        m = pattern.match(line)
+        if m:
+            return SourceLocation(file, i, len(m.group(1)) + 1, i, len(line) + 1)
+    return SourceLocation(file, 1, 1, 1, 1)
+
+
+def stray(ctx: Context) -> dict[str, Any]:
+    """One more resume after completion: it must be inert."""
+    ctx.ledger.phase = "stray"
+    ctx.set_leg(len(ctx.resume) + 1)
+    value = ctx.resume[-1]
+    before, before_step = ctx.session.final_state()
+    count = ctx.session.checkpoint_count()
+    error = None
+    parked = False
+    try:
+        parked = ctx.session.resume_raw(value).parked
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    after, after_step = ctx.session.final_state()
+    return {
+        "sent": to_jsonable(value),
+        "error": error,
+        "parked": parked,
+        "state_changed": before != after,
+        "state_before": before,
+        "state_after": after,
+        "step_before": before_step,
+        "step_after": after_step,
+        "checkpoints_added": ctx.session.checkpoint_count() - count,
+    }
+
+
+def role_crash(ctx: Context) -> dict[str, Any]:
+    ctx.set_leg(0)
+    parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+    # Reaching this line means the kill point never occurred in this run.
+    return {"reached": False, "parks": parks, "events": [e.as_dict() for e in ctx.events.events]}
+
+
+def role_recover(ctx: Context) -> dict[str, Any]:
+    ctx.set_leg(-1)
+    state = ctx.session.durable_state()
+    durable_done = set()
+    for run in ctx.ledger.node_runs(phases=["crash"]):
+        if run.task in state.completed_tasks or (
+            state.step is not None and run.step is not None and run.step <= state.step
+        ):
+            durable_done.add((run.node, run.step))
+    if not state.exists:
+        how = "restart from input (no checkpoint survived)"
+        ctx.ledger.reset_interrupts()
+        ctx.set_leg(0)
+        outcome = ctx.session.start(ctx.spec.run.input)
+    elif state.interrupts:
+        answers, idxs = ctx.answers_for(Outcome(state.interrupts))
+        how = f"Command(resume=...) for pending interrupt {min(idxs)}"
+        ctx.set_leg(max(idxs) + 1)
+        outcome = ctx.session.answer(answers)
+    else:
+        # get_state().next leaves out tasks whose writes are already durable, so an
+        # empty `next` does not mean the run completed: always continue with invoke(None).
+        if state.next:
+            how = "invoke(None) from the durable checkpoint"
+        elif state.completed_tasks:
+            how = "invoke(None) from the durable checkpoint (get_state().next was empty: the step's writes were durable, its checkpoint was not)"
+        else:
+            how = "invoke(None) on a thread that had already completed"
+        outcome = ctx.session.proceed()
+    parks = ctx.drive(outcome)
+    reran = sorted(
+        {(r.node, r.step) for r in ctx.ledger.node_runs(phases=["recover"]) if (r.node, r.step) in durable_done},
+        key=lambda x: (x[1] if x[1] is not None else -1, x[0]),
+    )
+    return {
+        "how": how,
+        "durable": {"exists": state.exists, "step": state.step, "interrupts": len(state.interrupts), "next": list(state.next)},
+        "reran_completed": [list(x) for x in reran],
+        "parks": parks,
+        **ctx.finish(),
+        "invalid": ctx.audit(),
+    }
+
+
+def role_fork(ctx: Context) -> dict[str, Any]:
+    ctx.ledger.phase = "fork-setup"
+    ctx.set_leg(0)
+    outcome = ctx.session.start(ctx.spec.run.input)
+    if not outcome.parked:
+        return {"applicable": False}
+    intr = outcome.interrupts[0]
+    ctx.ledger.interrupt_index(intr.id)
+    checkpoint_id = ctx.session.head_checkpoint_id()
+    values = [ctx.resume[0], ctx.spec.run.fork_resume]
+    branches = []
+    for n, value in enumerate(values, start=1):
+        ctx.ledger.phase = f"fork-{n}"
+        ctx.set_leg(1)
+        error = None
+        try:
+            ctx.session.answer([(intr, value)], checkpoint_id=checkpoint_id, form=ctx.spec.form or "bare")
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        branches.append({"sent": to_jsonable(value), "error": error})
+    return {"applicable": True, "node": intr.node, "branches": branches, "invalid": ctx.audit()}
+
+
+def role_setup(ctx: Context) -> dict[str, Any]:
+    ctx.set_leg(0)
+    outcome = ctx.session.start(ctx.spec.run.input)
+    return {"parked": outcome.parked, "node": outcome.interrupts[0].node if outcome.parked else None,
+            "shared": ctx.session.uses_sweep_store()}
+
+
+def role_racer(ctx: Context, barrier: Any) -> dict[str, Any]:
+    ctx.set_leg(1)
+    barrier.wait(BARRIER_TIMEOUT_S)
+    error = None
+    parked = False
+    try:
+        parked = ctx.session.resume_raw(ctx.resume[0]).parked
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return {"error": error, "parked": parked, "invalid": ctx.audit()}
+
+
+ROLE_FUNCS: dict[str, Callable[..., dict[str, Any]]] = {
+    "dry": role_dry,
+    "crash": role_crash,
+    "recover": role_recover,
+    "fork": role_fork,
+    "setup": role_setup,
+}
+
+
+def _user_frame(exc: BaseException, roots: tuple[str, ...]) -> str | None:
+    """``file:line`` of the innermost traceback frame inside the user's code."""
+    where = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = os.path.realpath(frame.filename)
+        if any(path.startswith(r + os.sep) for r in roots) and "site-packages" not in path:
+            where = f"{frame.filename}:{frame.lineno}"
+    return where
+
+
+def main(spec: ChildSpec, barrier: Any = None) -> None:
+    """Entry point of every sweep child (runs in a fork of the fork server)."""
+    result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
+    instruments: Instruments | None = None
+    try:
+        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network)
+        sandbox.install()
+        ledger = Ledger(spec.ledger_path)
+        ledger.phase = spec.phase
+        sandbox.report = ledger.note
+        events = EventLog(kill_at=spec.kill_at)
+        instruments = Instruments(ledger, events)
+        adapter = adapter_for("langgraph")
+        adapter.prepare_process(instruments)
+        try:
+            _module, obj = import_target(spec.run.target)
+            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub)
+            session = adapter.open(obj, spec.store, instruments, spec.thread_id, dict(spec.run.config))
+        except (TargetError, GraphShapeError, EffectSpecError) as exc:
+            result["target_error"] = str(exc)
+            return
+        ctx = Context(spec, session, ledger, events, instruments)
+        ctx.module, ctx.target = _module, obj
+        try:
+            if spec.role == "racer":
+                result.update(role_racer(ctx, barrier))
+            else:
+                result.update(ROLE_FUNCS[spec.role](ctx))
+            result["ok"] = True
+        finally:
+            for key, value in ctx.partial.items():
+                result.setdefault(key, value)
+            result["store_used"] = session.uses_sweep_store()
+            result["graph_how"] = getattr(session, "how", "")
+            result["saver_ops"] = instruments.saver_ops
+            from .adapters.langgraph import SEQUENCER
+
+            result["schedule_escaped"] = SEQUENCER.escaped
+            try:
+                session.close()
+            except Exception:
+                pass
+    except ProtocolError as exc:
+        result["protocol_error"] = str(exc)
+    except SystemExit as exc:
+        result["error"] = {"kind": "exit", "message": f"sys.exit({exc.code!r})", "where": _user_frame(exc, _roots(spec))}
+    except BaseException as exc:  # the user's graph raised: that is a result, not a sweep failure
+        result["error"] = {
+            "kind": "raised",
+            "type": type(exc).__name__,
+            "message": str(exc)[:800],
+            "where": _user_frame(exc, _roots(spec)),
+        }
+    finally:
+        if instruments is not None:
+            last = list(instruments.task_nodes.values())
+            result.setdefault("last_node", last[-1][0] if last else None)
+        _write_result(spec.result_path, result)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(0)
+
+
+def _roots(spec: ChildSpec) -> tuple[str, ...]:
+    return (os.path.realpath(spec.run.target.path_entry),)
+
+
+def _write_result(path: str, result: dict[str, Any]) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, default=lambda o: to_jsonable(o), sort_keys=True)
+    os.replace(tmp, path)

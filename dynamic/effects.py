@@ -1,0 +1,179 @@
+"""Wrapping the user's ``--effect`` functions so every call lands in the ledger.
+
+A wrapped effect, per call: performs the real call (or, with ``--stub``,
+returns the stub value instead), records one autocommitted ledger INSERT, then
+emits the named event "after effect <name> in node <node>" -- which is where a
+crash cell may SIGKILL the process -- and only then returns to the caller.
+
+Calls carrying an idempotency key (an ``idempotency_key=`` argument or an
+``Idempotency-Key`` header) are counted once per key, as the provider would
+deduplicate them; that is how a correctly keyed effect comes out clean.
+
+Every reference to the original function in loaded modules is replaced, so a
+graph module that did ``from tools import charge_card`` sees the wrapper too.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .killpoints import EventLog
+from .ledger import Ledger
+
+NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce__": lambda self: "NO_STUB"})()
+
+
+class EffectSpecError(ValueError):
+    """An ``--effect`` that names nothing callable."""
+
+
+@dataclass(frozen=True)
+class EffectSpec:
+    """``module:attr`` (``attr`` may be dotted: ``stripe:Charge.create``)."""
+
+    module: str
+    attr: str
+
+    @classmethod
+    def parse(cls, text: str) -> "EffectSpec":
+        module, sep, attr = text.strip().partition(":")
+        if not sep or not module or not attr:
+            raise EffectSpecError(f"--effect {text!r}: expected MODULE:FUNCTION, e.g. myagent.tools:charge_card")
+        if module.endswith(".py"):
+            module = module[:-3].replace("/", ".").strip(".")
+        return cls(module, attr)
+
+    @property
+    def display(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+
+#: where an effect was called from: (node, step, task id)
+ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]
+
+
+def idempotency_key(kwargs: dict[str, Any]) -> str | None:
+    for name in ("idempotency_key", "idempotencyKey", "IdempotencyKey"):
+        if kwargs.get(name):
+            return str(kwargs[name])
+    headers = kwargs.get("headers")
+    if isinstance(headers, dict):
+        for k, v in headers.items():
+            if str(k).lower() == "idempotency-key" and v:
+                return str(v)
+    return None
+
+
+def _resolve(spec: EffectSpec) -> tuple[Any, str, Any]:
+    """(owner object, attribute name, raw attribute) for ``spec``."""
+    try:
+        owner: Any = importlib.import_module(spec.module)
+    except Exception as exc:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: cannot import {spec.module!r}: {exc}") from exc
+    *parents, last = spec.attr.split(".")
+    for part in parents:
+        try:
+            owner = getattr(owner, part)
+        except AttributeError as exc:
+            raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {part!r} not found") from exc
+    try:
+        raw = inspect.getattr_static(owner, last)
+    except AttributeError as exc:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {last!r} not found in {spec.module}") from exc
+    func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
+    if not callable(func):
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr} is not callable")
+    return owner, last, raw
+
+
+def install_effects(
+    specs: list[EffectSpec],
+    ledger: Ledger,
+    events: EventLog,
+    context: ContextProvider,
+    stub: Any = NO_STUB,
+) -> dict[str, str]:
+    """Wrap every effect in place; returns {display name: source location} for reports."""
+    replaced: dict[int, Any] = {}
+    locations: dict[str, str] = {}
+    for spec in specs:
+        owner, attr, raw = _resolve(spec)
+        func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
+        wrapper = _make_wrapper(func, spec.display, ledger, events, context, stub)
+        new_raw = type(raw)(wrapper) if isinstance(raw, (classmethod, staticmethod)) else wrapper
+        setattr(owner, attr, new_raw)
+        replaced[id(func)] = (func, wrapper)
+        try:
+            locations[spec.display] = f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
+        except (OSError, TypeError):
+            locations[spec.display] = ""
+    _rebind_references(replaced)
+    return locations
+
+
+def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any):
+    def record(kwargs: dict[str, Any], caller: Any) -> None:
+        node, step, task = context()
+        site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
+        ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
+        events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1)
+            result = stub if stub is not NO_STUB else await func(*args, **kwargs)
+            record(kwargs, caller)
+            return result
+
+        async_wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
+        return async_wrapper
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
+        result = stub if stub is not NO_STUB else func(*args, **kwargs)
+        record(kwargs, caller)
+        return result
+
+    wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _library_roots() -> tuple[str, ...]:
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    return tuple(r for r in roots if r)
+
+
+def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:
+    """Point module-level aliases of the originals (``from x import f``) at the wrappers.
+
+    Only the user's own modules are scanned (not the standard library or
+    installed packages, which cannot have imported a user's effect by name and
+    would make every sweep child pay for walking a few thousand namespaces).
+    """
+    if not replaced:
+        return
+    libraries = _library_roots()
+    owners = {getattr(func, "__module__", None) for func, _ in replaced.values()}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if name not in owners and (not file or file.startswith(libraries)):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            hit = replaced.get(id(value))
+            if hit is not None and hit[0] is value:
+                namespace[key] = hit[1]

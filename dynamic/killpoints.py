@@ -1,0 +1,93 @@
+"""Named events and timing-free kill points.
+
+Every event the sweep can crash after -- a checkpointer operation returning,
+an effect recorded in the ledger, a run parking at an interrupt -- is given a
+name that says what happened ("resume 1: after put_writes of node charge,
+step 3"), not a counter: the framework's executor reorders operations between
+runs, so "the 7th operation" is not the same point twice, while "after
+put_writes of node charge" is. A name that occurs more than once in one run
+gets an occurrence suffix ("(#2)").
+
+A crash is synchronous with its event: the thread that completed the event
+SIGKILLs its own process before doing anything else. No sleeps, no timing
+windows, no signal from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
+
+#: event kinds, in the order used to sort points of one step
+KIND_ORDER = {"effect": 0, "put_writes": 1, "put": 2, "park": 3}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One named event of one run."""
+
+    name: str
+    kind: str  # "effect" | "put_writes" | "put" | "park"
+    leg: int
+    step: int | None
+    node: str | None
+
+    def sort_key(self) -> tuple:
+        return (self.leg, self.step if self.step is not None else -99, KIND_ORDER.get(self.kind, 9), self.name)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "leg": self.leg, "step": self.step, "node": self.node}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Event":
+        return cls(d["name"], d["kind"], d["leg"], d.get("step"), d.get("node"))
+
+
+def leg_label(leg: int) -> str:
+    """Leg 0 is the first invocation with the input; leg k answers the k-th interrupt."""
+    return "run" if leg == 0 else f"resume {leg}"
+
+
+class EventLog:
+    """Names the events of one process and crashes it at the chosen one."""
+
+    def __init__(self, kill_at: str | None = None, on_kill: Callable[[], None] | None = None) -> None:
+        self.kill_at = kill_at
+        self.on_kill = on_kill
+        self.leg = 0
+        self.events: list[Event] = []
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self.killed = False
+
+    def emit(self, kind: str, what: str, step: int | None = None, node: str | None = None) -> Event:
+        """Record that ``what`` just happened; SIGKILL this process if it is the kill point."""
+        with self._lock:
+            base = f"{leg_label(self.leg)}: after {what}"
+            self._seen[base] += 1
+            n = self._seen[base]
+            name = base if n == 1 else f"{base} (#{n})"
+            event = Event(name, kind, self.leg, step, node)
+            self.events.append(event)
+            if self.kill_at is not None and name == self.kill_at:
+                self.killed = True
+                self._die()
+        return event
+
+    def _die(self) -> None:
+        if self.on_kill is not None:
+            try:
+                self.on_kill()
+            except Exception:
+                pass
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os.kill(os.getpid(), signal.SIGKILL)

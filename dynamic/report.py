@@ -1,0 +1,140 @@
+"""The result of a crash sweep: cells, findings, notes; stable JSON and a rich table."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from auditor.findings import Finding, Notification, ScanResult, Severity
+
+from .catalog import DYNAMIC_RULES
+from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
+
+KIND_ORDER = ["dry-run", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
+
+
+@dataclass
+class SweepReport:
+    """Everything one ``crash_sweep`` observed.
+
+    ``to_json_stable`` holds no timestamps, pids, durations, temp paths,
+    checkpoint or interrupt ids: two sweeps of the same graph give the same
+    bytes. ``timings`` and ``artifacts`` carry the rest.
+    """
+
+    target: str
+    backend: str
+    framework: str
+    versions: dict[str, str]
+    protocol: dict[str, Any]
+    cells: list[Cell]
+    findings: list[Finding]
+    notifications: list[Notification] = field(default_factory=list)
+    #: False when the uninterrupted run itself failed, so nothing could be compared
+    complete: bool = True
+    kill_points: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    artifacts: str | None = None
+    cwd: str = "."
+
+    # -- outputs ---------------------------------------------------------------------
+    def stable(self) -> dict[str, Any]:
+        return {
+            "tool": "resume-audit crash-sweep",
+            "target": self.target,
+            "framework": self.framework,
+            "versions": dict(sorted(self.versions.items())),
+            "backend": self.backend,
+            "protocol": self.protocol,
+            "complete": self.complete,
+            "kill_points": self.kill_points,
+            "summary": self.summary(),
+            "cells": [c.stable() for c in self.cells],
+            "findings": [_finding_dict(f) for f in self.findings],
+            "notifications": [
+                {"kind": n.kind.value, "level": n.level.value, "message": n.message} for n in self.notifications
+            ],
+        }
+
+    def to_json_stable(self) -> str:
+        return json.dumps(self.stable(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def to_json(self) -> str:
+        data = self.stable()
+        data["timings"] = {k: round(v, 3) for k, v in sorted(self.timings.items())}
+        data["artifacts"] = self.artifacts
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def summary(self) -> dict[str, int]:
+        out = {v: 0 for v in (PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE)}
+        for c in self.cells:
+            out[c.verdict] = out.get(c.verdict, 0) + 1
+        out["findings"] = len(self.findings)
+        return out
+
+    def to_scan_result(self) -> ScanResult:
+        """The same findings in the shape ``scan``'s reporters and exit codes consume."""
+        return ScanResult(
+            findings=list(self.findings),
+            notifications=list(self.notifications),
+            files_scanned=0,
+            root=self.cwd,
+            rules_run=tuple(r.id for r in DYNAMIC_RULES),
+        )
+
+    def worst(self) -> Severity | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+
+    # -- rich -----------------------------------------------------------------------
+    def table(self):
+        """A rich Table: kill point / probe x effects expected vs observed x verdict."""
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=f"crash-sweep {self.target} ({self.backend})", show_lines=False, expand=False)
+        table.add_column("cell", style="cyan", no_wrap=False)
+        table.add_column("kill point / probe", overflow="fold")
+        table.add_column("effects exp→obs", overflow="fold")
+        table.add_column("state", justify="center")
+        table.add_column("verdict")
+        styles = {PASS: "green", FAIL: "bold red", NOT_REACHED: "yellow", ERROR: "magenta", NOT_APPLICABLE: "dim"}
+        for c in self.cells:
+            effects = ", ".join(f"{k.rsplit('.', 1)[-1]} {e}→{o}" for k, (e, o) in sorted(c.effects.items())) or "-"
+            state = "-" if c.final_state_match is None else ("=" if c.final_state_match else "≠")
+            verdict = Text(c.verdict + (f" {' '.join(c.rules)}" if c.rules else ""), style=styles.get(c.verdict, ""))
+            table.add_row(c.kind, c.name, effects, state, verdict)
+        return table
+
+    def render(self, console=None) -> None:
+        from rich.console import Console
+
+        console = console or Console()
+        console.print(self.table())
+        s = self.summary()
+        console.print(
+            f"{len(self.cells)} cells: {s[PASS]} pass, {s[FAIL]} fail, {s[NOT_REACHED]} not reached, "
+            f"{s[ERROR]} error, {s[NOT_APPLICABLE]} n/a; {len(self.findings)} finding(s)"
+        )
+        for f in self.findings:
+            console.print(f"[bold red]{f.rule_id}[/] {f.span.path}:{f.span.start_line} [{f.scope}] {f.message}")
+        for n in self.notifications:
+            console.print(f"[yellow]note[/] {n.message}")
+
+
+def _finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule_id,
+        "severity": f.severity.value,
+        "properties": list(f.properties),
+        "message": f.message,
+        "fix": f.fix,
+        "span": asdict(f.span),
+        "node": f.scope,
+        "flows": [[{"span": asdict(s.span), "message": s.message} for s in flow] for flow in f.flows],
+        "related": [{"span": asdict(r.span), "message": r.message} for r in f.related],
+        "fingerprint": f.fingerprint,
+        "witness": f.witness,
+    }

@@ -1,0 +1,158 @@
+"""Confinement of untrusted user code inside a sweep child process.
+
+The sweep runs the user's graph, and the graph is arbitrary Python. Each child
+therefore, before importing anything of the user's:
+
+- becomes the leader of a new session and process group (``os.setsid``), so the
+  parent can kill it *and everything it spawned* with one ``killpg``;
+- moves into its own temporary directory (cwd and ``TMPDIR``), so relative
+  writes and ``tempfile`` land there;
+- installs a ``sys.addaudithook`` hook that refuses outbound network
+  connections except to loopback (unless allowed), refuses file writes,
+  deletions and renames outside the cell directory, and records every process
+  the graph spawns so the report can say so.
+
+Audit hooks see Python-level operations. C libraries that open their own
+sockets or files (libpq, a native SDK) are not seen; the hook is a guard
+against accidents and careless code, not a security boundary against hostile
+native code.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PATH_EVENTS_ARG0 = {
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.utime",
+    "os.setxattr",
+    "os.removexattr",
+    "shutil.rmtree",
+    "shutil.chown",
+}
+_PATH_EVENTS_BOTH = {"os.rename", "os.link", "shutil.move", "shutil.copyfile", "shutil.copytree", "shutil.copymode", "shutil.copystat"}
+_SPAWN_EVENTS = {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec"}
+_ALWAYS_WRITABLE = ("/dev/null", "/dev/tty", "/dev/stdout", "/dev/stderr")
+
+
+class SandboxRefusal(PermissionError):
+    """Raised into user code when it tries something the sweep does not allow."""
+
+
+@dataclass
+class Sandbox:
+    """The policy of one child; ``install`` applies it to the current process."""
+
+    root: str
+    workdir: str
+    allow_network: bool = False
+    #: called with (kind, detail) for every refusal and spawn; must not itself write outside ``root``
+    report: Callable[[str, str], None] | None = None
+    _guard: threading.local = field(default_factory=threading.local, repr=False)
+
+    def install(self) -> None:
+        try:
+            os.setsid()
+        except OSError:  # already a session leader (e.g. run in-process by a test)
+            pass
+        os.makedirs(self.workdir, exist_ok=True)
+        os.chdir(self.workdir)
+        os.environ["TMPDIR"] = self.workdir
+        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+        import tempfile
+
+        tempfile.tempdir = self.workdir
+        # importing the user's modules must not drop __pycache__ next to their sources
+        sys.dont_write_bytecode = True
+        self.root = os.path.realpath(self.root)
+        sys.addaudithook(self._hook)
+
+    # -- policy -------------------------------------------------------------------
+    def writable(self, path: Any) -> bool:
+        if isinstance(path, int):  # an already-open descriptor
+            return True
+        try:
+            text = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return True
+        if text in ("", ":memory:") or text.startswith("file::memory:"):
+            return True
+        if text in _ALWAYS_WRITABLE or text.startswith("/proc/self/fd/"):
+            return True
+        real = os.path.realpath(text)
+        return real == self.root or real.startswith(self.root + os.sep)
+
+    @staticmethod
+    def _loopback(host: Any) -> bool:
+        if host is None:
+            return True
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "replace")
+        host = str(host)
+        if host in ("localhost", "localhost.localdomain", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+        except ValueError:
+            return False
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if getattr(self._guard, "busy", False):
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            wants_write = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+            )
+            if wants_write and not self.writable(path):
+                self._refuse("write", f"open({path!r}, {mode or flags!r}) outside the sandbox")
+        elif event in _PATH_EVENTS_ARG0:
+            if args and not self.writable(args[0]):
+                self._refuse("write", f"{event}({args[0]!r}) outside the sandbox")
+        elif event in _PATH_EVENTS_BOTH:
+            for p in args[:2]:
+                if not self.writable(p):
+                    self._refuse("write", f"{event}({p!r}) outside the sandbox")
+        elif event == "os.symlink":
+            if len(args) > 1 and not self.writable(args[1]):
+                self._refuse("write", f"os.symlink to {args[1]!r} outside the sandbox")
+        elif event == "sqlite3.connect":
+            if args and not self.writable(args[0]):
+                self._refuse("write", f"sqlite3.connect({args[0]!r}) outside the sandbox")
+        elif event in ("socket.connect", "socket.sendto") and not self.allow_network:
+            address = args[1] if len(args) > 1 else None
+            if isinstance(address, tuple) and address and not self._loopback(address[0]):
+                self._refuse("network", f"connect to {address!r} (only loopback is allowed; pass --allow-network)")
+        elif event == "socket.getaddrinfo" and not self.allow_network:
+            host = args[0] if args else None
+            if not self._loopback(host):
+                self._refuse("network", f"name lookup of {host!r} (only loopback is allowed; pass --allow-network)")
+        elif event in _SPAWN_EVENTS:
+            detail = event if not args else f"{event}: {str(args[0])[:120]}"
+            self._tell("spawn", detail)
+
+    def _tell(self, kind: str, detail: str) -> None:
+        if self.report is None:
+            return
+        self._guard.busy = True
+        try:
+            self.report(kind, detail)
+        except Exception:  # reporting must never break the user's code path
+            pass
+        finally:
+            self._guard.busy = False
+
+    def _refuse(self, kind: str, detail: str) -> None:
+        self._tell(f"refused-{kind}", detail)
+        raise SandboxRefusal(f"resume-audit sandbox refused {detail}")

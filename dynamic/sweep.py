@@ -1,0 +1,431 @@
+"""``crash_sweep``: the dynamic stage's Python API.
+
+Orchestrates the cells of :mod:`auditor.dynamic.cells` over child processes
+(:mod:`auditor.dynamic.runner`): one uninterrupted run first (the reference
+and the list of kill points), then every other cell in parallel on a thread
+pool, each cell in its own temporary directory with its own store and ledger.
+The parent never imports the user's code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import metadata
+from typing import Any, Callable
+
+from auditor.findings import Notification, NotificationKind, Severity
+
+from .adapters.base import StoreSettings
+from .adapters import adapter_for
+from .build import Locator, build_findings
+from .cells import (
+    ERROR,
+    NOT_APPLICABLE,
+    PASS,
+    Cell,
+    Reference,
+    completed,
+    failure_text,
+    judge_concurrent,
+    judge_fork,
+    judge_recovery,
+    judge_stray,
+    judge_validity,
+    judge_write_order,
+)
+from .effects import NO_STUB, EffectSpec
+from .killpoints import Event
+from .ledger import Ledger
+from .report import SweepReport
+from .runner import ChildRun, kill_all, run_child, run_racers
+from .spec import ChildSpec, RunSpec
+from .target import TargetError, TargetSpec
+from .values import derive_fork_value, to_jsonable
+
+__all__ = ["crash_sweep", "NO_STUB", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
+
+BACKENDS = ("sqlite", "postgres", "memory")
+CELL_KINDS = ("crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
+PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
+
+#: progress(done, total, label)
+Progress = Callable[[int, int, str], None]
+
+
+class SweepUsageError(ValueError):
+    """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+class SweepCancelled(Exception):
+    """Raised in cell workers once the sweep has been abandoned."""
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for dist in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+class _Sweep:
+    """State of one sweep: where cells live, how children are started."""
+
+    def __init__(self, run: RunSpec, backend: str, dsn: str | None, timeout: float, root: str) -> None:
+        self.run = run
+        self.backend = backend
+        self.dsn = dsn
+        self.timeout = timeout
+        self.root = root
+        self.token = secrets.token_hex(4)
+        self.schemas: list[str] = []
+        self.adapter = adapter_for("langgraph")
+        self.preload = self.adapter.preload_modules()
+        self._n = 0
+        self._lock = threading.Lock()
+        #: set when the sweep is abandoned (Ctrl-C): no further child is started
+        self.cancelled = threading.Event()
+
+    def cell_dir(self, label: str) -> str:
+        with self._lock:
+            self._n += 1
+            n = self._n
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")[:60]
+        path = os.path.join(self.root, f"{n:03d}-{slug}")
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def store(self, cell_dir: str, write_order: str = "natural") -> StoreSettings:
+        if self.backend == "sqlite":
+            return StoreSettings("sqlite", os.path.join(cell_dir, "checkpoints.sqlite"), None, write_order)
+        if self.backend == "postgres":
+            schema = f"ra_{self.token}_{os.path.basename(cell_dir)[:3]}"
+            self.schemas.append(schema)
+            return StoreSettings("postgres", self.dsn or "", schema, write_order)
+        return StoreSettings("memory", "", None, write_order)
+
+    def spec(self, role: str, cell_dir: str, store: StoreSettings, phase: str, n: int, **kw: Any) -> ChildSpec:
+        return ChildSpec(role=role, run=self.run, cell_dir=cell_dir, workdir=os.path.join(cell_dir, f"p{n}-{role}"),
+                         store=store, phase=phase, **kw)
+
+    def child(self, spec: ChildSpec) -> ChildRun:
+        if self.cancelled.is_set():
+            raise SweepCancelled()
+        return run_child(spec, self.preload, self.timeout)
+
+    def racers(self, specs: list[ChildSpec]) -> list[ChildRun]:
+        if self.cancelled.is_set():
+            raise SweepCancelled()
+        return run_racers(specs, self.preload, self.timeout)
+
+    def drop_schemas(self) -> None:
+        if not self.schemas or not self.dsn:
+            return
+        try:
+            import psycopg
+
+            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=10) as conn:
+                for schema in sorted(set(self.schemas)):
+                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        except Exception:
+            pass
+
+
+def _crash_cell(sw: _Sweep, kind: str, point: Event, ref: Reference, write_order: str = "natural") -> tuple[Cell, list[ChildRun], str]:
+    cell_dir = sw.cell_dir(f"{kind}-{point.name}")
+    store = sw.store(cell_dir, write_order)
+    crash = sw.child(sw.spec("crash", cell_dir, store, "crash", 1, kill_at=point.name))
+    runs = [crash]
+    recover = None
+    if crash.killed_itself:
+        recover = sw.child(sw.spec("recover", cell_dir, store, "recover", 2))
+        runs.append(recover)
+    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
+    try:
+        cell = judge_recovery(kind, point, crash, recover, ledger, ref)
+    finally:
+        ledger.close()
+    return cell, runs, cell_dir
+
+
+def _fork_cell(sw: _Sweep, form: str) -> tuple[Cell, list[ChildRun], str]:
+    cell_dir = sw.cell_dir(f"fork-{form}")
+    run = sw.child(sw.spec("fork", cell_dir, sw.store(cell_dir), "fork-setup", 1, form=form))
+    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
+    try:
+        return judge_fork(form, run, ledger), [run], cell_dir
+    finally:
+        ledger.close()
+
+
+def _concurrent_cell(sw: _Sweep, k: int, ref: Reference) -> tuple[Cell, list[ChildRun], str]:
+    cell_dir = sw.cell_dir(f"concurrent-{k}")
+    store = sw.store(cell_dir)
+    setup = sw.child(sw.spec("setup", cell_dir, store, "setup", 0))
+    runs = [setup]
+    racers: list[ChildRun] = []
+    if completed(setup) and (setup.result or {}).get("parked"):
+        racers = sw.racers([sw.spec("racer", cell_dir, store, "race", i + 1) for i in range(k)])
+        runs.extend(racers)
+    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
+    try:
+        return judge_concurrent(k, setup, racers, ledger, ref), runs, cell_dir
+    finally:
+        ledger.close()
+
+
+def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, str]]:
+    notes: set[tuple[str, str]] = set()
+    for d in cell_dirs:
+        path = os.path.join(d, "ledger.sqlite")
+        if os.path.exists(path):
+            ledger = Ledger(path)
+            try:
+                for _phase, kind, detail in ledger.notes():
+                    notes.add((kind, detail))
+            finally:
+                ledger.close()
+    for run in runs:
+        if run.leftovers:
+            notes.add(("leftovers", "processes the graph spawned were still running when its run ended; the sweep killed them"))
+        if run.timed_out:
+            notes.add(("timeout", f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group"))
+        if run.result and run.result.get("schedule_escaped"):
+            notes.add(("schedule", "a node waited too long for pending checkpoint writes; that run's schedule was not controlled"))
+    return sorted(notes)
+
+
+def _notifications(notes: list[tuple[str, str]]) -> list[Notification]:
+    out = []
+    for kind, detail in notes:
+        if kind == "spawn":
+            out.append(Notification(NotificationKind.INFO, f"the graph spawned a child process ({detail}); it was confined to the cell's process group"))
+        elif kind.startswith("refused-"):
+            out.append(Notification(NotificationKind.INFO, f"sandbox refused an operation of the graph: {detail}"))
+        elif kind == "timeout":
+            out.append(Notification(NotificationKind.TIMEOUT, detail))
+        else:
+            out.append(Notification(NotificationKind.INFO, detail))
+    return out
+
+
+def crash_sweep(
+    target: str,
+    *,
+    effects: list[str],
+    input: Any,
+    resume: list[Any],
+    fork_resume: Any | None = None,
+    config: dict | None = None,
+    backend: str = "sqlite",
+    dsn: str | None = None,
+    racers: int = 2,
+    timeout: float = 60,
+    stub: Any = NO_STUB,
+    allow_network: bool = False,
+    keep_artifacts: bool = False,
+    progress: Progress | None = None,
+    cells: Collection[str] | None = None,
+) -> SweepReport:
+    """Crash-sweep the LangGraph graph ``target`` and check the resume contract.
+
+    ``target`` is ``path/to/file.py:attr`` or ``package.module:attr`` naming a
+    ``StateGraph`` builder, a compiled graph, or a factory taking a
+    checkpointer. ``effects`` are ``module:function`` names whose calls the
+    ledger records (``stub`` replaces them with a recorder returning ``stub``).
+    ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
+    the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
+
+    Raises :class:`TargetError` when the target does not load, is not a graph,
+    or needs arguments it cannot get, and :class:`SweepUsageError` for bad
+    arguments. A graph that hangs, raises, exits or spawns processes is
+    reported in the returned :class:`SweepReport`, never raised.
+    """
+    started = time.monotonic()
+    if backend not in BACKENDS:
+        raise SweepUsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if racers < 2:
+        raise SweepUsageError("--racers must be at least 2")
+    if timeout <= 0:
+        raise SweepUsageError("--timeout must be positive")
+    wanted = set(CELL_KINDS if cells is None else cells)
+    unknown = wanted - set(CELL_KINDS)
+    if unknown:
+        raise SweepUsageError(f"unknown cell kind(s) {sorted(unknown)}; choose from {', '.join(CELL_KINDS)}")
+    if backend == "postgres":
+        dsn = dsn or os.environ.get(PG_DSN_ENV)
+        if not dsn:
+            raise SweepUsageError(f"--backend postgres needs --dsn (or ${PG_DSN_ENV})")
+        try:
+            import psycopg
+
+            psycopg.connect(dsn, connect_timeout=10).close()
+        except Exception as exc:
+            raise SweepUsageError(f"cannot connect to PostgreSQL at the given DSN: {exc}") from None
+    cwd = os.getcwd()
+    tspec = TargetSpec.parse(target, cwd)
+    effect_specs = tuple(EffectSpec.parse(e) for e in effects)
+    resume_t = tuple(resume)
+    fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
+    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network)
+    root = tempfile.mkdtemp(prefix="resume-audit-sweep-")
+    sw = _Sweep(run, backend, dsn, timeout, root)
+    protocol = {
+        "input": to_jsonable(input),
+        "resume": to_jsonable(list(resume_t)),
+        "fork_resume": to_jsonable(fork_value),
+        "effects": [e.display for e in effect_specs],
+        "stub": None if stub is NO_STUB else to_jsonable(stub),
+        "config": to_jsonable(dict(config or {})),
+        "cells": sorted(wanted),
+    }
+    report = SweepReport(target=tspec.text, backend=backend, framework="langgraph", versions=_versions(),
+                         protocol=protocol, cells=[], findings=[], cwd=cwd)
+    all_runs: list[ChildRun] = []
+    cell_dirs: list[str] = []
+    try:
+        dry_dir = sw.cell_dir("dry-run")
+        cell_dirs.append(dry_dir)
+        dry = sw.child(sw.spec("dry", dry_dir, sw.store(dry_dir), "run", 0))
+        all_runs.append(dry)
+        result = dry.result or {}
+        if result.get("target_error"):
+            raise TargetError(result["target_error"])
+        if result.get("protocol_error"):
+            raise SweepUsageError(result["protocol_error"])
+        ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
+        try:
+            if not completed(dry):
+                report.complete = False
+                why = failure_text(dry)
+                report.cells.append(Cell("dry-run", "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
+                if "validity" in wanted and result.get("invalid"):
+                    # what the failed run persisted is still worth reporting (a mid-graph invalid write)
+                    report.cells.append(judge_validity([("uninterrupted run", result)], False, result.get("schema")))
+                    locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
+                    report.findings = build_findings(report.cells, locator, tspec.text)
+                kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
+                report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + [
+                    Notification(kind, f"the uninterrupted run of {tspec.text} did not complete ({why}); nothing was swept",
+                                 level=Severity.ERROR)
+                ]
+                if progress:
+                    progress(1, 1, "uninterrupted run failed")
+                return report
+            ref = Reference.from_dry(result, ledger, resume_t)
+            dry_cell = Cell("dry-run", "uninterrupted run", PASS, seconds=dry.seconds,
+                            effects={k: (v, v) for k, v in sorted(ref.effects.items())},
+                            nodes={k: (v, v) for k, v in sorted(ref.nodes.items())}, final_state_match=True)
+            points = sorted((e for e in ref.events if e.kind != "park"), key=Event.sort_key)
+            parks = sorted((e for e in ref.events if e.kind == "park"), key=Event.sort_key)
+            dry_cell.detail = f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}"
+            dry_cell.witness = {"final_state": ref.final_state, "parks": ref.parks}
+            stray_cell = judge_stray(result, ledger, ref) if "stray" in wanted else None
+        finally:
+            ledger.close()
+        if not result.get("store_used"):
+            report.notifications.append(Notification(
+                NotificationKind.INFO,
+                f"the graph did not persist through the sweep's {backend} checkpointer ({result.get('graph_how')}); "
+                "checkpointer kill points are unavailable and a crash loses whatever the graph's own saver kept in memory"))
+        report.kill_points = len(points)
+
+        jobs: list[tuple[str, Callable[[], tuple[Cell, list[ChildRun], str]]]] = []
+        if "crash" in wanted or "write-order" in wanted:
+            for p in points:
+                jobs.append((f"crash:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref)))
+        if "parked" in wanted:
+            for p in parks:
+                jobs.append((f"parked:{p.name}", lambda p=p: _crash_cell(sw, "parked", p, ref)))
+        if "write-order" in wanted:
+            for p in points:
+                if p.kind in ("put", "put_writes"):
+                    jobs.append((f"write-order:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref, "deferred")))
+        if "fork" in wanted:
+            for form in ("bare", "map"):
+                jobs.append((f"fork:{form}", lambda form=form: _fork_cell(sw, form)))
+        ks = sorted({racers, 4})
+        concurrent_na = []
+        if "concurrent" in wanted:
+            for k in ks:
+                if backend == "memory":
+                    concurrent_na.append(Cell("concurrent", f"{k} concurrent resumes of one parked interrupt", NOT_APPLICABLE,
+                                              detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
+                else:
+                    jobs.append((f"concurrent:{k}", lambda k=k: _concurrent_cell(sw, k, ref)))
+        total = len(jobs) + 1
+        if progress:
+            progress(1, total, "uninterrupted run")
+        outcomes: dict[str, tuple[Cell, list[ChildRun], str]] = {}
+        workers = max(2, os.cpu_count() or 2)
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="resume-audit-cell")
+        try:
+            futures = {pool.submit(fn): label for label, fn in jobs}
+            done = 1
+            for fut in as_completed(futures):
+                label = futures[fut]
+                outcomes[label] = fut.result()
+                done += 1
+                if progress:
+                    progress(done, total, label.split(":", 1)[-1])
+        except BaseException:
+            # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
+            sw.cancelled.set()
+            kill_all()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        for cell, runs, d in outcomes.values():
+            all_runs.extend(runs)
+            cell_dirs.append(d)
+
+        # -- assemble in the stable order ----------------------------------------------
+        cells_out: list[Cell] = [dry_cell]
+        if "crash" in wanted:
+            cells_out += [outcomes[f"crash:{p.name}"][0] for p in points]
+        if "parked" in wanted:
+            cells_out += [outcomes[f"parked:{p.name}"][0] for p in parks]
+        if "write-order" in wanted:
+            for p in points:
+                if p.kind in ("put", "put_writes"):
+                    natural = outcomes[f"crash:{p.name}"][0]
+                    deferred = outcomes[f"write-order:{p.name}"][0]
+                    cells_out.append(judge_write_order(natural, deferred, p))
+        if "fork" in wanted:
+            cells_out += [outcomes[f"fork:{form}"][0] for form in ("bare", "map")]
+        if stray_cell is not None:
+            cells_out.append(stray_cell)
+        if "concurrent" in wanted:
+            cells_out += concurrent_na + [outcomes[f"concurrent:{k}"][0] for k in ks if f"concurrent:{k}" in outcomes]
+        if "validity" in wanted:
+            sources = [("uninterrupted run", result)]
+            for label, (_c, runs, _d) in sorted(outcomes.items()):
+                for r in runs:
+                    if r.result and r.result.get("invalid"):
+                        sources.append((label, r.result))
+            cells_out.append(judge_validity(sources, True, result.get("schema")))
+        report.cells = cells_out
+        locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
+        report.findings = build_findings(cells_out, locator, tspec.text)
+        report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + report.notifications
+        return report
+    finally:
+        kill_all()  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
+        report.timings = {"total_s": time.monotonic() - started,
+                          "children": float(len(all_runs)),
+                          "child_s": sum(r.seconds for r in all_runs)}
+        sw.drop_schemas()
+        if keep_artifacts:
+            report.artifacts = root
+        else:
+            shutil.rmtree(root, ignore_errors=True)

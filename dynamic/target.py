@@ -1,0 +1,84 @@
+"""Parsing and loading a sweep target: ``path/to/file.py:attr`` or ``package.module:attr``.
+
+A file target is imported as a module named after its file, with its folder
+first on ``sys.path`` -- so ``--effect graph:charge`` names a function in
+``graph.py`` and the graph sees the very same module object, and sibling
+imports (``from tools import charge_card``) work as they do when the user
+runs the file. Loading runs only inside sweep children: the parent never
+imports user code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+class TargetError(ValueError):
+    """The target does not load, is not a graph, or needs arguments the sweep cannot give.
+
+    The CLI turns this into a clear message and exit code 2.
+    """
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A parsed target. ``file`` is absolute for file targets, ``None`` for module targets."""
+
+    text: str
+    module: str
+    attr: str
+    file: str | None
+    #: directory put first on ``sys.path`` in the child
+    path_entry: str
+
+    @classmethod
+    def parse(cls, text: str, cwd: str | None = None) -> "TargetSpec":
+        cwd = cwd or os.getcwd()
+        raw = text.strip()
+        where, sep, attr = raw.rpartition(":")
+        if not sep or not where or not attr:
+            raise TargetError(f"target {text!r}: expected path/to/file.py:attr or package.module:attr")
+        if not attr.replace(".", "").replace("_", "").isalnum():
+            raise TargetError(f"target {text!r}: {attr!r} is not an attribute name")
+        if where.endswith(".py") or os.sep in where or "/" in where:
+            path = os.path.abspath(os.path.join(cwd, where))
+            if not os.path.isfile(path):
+                raise TargetError(f"target {text!r}: no such file {where!r}")
+            module = os.path.splitext(os.path.basename(path))[0]
+            if not module.isidentifier():
+                raise TargetError(f"target {text!r}: {os.path.basename(path)!r} cannot be imported as a module")
+            return cls(raw, module, attr, path, os.path.dirname(path))
+        if not all(part.isidentifier() for part in where.split(".")):
+            raise TargetError(f"target {text!r}: {where!r} is not a module name")
+        return cls(raw, where, attr, None, cwd)
+
+
+def import_target(spec: TargetSpec) -> tuple[Any, Any]:
+    """Import the target's module (in the child) and return ``(module, attribute)``."""
+    if spec.path_entry in sys.path:
+        sys.path.remove(spec.path_entry)
+    sys.path.insert(0, spec.path_entry)
+    try:
+        module = importlib.import_module(spec.module)
+    except SystemExit as exc:
+        raise TargetError(f"importing {spec.module!r} called sys.exit({exc.code!r})") from None
+    except BaseException as exc:  # a broken user module must become a clear message
+        raise TargetError(f"cannot import {spec.module!r}: {type(exc).__name__}: {exc}") from None
+    if spec.file is not None:
+        loaded = os.path.realpath(getattr(module, "__file__", "") or "")
+        if loaded != os.path.realpath(spec.file):
+            raise TargetError(
+                f"target {spec.text!r}: module name {spec.module!r} resolves to {loaded or 'a built-in module'}, "
+                f"not to {spec.file}; rename the file or use the package.module:attr form"
+            )
+    obj: Any = module
+    for part in spec.attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TargetError(f"target {spec.text!r}: {spec.module!r} has no attribute {spec.attr!r}") from None
+    return module, obj

@@ -1,0 +1,78 @@
+"""`resume-audit crash-sweep`, run as a user runs it: a subprocess, real files, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+
+from dyn_helpers import FIXTURES, REPO, assert_same_text, run_sweep
+
+SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_sarif_output_is_valid_and_exits_1(tmp_path):
+    out = tmp_path / "sweep.sarif"
+    proc = run(f"{FIXTURES}/order_approval.py:build_graph", "--effect", "order_approval:charge_card",
+               "--input", '{"order_id": 7}', "--resume", '"approve"', "--format", "sarif", "--output", str(out))
+    assert proc.returncode == 1, proc.stderr
+    assert "kill point / probe" in proc.stderr  # the cell table
+    log = json.loads(out.read_text())
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    run_ = log["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert {"RA701", "RA703", "RA705", "RA708"} <= {r["id"] for r in rules}
+    by_rule = {}
+    for result in run_["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        by_rule.setdefault(result["ruleId"], []).append(result)
+        assert result["properties"]["origin"] == "dynamic" and result["properties"]["witness"]
+        assert len(result["partialFingerprints"]["resumeAudit/v1"]) == 32
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == f"{FIXTURES}/order_approval.py"
+    assert sorted(by_rule) == ["RA701", "RA703", "RA705"]
+    [ra701] = by_rule["RA701"]
+    steps = ra701["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert len(steps) == 3
+    assert steps[0]["location"]["message"]["text"].startswith("process SIGKILLed")
+
+
+def test_clean_graph_exits_0_and_json_carries_the_stable_sweep_section():
+    target = f"{FIXTURES}/typed_states.py:typeddict_graph"
+    proc = run(target, "--input", '{"n": 1}', "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["findings"] == [] and data["sweep"]["summary"]["fail"] == 0
+    # the same graph swept in this process gives the same stable section, byte for byte
+    in_process = run_sweep("typed_states.py:typeddict_graph", effects=[], input={"n": 1}, resume=[])
+    assert_same_text(json.dumps(data["sweep"], sort_keys=True, indent=1), json.dumps(in_process.stable(), sort_keys=True, indent=1))
+
+
+def test_fail_on_never_exits_0():
+    proc = run(f"{FIXTURES}/pydantic_state.py:build", "--input", '{"customer": "ann"}', "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    assert "RA706" in proc.stdout
+
+
+def test_usage_errors_exit_2_before_running_anything():
+    bad_json = run(f"{FIXTURES}/order_approval.py:build_graph", "--input", "{order_id: 7}")
+    assert bad_json.returncode == 2 and "--input must be JSON" in bad_json.stderr
+    missing = run("nowhere/graph.py:build")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_graph_that_cannot_run_exits_2_with_the_reason():
+    proc = run(f"{FIXTURES}/misbehaving.py:exits")
+    assert proc.returncode == 2
+    assert "sys.exit(3)" in proc.stderr

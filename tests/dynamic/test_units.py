@@ -1,0 +1,137 @@
+"""The dynamic stage's pure parts: parsing, naming, values, validation, catalog, sandbox policy."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, TypedDict
+
+import pytest
+from pydantic import BaseModel
+
+from auditor.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
+from auditor.dynamic.effects import EffectSpec, EffectSpecError, idempotency_key
+from auditor.dynamic.killpoints import Event, EventLog
+from auditor.dynamic.sandbox import Sandbox
+from auditor.dynamic.target import TargetError, TargetSpec
+from auditor.dynamic.validity import describe_schema, validate_values
+from auditor.dynamic.values import canonical, derive_fork_value, to_jsonable
+from auditor.findings import PROPERTIES, Severity
+
+
+def test_catalog_has_every_dynamic_rule_with_reporter_metadata():
+    assert [r.id for r in DYNAMIC_RULES] == [f"RA70{i}" for i in range(1, 9)]
+    for rule in DYNAMIC_RULES:
+        for attr in ("id", "name", "properties", "severity", "frameworks", "summary", "description", "runtime", "fix"):
+            assert getattr(rule, attr), (rule.id, attr)
+        assert set(rule.properties) <= set(PROPERTIES)
+        assert isinstance(rule.severity, Severity)
+        assert rule.documentation().startswith(f"# {rule.id} {rule.name}")
+    assert dynamic_rule("ra703").properties == ("FD", "FI")
+    assert dynamic_rule("RA799") is None
+
+
+def test_target_spec_forms(tmp_path):
+    f = tmp_path / "graph.py"
+    f.write_text("x = 1\n")
+    spec = TargetSpec.parse("graph.py:build", cwd=str(tmp_path))
+    assert (spec.module, spec.attr, spec.file, spec.path_entry) == ("graph", "build", str(f), str(tmp_path))
+    mod = TargetSpec.parse("myagent.graphs:app", cwd=str(tmp_path))
+    assert (mod.module, mod.attr, mod.file) == ("myagent.graphs", "app", None)
+    for bad in ("graph.py", "graph.py:", ":x", "missing.py:x", "my-agent:x"):
+        with pytest.raises(TargetError):
+            TargetSpec.parse(bad, cwd=str(tmp_path))
+
+
+def test_effect_specs_and_keys():
+    assert EffectSpec.parse("myagent.tools:charge_card").display == "myagent.tools.charge_card"
+    assert EffectSpec.parse("stripe:Charge.create") == EffectSpec("stripe", "Charge.create")
+    assert EffectSpec.parse("tools.py:send").module == "tools"
+    with pytest.raises(EffectSpecError):
+        EffectSpec.parse("charge_card")
+    assert idempotency_key({"idempotency_key": "t1:charge"}) == "t1:charge"
+    assert idempotency_key({"headers": {"Idempotency-Key": "k"}}) == "k"
+    assert idempotency_key({"amount": 3}) is None
+
+
+def test_fork_values_differ_and_keep_their_kind():
+    assert derive_fork_value(True) is False
+    assert derive_fork_value("approve") == "reject"
+    assert derive_fork_value("Yes") == "No"
+    assert derive_fork_value("ship it") == "ship it (fork)"
+    assert derive_fork_value(3) == 4
+    assert derive_fork_value({"approved": True, "note": "ok"}) == {"approved": False, "note": "ok"}
+    for v in (None, [1], {"x": [1]}, 2.5):
+        assert derive_fork_value(v) != v
+
+
+def test_values_are_canonical():
+    class M(BaseModel):
+        b: int = 2
+        a: list[str] = ["x"]
+
+    @dataclass
+    class D:
+        z: set
+
+    assert canonical({"b": 1, "a": M()}) == canonical({"a": {"a": ["x"], "b": 2}, "b": 1})
+    assert to_jsonable(D({3, 1, 2})) == {"z": [1, 2, 3]}
+    assert to_jsonable(float("nan")) == "nan"
+
+
+def test_event_names_carry_leg_and_occurrence():
+    log = EventLog()
+    log.emit("put", "put of checkpoint step -1 (input)", step=-1)
+    log.leg = 1
+    a = log.emit("effect", "effect tools.charge in node charge", step=3, node="charge")
+    b = log.emit("effect", "effect tools.charge in node charge", step=3, node="charge")
+    assert [e.name for e in log.events] == [
+        "run: after put of checkpoint step -1 (input)",
+        "resume 1: after effect tools.charge in node charge",
+        "resume 1: after effect tools.charge in node charge (#2)",
+    ]
+    assert Event.from_dict(b.as_dict()) == b
+    assert sorted([b, a], key=Event.sort_key) == [a, b]
+
+
+class TD(TypedDict, total=False):
+    items: Annotated[list[str], operator.add]
+    n: int
+
+
+class PM(BaseModel):
+    customer: str
+    items: list[str] = []
+
+
+@dataclass
+class DC:
+    title: str
+    priority: int = 0
+
+
+def test_validation_per_schema_kind():
+    assert describe_schema(TD).kind == "typeddict"
+    assert describe_schema(PM).kind == "pydantic"
+    assert describe_schema(DC).kind == "dataclass"
+    assert validate_values(TD, {"items": ["a"], "n": 1}) == []
+    [bad] = validate_values(TD, {"items": ["a", None]})
+    assert bad.field == "items" and bad.error.startswith("items[1]")
+    # early checkpoints lack required fields: only present fields are judged
+    assert validate_values(PM, {"items": ["a"]}) == []
+    [bad] = validate_values(PM, {"customer": "x", "items": [None]})
+    assert bad.field == "items"
+    [bad] = validate_values(DC, {"title": "t", "priority": "high"})
+    assert bad.field == "priority"
+    assert validate_values(None, {"x": 1}) == []
+
+
+def test_sandbox_write_policy(tmp_path):
+    box = Sandbox(root=str(tmp_path), workdir=str(tmp_path / "w"))
+    box.root = str(tmp_path.resolve())
+    assert box.writable(str(tmp_path / "w" / "db.sqlite"))
+    assert box.writable(":memory:") and box.writable("/dev/null") and box.writable(3)
+    assert not box.writable("/etc/passwd")
+    assert not box.writable(str(tmp_path) + "-sibling/x")
+    assert Sandbox._loopback("127.0.0.1") and Sandbox._loopback("::1") and Sandbox._loopback("localhost")
+    assert not Sandbox._loopback("203.0.113.7") and not Sandbox._loopback("example.com")
