@@ -213,6 +213,7 @@ NAME_ONLY_SINKS: tuple[SinkSpec, ...] = (
     SinkSpec("basic_publish", "message"),
     SinkSpec("chat_postMessage", "message"),
     SinkSpec("sendmail", "email"),
+    SinkSpec("apply_async", "message"),
     SinkSpec("insert_one", "sql"),
     SinkSpec("insert_many", "sql"),
     SinkSpec("execute", "sql", _sql_argument_writes),
@@ -242,7 +243,7 @@ class EffectModel:
         names = resolver.call_names(node, call.function)
         if any(p.match(n) for p in self._safe for n in names):
             return None
-        effect = self._match(node, names)
+        effect = self._match(node, names) or _orm_session_commit(call)
         if effect is None:
             return None
         if is_keyed(node, resolver, call.function):
@@ -259,6 +260,32 @@ class EffectModel:
             if spec is not None and (spec.when is None or spec.when(node)):
                 return Effect(spec.kind, f".{node.func.attr.value}()")
         return None
+
+
+_ORM_STAGING = frozenset({"add", "add_all", "merge", "delete", "bulk_save_objects"})
+
+
+def _orm_session_commit(call: CallInfo) -> Effect | None:
+    """``session.add(row)`` ... ``session.commit()`` on a session whose type is unknown (an
+    untyped parameter, a dependency-injected ``db``): the commit is the durable write."""
+    f = call.node.func
+    fn = call.function
+    if fn is None or not (isinstance(f, cst.Attribute) and f.attr.value in ("commit", "flush")):
+        return None
+    receiver = f.value
+    if not isinstance(receiver, cst.Name):
+        return None
+    for other in fn.calls:
+        g = other.node.func
+        if (
+            isinstance(g, cst.Attribute)
+            and g.attr.value in _ORM_STAGING
+            and isinstance(g.value, cst.Name)
+            and g.value.value == receiver.value
+            and other.order < call.order
+        ):
+            return Effect("sql", f"{receiver.value}.{f.attr.value}() after {receiver.value}.{g.attr.value}(...)")
+    return None
 
 
 def is_keyed(call: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> bool:
