@@ -8,23 +8,12 @@ import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo
 from auditor.analysis.order import completes_before
-from auditor.analysis.syntax import argument, bool_value, is_none, keyword
+from auditor.analysis.syntax import argument, bool_value, is_none, keyword, names_in
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
 from .ra201_fork_without_discriminator import resume_command
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Name):
-            out.add(cur.value)
-        stack.extend(cur.children)
-    return out
 
 
 def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

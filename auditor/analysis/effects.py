@@ -27,9 +27,9 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts, visit_fast
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.resolve import Resolver
-from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value
+from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
 
 _MUTATING_HTTP = {"POST", "PUT", "PATCH", "DELETE"}
 _HTTP_VERBS = "post|put|patch|delete"
@@ -318,25 +318,7 @@ def _headers_carry_key(expr: cst.BaseExpression, resolver: Resolver, scope: Func
             return True
         # headers["Idempotency-Key"] = ... in the same function
         if scope is not None:
-            for sub in _subscript_assignments(scope, expr.value):
+            for sub in subscript_keys_assigned(scope.node.body, expr.value):
                 if _KEY_HEADER.match(sub):
                     return True
     return False
-
-
-def _subscript_assignments(fn: FunctionInfo, name: str) -> list[str]:
-    """Literal keys assigned as ``name["key"] = ...`` anywhere in ``fn``."""
-    keys: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            t = node.target
-            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name and t.slice:
-                el = t.slice[0].slice
-                if isinstance(el, cst.Index):
-                    key = string_value(el.value)
-                    if key is not None:
-                        keys.append(key)
-
-    visit_fast(fn.node.body, _V())
-    return keys
