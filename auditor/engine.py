@@ -30,7 +30,7 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from auditor import __version__
 from auditor.analysis.configs import ConfigEvaluator
@@ -369,8 +369,9 @@ def scan(
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
     texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
+    mentions = _mentions_memo(files, texts)
     for path in candidates:
-        cached = cache.get(str(path), hashes, lambda word: _mentions(word, files, texts)) if cache else None
+        cached = cache.get(str(path), hashes, mentions) if cache else None
         if cached is not None:
             results[path] = cached
         else:
@@ -391,7 +392,7 @@ def scan(
             results[path] = analyzer.analyse(path)
     if cache:
         for path in todo:
-            cache.put(str(path), hashes[str(path)], results[path], lambda word: _mentions(word, files, texts))
+            cache.put(str(path), hashes[str(path)], results[path], mentions)
 
     findings: list[Finding] = []
     suppressed = 0
@@ -424,7 +425,19 @@ def _module_set(files: Sequence[SourceFile]) -> str:
     return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode(), digest_size=16).hexdigest()
 
 
-def _mentions(word: str, files: Sequence[SourceFile], texts: dict[str, bytes]) -> list[str]:
+def _mentions_memo(files: Sequence[SourceFile], texts: dict[str, bytes]) -> Callable[[str], list[str]]:
+    """``word -> files whose text contains it``, memoised for one run: every cached entry asks again."""
+    memo: dict[str, list[str]] = {}
+
+    def mentions(word: str) -> list[str]:
+        if word not in memo:
+            memo[word] = _scan_mentions(word, files, texts)
+        return memo[word]
+
+    return mentions
+
+
+def _scan_mentions(word: str, files: Sequence[SourceFile], texts: dict[str, bytes]) -> list[str]:
     needle = word.encode()
     out = []
     for f in files:
