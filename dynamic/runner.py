@@ -36,7 +36,7 @@ def context(preload: list[str]) -> Any:
     with _CTX_LOCK:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["auditor.dynamic.child", *preload])
+            ctx.set_forkserver_preload(["auditor.dynamic.childenv", "auditor.dynamic.child", *preload])
             _CTX = ctx
         return _CTX
 
@@ -51,6 +51,11 @@ class ChildRun:
     result: dict[str, Any] | None
     leftovers: int  # processes of its group still alive after it ended (all killed)
     seconds: float
+
+    @property
+    def crashed(self) -> bool:
+        """The kill point fired: SIGKILLed itself, or (exception mode) reported the injected crash."""
+        return self.killed_itself or bool(self.result and self.result.get("crashed"))
 
     @property
     def killed_itself(self) -> bool:
