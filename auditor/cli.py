@@ -292,6 +292,63 @@ def crash_sweep_command(
     raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
 
 
+class ConformanceFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+
+
+@app.command(
+    "conformance",
+    epilog="Examples: resume-audit conformance | resume-audit conformance --format markdown | "
+    "resume-audit conformance --saver mypkg.savers:make_saver",
+)
+def conformance_command(
+    format: ConformanceFormat = typer.Option(ConformanceFormat.text, "--format", "-f", help="text (a table and the witnesses), json, markdown (README or job summary), sarif (every finding)."),
+    saver: Optional[str] = typer.Option(None, "--saver", help="package.module:factory returning your own LangGraph BaseCheckpointSaver (called with a private directory if it takes one argument); runs the LangGraph probes against it."),
+    dsn: Optional[str] = typer.Option(None, "--dsn", help="Also probe PostgresSaver on this DSN [default: $RESUME_AUDIT_PG_DSN when set]."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the matrix to this file instead of stdout."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each probe process may run."),
+) -> None:
+    """Run the built-in LLM-free probe suite against every framework installed here and print the conformance matrix.
+
+    Rows are framework / resume plane / backend with versions; columns are EO (interrupt path, crash path), PC, FD, CV, CO (sequential, concurrent), RD and liveness; each cell is ✓, ✗ (with its witness) or n/a.
+    """
+    import json
+
+    from auditor.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
+    from auditor.dynamic.sweep import SweepUsageError
+    from auditor.dynamic.target import TargetError
+
+    err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    try:
+        matrix = run_conformance(saver=saver, dsn=dsn or os.environ.get("RESUME_AUDIT_PG_DSN"), timeout=timeout,
+                                 progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"))
+    except (TargetError, SweepUsageError) as exc:
+        raise fail(str(exc))
+    if format == ConformanceFormat.text:
+        console = Console(record=output is not None, width=200 if output is not None else None)
+        console.print(table(matrix))
+        for w in witnesses(matrix):
+            console.print(f"  {w}", highlight=False, markup=False)
+        console.print(f"{len(matrix.rows)} rows in {matrix.seconds:.0f} s")
+        text = console.export_text() if output is not None else None
+    elif format == ConformanceFormat.markdown:
+        text = markdown(matrix)
+    elif format == ConformanceFormat.json:
+        text = json.dumps(matrix.stable(), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = render(scan_result(matrix), "sarif", color=False, width=None)
+    if text is not None:
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+    raise typer.Exit(0)
+
+
 @app.command("rules")
 def rules_command(
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (a table) or json."),

@@ -304,6 +304,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
     from . import childenv
 
     childenv.apply()
+    _capture_output(spec.workdir)
     result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
     instruments: Instruments | None = None
     try:
@@ -372,6 +373,23 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             except Exception:
                 pass
         os._exit(0)
+
+
+def _capture_output(workdir: str) -> None:
+    """Send the program's stdout/stderr to ``output.log`` in its workdir, not the parent's terminal.
+
+    A sweep's own report goes to stdout (``--format json``/``sarif``); banners
+    a framework prints in every child (CrewAI's flow panels) must not mix in.
+    """
+    os.makedirs(workdir, exist_ok=True)
+    fd = os.open(os.path.join(workdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for stream, target in ((sys.stdout, 1), (sys.stderr, 2)):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+        os.dup2(fd, target)
+    os.close(fd)
 
 
 def _roots(spec: ChildSpec) -> tuple[str, ...]:

@@ -141,14 +141,19 @@ def start(spec: ChildSpec, preload: list[str], barrier: Any = None) -> Any:
     with _without_main_module():
         proc.start()
     with _LIVE_LOCK:
-        _LIVE[proc.pid] = proc
+        _LIVE[proc.pid] = (proc, spec.cell_dir)
     return proc
 
 
-def kill_all() -> int:
-    """SIGKILL the process groups of every child still running (Ctrl-C, an error in the parent)."""
+def kill_all(root: str | None = None) -> int:
+    """SIGKILL the process groups of every child still running (Ctrl-C, an error in the parent).
+
+    With ``root``, only children of cells under that directory: several sweeps
+    may run at once in one process (the conformance suite), and one sweep's
+    cleanup must not kill another's children.
+    """
     with _LIVE_LOCK:
-        procs = list(_LIVE.values())
+        procs = [p for p, cell in _LIVE.values() if root is None or cell.startswith(root.rstrip(os.sep) + os.sep)]
     killed = 0
     for proc in procs:
         if proc.pid is not None:

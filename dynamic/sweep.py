@@ -53,7 +53,7 @@ from .values import derive_fork_value, to_jsonable
 
 __all__ = ["crash_sweep", "NO_STUB", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
 
-BACKENDS = ("sqlite", "postgres", "memory")
+BACKENDS = ("sqlite", "postgres", "memory", "custom")
 CELL_KINDS = ("interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
 PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
 
@@ -155,6 +155,8 @@ class _Sweep:
             schema = f"ra_{self.token}_{os.path.basename(cell_dir)[:3]}"
             self.schemas.append(schema)
             return StoreSettings("postgres", self.dsn or "", schema, write_order, directory)
+        if self.backend == "custom":
+            return StoreSettings("custom", self.dsn or "", None, write_order, directory)
         return StoreSettings("memory", "", None, write_order, directory)
 
     def spec(self, role: str, cell_dir: str, store: StoreSettings, phase: str, n: int, **kw: Any) -> ChildSpec:
@@ -296,6 +298,7 @@ def crash_sweep(
     cells: Collection[str] | None = None,
     framework: str | None = None,
     crash_modes: Collection[str] = ("sigkill",),
+    saver: str | None = None,
 ) -> SweepReport:
     """Crash-sweep the program ``target`` and check the resume contract.
 
@@ -323,6 +326,10 @@ def crash_sweep(
         raise SweepUsageError("--racers must be at least 2")
     if timeout <= 0:
         raise SweepUsageError("--timeout must be positive")
+    if saver is not None:  # a user's BaseCheckpointSaver factory, "package.module:factory" (LangGraph)
+        if ":" not in saver:
+            raise SweepUsageError(f"--saver {saver!r}: expected package.module:factory")
+        backend, dsn = "custom", saver
     modes = tuple(m for m in CRASH_MODES if m in set(crash_modes))
     if not modes or set(crash_modes) - set(CRASH_MODES):
         raise SweepUsageError(f"crash modes must be among {', '.join(CRASH_MODES)}")
@@ -470,7 +477,7 @@ def crash_sweep(
         except BaseException:
             # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
             sw.cancelled.set()
-            kill_all()
+            kill_all(root)
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
@@ -515,7 +522,7 @@ def crash_sweep(
         report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + report.notifications
         return report
     finally:
-        kill_all()  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
+        kill_all(root)  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
         report.timings = {"total_s": time.monotonic() - started,
                           "children": float(len(all_runs)),
                           "child_s": sum(r.seconds for r in all_runs)}

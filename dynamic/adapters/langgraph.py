@@ -822,6 +822,31 @@ class LangGraphSession(Session):
             self._loop = None
 
 
+def _custom_saver(store: StoreSettings) -> Any:
+    """A user's ``BaseCheckpointSaver`` from ``package.module:factory`` (``store.location``).
+
+    The factory is called with a directory private to the cell (shared by the
+    cell's processes) when it takes one argument, else with none; what it
+    returns is the saver every process of the cell uses.
+    """
+    import importlib
+
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    module, _, attr = store.location.partition(":")
+    factory: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    import os
+
+    os.makedirs(store.directory, exist_ok=True)
+    params = inspect.signature(factory).parameters
+    saver = factory(store.directory) if len(params) >= 1 else factory()
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise GraphShapeError(f"--saver {store.location} returned {type(saver).__name__}, not a BaseCheckpointSaver")
+    return saver
+
+
 # -- the adapter --------------------------------------------------------------------------
 class LangGraphAdapter(Adapter):
     name = "langgraph"
@@ -851,6 +876,8 @@ class LangGraphAdapter(Adapter):
 
     def _make_saver(self, store: StoreSettings, is_async: bool, loop_runner) -> tuple[Any, list]:
         closers: list = []
+        if store.backend == "custom":
+            return _custom_saver(store), closers
         if store.backend == "memory":
             from langgraph.checkpoint.memory import InMemorySaver
 

@@ -178,9 +178,7 @@ class PydanticGraphSession(Session):
                 return Outcome()
             if self._parks_at(node) and not answering:
                 self.state = run.state
-                park = PendingInterrupt(str(node.get_snapshot_id()), type(node).__name__, to_jsonable(node))
-                self.instruments.events.emit("park", f"parking before node {type(node).__name__}", node=type(node).__name__)
-                return Outcome((park,))
+                return Outcome((PendingInterrupt(str(node.get_snapshot_id()), type(node).__name__, to_jsonable(node)),))
             name = type(node).__name__
             token = _CURRENT_NODE.set(name)
             try:
@@ -220,6 +218,13 @@ class PydanticGraphSession(Session):
         return self._from_persistence(value, True)
 
     def proceed(self) -> Outcome:
+        """Continue from persistence -- or, when the run already ended, read its end (as the app would)."""
+        from pydantic_graph.persistence import EndSnapshot
+
+        ended = [s for s in self._snapshots() if isinstance(s, EndSnapshot)]
+        if ended:
+            self.state, self.output = ended[-1].state, ended[-1].result.data
+            return Outcome()
         return self._from_persistence(None, False)
 
     def fork_point(self) -> Any:
