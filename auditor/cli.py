@@ -207,7 +207,7 @@ class Backend(str, Enum):
     ),
 )
 def crash_sweep_command(
-    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a StateGraph builder, a compiled graph, or a factory taking a checkpointer."),
+    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a LangGraph StateGraph builder, compiled graph or factory taking a checkpointer; a CrewAI Flow subclass or factory; a LlamaIndex Workflow subclass, instance or factory; or a factory returning a pydantic-graph Graph with its start node ({'graph', 'start', 'state', 'park_at'}). The framework is detected."),
     effect: Optional[List[str]] = typer.Option(None, "--effect", "-e", help="An effect function MODULE:FUNCTION whose calls the ledger records (repeatable), e.g. --effect myagent.tools:charge_card."),
     input: str = typer.Option("{}", "--input", help="The graph input, as JSON."),
     resume: Optional[List[str]] = typer.Option(None, "--resume", help="The answer to the next interrupt, as JSON (repeatable: one per interrupt, in order)."),
@@ -223,8 +223,11 @@ def crash_sweep_command(
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
     fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
+    framework: Optional[str] = typer.Option(None, "--framework", help="langgraph, crewai, llamaindex or pydantic-graph [default: detected]."),
+    crash_mode: Optional[List[str]] = typer.Option(None, "--crash-mode", help="How crash cells crash: sigkill (default) and/or exception (an error raised at the kill point); repeatable."),
+    saver: Optional[str] = typer.Option(None, "--saver", help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends."),
 ) -> None:
-    """Run a LangGraph graph under crashes and probes and check the resume contract (RA701-RA708).
+    """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
     Runs the graph only in sandboxed child processes: kills it after every checkpoint write and every listed effect, resumes in a fresh interpreter, and probes fork, stray and concurrent resumes, checkpoint validity and write order. Prints a progress bar and the cell table on stderr, the findings in --format on stdout (or --output).
 
@@ -260,6 +263,9 @@ def crash_sweep_command(
                 allow_network=allow_network,
                 keep_artifacts=keep_artifacts,
                 progress=progress,
+                framework=framework,
+                crash_modes=tuple(crash_mode or ("sigkill",)),
+                saver=saver,
             )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))
