@@ -207,7 +207,7 @@ class Backend(str, Enum):
     ),
 )
 def crash_sweep_command(
-    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a StateGraph builder, a compiled graph, or a factory taking a checkpointer."),
+    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a LangGraph StateGraph builder, compiled graph or factory taking a checkpointer; a CrewAI Flow subclass or factory; a LlamaIndex Workflow subclass, instance or factory; or a factory returning a pydantic-graph Graph with its start node ({'graph', 'start', 'state', 'park_at'}). The framework is detected."),
     effect: Optional[List[str]] = typer.Option(None, "--effect", "-e", help="An effect function MODULE:FUNCTION whose calls the ledger records (repeatable), e.g. --effect myagent.tools:charge_card."),
     input: str = typer.Option("{}", "--input", help="The graph input, as JSON."),
     resume: Optional[List[str]] = typer.Option(None, "--resume", help="The answer to the next interrupt, as JSON (repeatable: one per interrupt, in order)."),
@@ -223,8 +223,11 @@ def crash_sweep_command(
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
     fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
+    framework: Optional[str] = typer.Option(None, "--framework", help="langgraph, crewai, llamaindex or pydantic-graph [default: detected]."),
+    crash_mode: Optional[List[str]] = typer.Option(None, "--crash-mode", help="How crash cells crash: sigkill (default) and/or exception (an error raised at the kill point); repeatable."),
+    saver: Optional[str] = typer.Option(None, "--saver", help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends."),
 ) -> None:
-    """Run a LangGraph graph under crashes and probes and check the resume contract (RA701-RA708).
+    """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
     Runs the graph only in sandboxed child processes: kills it after every checkpoint write and every listed effect, resumes in a fresh interpreter, and probes fork, stray and concurrent resumes, checkpoint validity and write order. Prints a progress bar and the cell table on stderr, the findings in --format on stdout (or --output).
 
@@ -260,6 +263,9 @@ def crash_sweep_command(
                 allow_network=allow_network,
                 keep_artifacts=keep_artifacts,
                 progress=progress,
+                framework=framework,
+                crash_modes=tuple(crash_mode or ("sigkill",)),
+                saver=saver,
             )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))
@@ -290,6 +296,63 @@ def crash_sweep_command(
         raise fail(next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete"))
     threshold = None if fail_on == FailOn.never else Severity(fail_on.value)
     raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
+
+
+class ConformanceFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+
+
+@app.command(
+    "conformance",
+    epilog="Examples: resume-audit conformance | resume-audit conformance --format markdown | "
+    "resume-audit conformance --saver mypkg.savers:make_saver",
+)
+def conformance_command(
+    format: ConformanceFormat = typer.Option(ConformanceFormat.text, "--format", "-f", help="text (a table and the witnesses), json, markdown (README or job summary), sarif (every finding)."),
+    saver: Optional[str] = typer.Option(None, "--saver", help="package.module:factory returning your own LangGraph BaseCheckpointSaver (called with a private directory if it takes one argument); runs the LangGraph probes against it."),
+    dsn: Optional[str] = typer.Option(None, "--dsn", help="Also probe PostgresSaver on this DSN [default: $RESUME_AUDIT_PG_DSN when set]."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the matrix to this file instead of stdout."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each probe process may run."),
+) -> None:
+    """Run the built-in LLM-free probe suite against every framework installed here and print the conformance matrix.
+
+    Rows are framework / resume plane / backend with versions; columns are EO (interrupt path, crash path), PC, FD, CV, CO (sequential, concurrent), RD and liveness; each cell is ✓, ✗ (with its witness) or n/a.
+    """
+    import json
+
+    from auditor.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
+    from auditor.dynamic.sweep import SweepUsageError
+    from auditor.dynamic.target import TargetError
+
+    err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    try:
+        matrix = run_conformance(saver=saver, dsn=dsn or os.environ.get("RESUME_AUDIT_PG_DSN"), timeout=timeout,
+                                 progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"))
+    except (TargetError, SweepUsageError) as exc:
+        raise fail(str(exc))
+    if format == ConformanceFormat.text:
+        console = Console(record=output is not None, width=200 if output is not None else None)
+        console.print(table(matrix))
+        for w in witnesses(matrix):
+            console.print(f"  {w}", highlight=False, markup=False)
+        console.print(f"{len(matrix.rows)} rows in {matrix.seconds:.0f} s")
+        text = console.export_text() if output is not None else None
+    elif format == ConformanceFormat.markdown:
+        text = markdown(matrix)
+    elif format == ConformanceFormat.json:
+        text = json.dumps(matrix.stable(), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = render(scan_result(matrix), "sarif", color=False, width=None)
+    if text is not None:
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+    raise typer.Exit(0)
 
 
 @app.command("rules")

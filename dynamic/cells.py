@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .killpoints import Event
+from .killpoints import DURABLE_KINDS, Event
 from .ledger import Ledger
 from .runner import ChildRun
 from .values import short
@@ -80,6 +80,10 @@ class Reference:
     parks: list[dict[str, Any]]
     events: list[Event]
     resume: tuple[Any, ...]
+    #: the resume plane the program configures (``Session.describe()["plane"]``) when it promises durable state
+    declared_plane: str | None = None
+    #: checkpoints the uninterrupted run left
+    checkpoints: int = 0
 
     @classmethod
     def from_dry(cls, result: dict[str, Any], ledger: Ledger, resume: tuple[Any, ...]) -> "Reference":
@@ -96,14 +100,21 @@ class Reference:
             parks=result.get("parks", []),
             events=[Event.from_dict(e) for e in result.get("events", [])],
             resume=resume,
+            declared_plane=(result.get("describe") or {}).get("plane") if (result.get("describe") or {}).get("durable") else None,
+            checkpoints=int(result.get("checkpoints") or 0),
         )
+
+    @property
+    def writes_nothing(self) -> bool:
+        """The program configures a durable plane, yet its uninterrupted run persisted nothing."""
+        return self.declared_plane is not None and self.checkpoints == 0 and not any(e.kind in DURABLE_KINDS for e in self.events)
 
     def durable_before(self, name: str) -> bool:
         """Whether the uninterrupted run had persisted a checkpoint before event ``name``."""
         for event in self.events:
             if event.name == name:
                 return False
-            if event.kind == "put":
+            if event.kind in DURABLE_KINDS:
                 return True
         return False
 
@@ -138,6 +149,54 @@ def completed(run: ChildRun) -> bool:
     return run.result is not None and bool(run.result.get("ok"))
 
 
+# -- the interrupt path -----------------------------------------------------------------
+def judge_interrupt_path(ledger: Ledger, ref: Reference) -> Cell:
+    """EO on the interrupt path: answering a park must not re-fire what the parked unit did before it parked.
+
+    Read from the uninterrupted run alone: an effect that the parked unit fired
+    before the park (leg k) and fires again when the answer arrives (leg k+1)
+    means the unit re-ran from its start -- LangGraph's node re-entry over an
+    effect before ``interrupt()`` (RA101), LlamaIndex's ``wait_for_event`` step
+    re-run (RA102) -- in process, with no crash at all.
+    """
+    cell = Cell(kind="interrupt", name="answering a park re-runs the parked unit's completed effects", verdict=PASS)
+    if not ref.parks:
+        cell.verdict = NOT_APPLICABLE
+        cell.detail = "the program never parks"
+        return cell
+    rows = [r for r in ledger.effects(phases=["run"]) if r.fired]
+    replays = []
+    for park in ref.parks:
+        leg = park["index"]
+        node = park.get("node")
+        before = Counter(r.effect for r in rows if r.leg == leg and r.node == node)
+        after_rows = [r for r in rows if r.leg == leg + 1 and r.node == node and r.effect in before]
+        after = Counter(r.effect for r in after_rows)
+        for effect, n in sorted(after.items()):
+            replays.append((park, node, effect, before[effect], n, next(r for r in after_rows if r.effect == effect)))
+    cell.effects = {k: (v, v) for k, v in sorted(ref.effects.items())}
+    for park, node, effect, n_before, n_after, row in replays:
+        cell.hits.append(
+            Hit(
+                "RA701",
+                node,
+                f"replay:{effect}",
+                f"Answering park {park['index']} re-ran `{node}` from its start: {effect} fired {n_before} time"
+                f"{'s' if n_before != 1 else ''} before the park and {n_after} more after the answer arrived "
+                f"(in one process, no crash) -- {n_before} -> {n_before + n_after}.",
+                ((node, f"{effect} fired before the park", row.site), (node, f"park {park['index']} answered"),
+                 (node, f"{effect} fired again: {n_before} -> {n_before + n_after}", row.site)),
+                {"park": park["index"], "effect": effect, "before_park": n_before, "after_answer": n_after},
+            )
+        )
+    cell.verdict = FAIL if cell.hits else PASS
+    cell.detail = ("; ".join(f"{e} {b} -> {b + a} in `{n}`" for _p, n, e, b, a, _r in replays) if replays
+                   else "no effect of a parked unit fired again after its answer")
+    cell.witness = {"replays": [{"park": p["index"], "node": n, "effect": e, "before": b, "after": a}
+                                for p, n, e, b, a, _r in replays]}
+    return cell
+
+
 # -- crash and recovery -----------------------------------------------------------------
 def judge_recovery(
     kind: str,
@@ -148,9 +207,10 @@ def judge_recovery(
     ref: Reference,
 ) -> Cell:
     """Verdict of a crash (or crash-while-parked) cell from its two children."""
-    cell = Cell(kind=kind, name=point.name, verdict=PASS)
+    cell = Cell(kind=kind, name=point.name if crash.spec.extra.get("crash_mode", "sigkill") == "sigkill"
+                else f"{point.name} [raised]", verdict=PASS)
     cell.seconds = crash.seconds + (recover.seconds if recover else 0.0)
-    if not crash.killed_itself:
+    if not crash.crashed:
         if crash.result is not None and crash.result.get("ok") and crash.result.get("reached") is False:
             cell.verdict = NOT_REACHED
             cell.detail = "the kill point did not occur in this run (the executor took another order); nothing to judge"
@@ -166,6 +226,7 @@ def judge_recovery(
     cell.effects = _pairs(ref.effects, observed)
     cell.nodes = _pairs(ref.nodes, ledger.node_counts(phases=["crash", "recover"]))
     kill_desc = point.name
+    how_killed = "SIGKILLed" if crash.killed_itself else "raised an exception"
     if not completed(recover):
         why = failure_text(recover)
         cell.verdict = FAIL
@@ -178,7 +239,7 @@ def judge_recovery(
                 "resume-failed",
                 f"After a crash {kill_desc.split(': ', 1)[-1]} ({kill_desc.split(':', 1)[0]}), resuming the thread in a "
                 f"fresh interpreter did not complete: {why}.",
-                ((point.node, f"process SIGKILLed {kill_desc}"), (None, f"fresh interpreter: resume failed: {why}")),
+                ((point.node, f"process {how_killed} {kill_desc}"), (None, f"fresh interpreter: resume failed: {why}")),
                 {"kill_point": kill_desc, "error": why},
             )
         )
@@ -194,8 +255,13 @@ def judge_recovery(
     durable = r.get("durable", {})
     parked_lost = kind == "parked" and not durable.get("interrupts")
     progress_lost = not durable.get("exists") and ref.durable_before(point.name)
-    if parked_lost or progress_lost:
-        if parked_lost:
+    nothing_written = not durable.get("exists") and ref.writes_nothing
+    if parked_lost or progress_lost or nothing_written:
+        if nothing_written and not (parked_lost or progress_lost):
+            text = (f"The program configures {ref.declared_plane}, yet its uninterrupted run wrote no checkpoint: after a "
+                    f"crash {kill_desc.split(': ', 1)[-1]}, the documented restore had nothing to restore and the only "
+                    f"way on was {r.get('how')}.")
+        elif parked_lost:
             text = (f"The process died while the run was parked ({kill_desc.split(': ', 1)[-1]}); a fresh interpreter "
                     f"found no pending interrupt on the thread: the park was lost and the only way on was "
                     f"{r.get('how')}.")
@@ -206,9 +272,9 @@ def judge_recovery(
             Hit(
                 "RA708",
                 point.node,
-                "park-lost" if parked_lost else "progress-lost",
+                "park-lost" if parked_lost else ("progress-lost" if progress_lost else "nothing-persisted"),
                 text,
-                ((point.node, f"process SIGKILLed {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
+                ((point.node, f"process {how_killed} {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
                 {"kill_point": kill_desc, "durable": durable, "resumed": r.get("how")},
             )
         )
@@ -226,7 +292,7 @@ def judge_recovery(
                     f"time{'s' if exp != 1 else ''}. Node `{dup_node}` ran again from its start"
                     + (" because its write was not durable when the process died." if not r.get("reran_completed") else "."),
                     (
-                        (point.node, f"process SIGKILLed {kill_desc}", kill_site),
+                        (point.node, f"process {how_killed} {kill_desc}", kill_site),
                         (resume_node, f"fresh interpreter: {r.get('how')}"),
                         (dup_node, f"{effect} fired again: {obs} calls, uninterrupted run {exp}", dup.site if dup else None),
                     ),
@@ -241,7 +307,7 @@ def judge_recovery(
                 f"rerun:{node}",
                 f"Crash {kill_desc.split(': ', 1)[-1]}, then a resume in a fresh interpreter: node `{node}` "
                 f"(step {step}) ran again although its write was already durable.",
-                ((point.node, f"process SIGKILLed {kill_desc}"), (node, f"completed node {node} re-ran at step {step}")),
+                ((point.node, f"process {how_killed} {kill_desc}"), (node, f"completed node {node} re-ran at step {step}")),
                 {"kill_point": kill_desc, "node": node, "step": step},
             )
         )
@@ -260,7 +326,7 @@ def judge_recovery(
                 "diverged",
                 f"Crash {kill_desc.split(': ', 1)[-1]}, then a resume in a fresh interpreter ({r.get('how')}): the "
                 f"resumed run differs from the uninterrupted one: {'; '.join(diverged)}.",
-                ((point.node, f"process SIGKILLed {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
+                ((point.node, f"process {how_killed} {kill_desc}"), (resume_node, f"fresh interpreter: {r.get('how')}")),
                 {"kill_point": kill_desc, "differences": diverged},
             )
         )
@@ -321,8 +387,14 @@ def judge_write_order(natural: Cell | None, deferred: Cell, point: Event | None 
 
 
 # -- probes ------------------------------------------------------------------------------
+FORK_FORM_NAMES = {
+    "bare": "bare Command(resume=v)",
+    "map": "interrupt-id map Command(resume={id: v})",
+    "restore": "two restores of the park's durable state",
+}
+
 def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
-    name = f"fork probe ({'bare Command(resume=v)' if form == 'bare' else 'interrupt-id map Command(resume={id: v})'})"
+    name = "fork probe (" + FORK_FORM_NAMES.get(form, form) + ")"
     cell = Cell(kind="fork", name=name, verdict=PASS, seconds=run.seconds)
     if not completed(run):
         cell.verdict = ERROR
@@ -337,10 +409,13 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
     branches = r.get("branches", [])
     served = []
     for n, branch in enumerate(branches, start=1):
-        rows = [v for phase, _leg, nd, v in ledger.served(phases=[f"fork-{n}"]) if nd == node or node is None]
+        every = ledger.served(phases=[f"fork-{n}"])
+        rows = [v for _phase, _leg, nd, v in every if nd == node or node is None] or [v for *_x, v in every]
         served.append(rows[0] if rows else None)
     sent = [b.get("sent") for b in branches]
-    cell.witness = {"sent": sent, "served": served, "at": "(thread_id, checkpoint_id) of the interrupt checkpoint", "form": form}
+    at = ("(thread_id, checkpoint_id) of the interrupt checkpoint" if form in ("bare", "map")
+          else "the durable state saved at the park, restored twice")
+    cell.witness = {"sent": sent, "served": served, "at": at, "form": form}
     fired = {f"fork-{n}": dict(ledger.fired_counts(phases=[f"fork-{n}"])) for n in (1, 2)}
     cell.witness["effects_per_branch"] = fired
     errors = [b.get("error") for b in branches if b.get("error")]
@@ -355,7 +430,7 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
                 "RA703",
                 node,
                 f"fork:{form}",
-                f"Two resumes at the same interrupt checkpoint ({form} form): the first sent {short(sent[0])} and was "
+                f"Two resumes at the same park ({FORK_FORM_NAMES.get(form, form)}): the first sent {short(sent[0])} and was "
                 f"served {short(served[0])}; the second sent {short(sent[1])} and was served {short(served[1])} -- the "
                 f"first value. A fork of this approval silently replays the first answer.",
                 ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
@@ -373,19 +448,23 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
     return cell
 
 
-def judge_stray(dry: dict[str, Any], ledger: Ledger, ref: Reference) -> Cell:
-    cell = Cell(kind="stray", name="stray resume after completion", verdict=PASS)
+def judge_stray(dry: dict[str, Any], ledger: Ledger, ref: Reference, name: str = "stray resume after completion") -> Cell:
+    """CO sequential: one more delivery of the documented resume after the run completed must be inert."""
+    cell = Cell(kind="stray", name=name, verdict=PASS)
     stray = dry.get("stray")
     if not stray:
         cell.verdict = NOT_APPLICABLE
-        cell.detail = "the graph never parks at an interrupt"
+        cell.detail = dry.get("stray_na") or "the graph never parks at an interrupt"
         return cell
+    delivery = (dry.get("describe") or {}).get("stray") or f"stray Command(resume={short(stray.get('sent'))})"
     fired = ledger.fired_counts(phases=["stray"])
     cell.effects = {e: (0, fired.get(e, 0)) for e in sorted(set(ref.effects) | set(fired))}
     cell.final_state_match = not stray.get("state_changed")
     cell.witness = {"sent": stray.get("sent"), "raised": stray.get("error"), "checkpoints_added": stray.get("checkpoints_added"),
                     "fired": dict(fired)}
     node = ref.parks[-1]["node"] if ref.parks else None
+    if node is None:
+        node = next((r.node for r in ledger.effects(phases=["stray"]) if r.fired and r.node), None)
     if sum(fired.values()) or stray.get("state_changed"):
         cell.verdict = FAIL
         what = []
@@ -398,9 +477,8 @@ def judge_stray(dry: dict[str, Any], ledger: Ledger, ref: Reference) -> Cell:
                 "RA704",
                 node,
                 "stray",
-                f"A stray Command(resume={short(stray.get('sent'))}) delivered after the run completed was not inert: "
-                f"{'; '.join(what)}.",
-                ((node, "run completed"), (node, f"stray resume {short(stray.get('sent'))}"), (node, "; ".join(what))),
+                f"A {delivery} delivered after the run completed was not inert: {'; '.join(what)}.",
+                ((node, "run completed"), (node, delivery), (node, "; ".join(what))),
                 {"sent": stray.get("sent"), "fired": dict(fired), "state_changed": stray.get("state_changed")},
             )
         )
@@ -431,6 +509,8 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
     cell.effects = _pairs(expected, observed)
     node = (setup.result or {}).get("node")
     served = ledger.served(phases=["race"])
+    if not any(s[2] == node for s in served):  # the answer is consumed by another unit than the one that parked
+        node = served[0][2] if served else node
     consumed = len([s for s in served if s[2] == node])
     failures = [failure_text(r) for r in racers if not completed(r)]
     errors = [(r.result or {}).get("error") for r in racers if completed(r) and (r.result or {}).get("error")]

@@ -25,9 +25,8 @@ import sys
 import traceback
 from typing import Any, Callable
 
-from .adapters.base import Instruments, Outcome, Session, SourceLocation
-from .adapters import adapter_for
-from .adapters.langgraph import GraphShapeError
+from .adapters.base import Instruments, Outcome, Session, ShapeError, SourceLocation, function_location
+from .adapters import adapter_for, detect
 from .effects import EffectSpecError, install_effects
 from .killpoints import EventLog
 from .ledger import Ledger
@@ -98,6 +97,8 @@ class Context:
 def role_dry(ctx: Context) -> dict[str, Any]:
     ctx.partial["nodes"] = {name: loc.__dict__ for name, loc in ctx.session.node_locations(ctx.module).items()}
     ctx.partial["schema"] = ctx.session.schema_kind()
+    ctx.partial["fork_forms"] = list(ctx.session.fork_forms)
+    ctx.partial["stray_after_restore"] = ctx.session.stray_after_restore
     loc = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
     ctx.partial["target_location"] = loc.__dict__ if loc else None
     ctx.set_leg(0)
@@ -123,10 +124,8 @@ def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
     import inspect
     import re
 
-    from .adapters.langgraph import _function_location
-
     if inspect.isfunction(obj) or inspect.ismethod(obj):
-        loc = _function_location(obj)
+        loc = function_location(obj)
         if loc is not None:
             return loc
     file = getattr(module, "__file__", None)
@@ -147,10 +146,10 @@ def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
 
 
 def stray(ctx: Context) -> dict[str, Any]:
-    """One more resume after completion: it must be inert."""
+    """One more resume after completion (or, without parks, one more restore of the same state): it must be inert."""
     ctx.ledger.phase = "stray"
     ctx.set_leg(len(ctx.resume) + 1)
-    value = ctx.resume[-1]
+    value = ctx.resume[-1] if ctx.resume else None
     before, before_step = ctx.session.final_state()
     count = ctx.session.checkpoint_count()
     error = None
@@ -175,7 +174,14 @@ def stray(ctx: Context) -> dict[str, Any]:
 
 def role_crash(ctx: Context) -> dict[str, Any]:
     ctx.set_leg(0)
-    parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+    try:
+        parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+    except Exception as exc:  # the injected crash, possibly wrapped by the framework
+        if not ctx.events.killed:
+            raise
+        return {"crashed": "exception", "message": f"{type(exc).__name__}: {exc}"[:300]}
+    if ctx.events.killed:  # raised where the framework swallowed it, and never re-raised on the main path
+        return {"crashed": "exception", "message": "the injected exception was swallowed by the framework"}
     # Reaching this line means the kill point never occurred in this run.
     return {"reached": False, "parks": parks, "events": [e.as_dict() for e in ctx.events.events]}
 
@@ -190,19 +196,22 @@ def role_recover(ctx: Context) -> dict[str, Any]:
         ):
             durable_done.add((run.node, run.step))
     if not state.exists:
-        how = "restart from input (no checkpoint survived)"
+        how = "restart from input (nothing durable survived)"
         ctx.ledger.reset_interrupts()
         ctx.set_leg(0)
         outcome = ctx.session.start(ctx.spec.run.input)
     elif state.interrupts:
         answers, idxs = ctx.answers_for(Outcome(state.interrupts))
-        how = f"Command(resume=...) for pending interrupt {min(idxs)}"
+        how = ctx.session.recovery_label(state) or f"Command(resume=...) for pending interrupt {min(idxs)}"
         ctx.set_leg(max(idxs) + 1)
         outcome = ctx.session.answer(answers)
     else:
         # get_state().next leaves out tasks whose writes are already durable, so an
         # empty `next` does not mean the run completed: always continue with invoke(None).
-        if state.next:
+        label = ctx.session.recovery_label(state)
+        if label:
+            how = label
+        elif state.next:
             how = "invoke(None) from the durable checkpoint"
         elif state.completed_tasks:
             how = "invoke(None) from the durable checkpoint (get_state().next was empty: the step's writes were durable, its checkpoint was not)"
@@ -211,17 +220,22 @@ def role_recover(ctx: Context) -> dict[str, Any]:
         outcome = ctx.session.proceed()
     parks = ctx.drive(outcome)
     reran = sorted(
-        {(r.node, r.step) for r in ctx.ledger.node_runs(phases=["recover"]) if (r.node, r.step) in durable_done},
+        {(r.node, r.step) for r in ctx.ledger.node_runs(phases=["recover"])
+         if (r.node, r.step) in durable_done or (r.step is None and r.node in {n for n, _ in durable_done})},
         key=lambda x: (x[1] if x[1] is not None else -1, x[0]),
     )
-    return {
+    out = {
         "how": how,
-        "durable": {"exists": state.exists, "step": state.step, "interrupts": len(state.interrupts), "next": list(state.next)},
+        "durable": {"exists": state.exists, "step": state.step, "interrupts": len(state.interrupts), "next": list(state.next),
+                    "completed": sorted(state.completed_tasks) if ctx.session.stray_after_restore else []},
         "reran_completed": [list(x) for x in reran],
         "parks": parks,
         **ctx.finish(),
         "invalid": ctx.audit(),
     }
+    if ctx.spec.extra.get("stray"):
+        out["stray"] = stray(ctx)
+    return out
 
 
 def role_fork(ctx: Context) -> dict[str, Any]:
@@ -232,7 +246,7 @@ def role_fork(ctx: Context) -> dict[str, Any]:
         return {"applicable": False}
     intr = outcome.interrupts[0]
     ctx.ledger.interrupt_index(intr.id)
-    checkpoint_id = ctx.session.head_checkpoint_id()
+    at = ctx.session.fork_point()
     values = [ctx.resume[0], ctx.spec.run.fork_resume]
     branches = []
     for n, value in enumerate(values, start=1):
@@ -240,7 +254,7 @@ def role_fork(ctx: Context) -> dict[str, Any]:
         ctx.set_leg(1)
         error = None
         try:
-            ctx.session.answer([(intr, value)], checkpoint_id=checkpoint_id, form=ctx.spec.form or "bare")
+            ctx.session.answer([(intr, value)], at=at, form=ctx.spec.form or ctx.session.fork_forms[0])
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         branches.append({"sent": to_jsonable(value), "error": error})
@@ -287,6 +301,10 @@ def _user_frame(exc: BaseException, roots: tuple[str, ...]) -> str | None:
 
 def main(spec: ChildSpec, barrier: Any = None) -> None:
     """Entry point of every sweep child (runs in a fork of the fork server)."""
+    from . import childenv
+
+    childenv.apply()
+    _capture_output(spec.workdir)
     result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
     instruments: Instruments | None = None
     try:
@@ -295,15 +313,22 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         ledger = Ledger(spec.ledger_path)
         ledger.phase = spec.phase
         sandbox.report = ledger.note
-        events = EventLog(kill_at=spec.kill_at)
+        events = EventLog(kill_at=spec.kill_at, mode=spec.extra.get("crash_mode", "sigkill"))
         instruments = Instruments(ledger, events)
-        adapter = adapter_for("langgraph")
-        adapter.prepare_process(instruments)
+        hint = spec.run.framework
+        adapter = adapter_for(hint) if hint else None
+        if adapter is not None:  # before the user's module runs: import-time framework calls are seen
+            adapter.prepare_process(instruments, spec.store)
         try:
             _module, obj = import_target(spec.run.target)
+            detected, program = detect(obj, hint)
+            if detected is not adapter:
+                adapter = detected
+                adapter.prepare_process(instruments, spec.store)
+            result["framework"] = adapter.name
             install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub)
-            session = adapter.open(obj, spec.store, instruments, spec.thread_id, dict(spec.run.config))
-        except (TargetError, GraphShapeError, EffectSpecError) as exc:
+            session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
+        except (TargetError, ShapeError, EffectSpecError) as exc:
             result["target_error"] = str(exc)
             return
         ctx = Context(spec, session, ledger, events, instruments)
@@ -320,9 +345,8 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             result["store_used"] = session.uses_sweep_store()
             result["graph_how"] = getattr(session, "how", "")
             result["saver_ops"] = instruments.saver_ops
-            from .adapters.langgraph import SEQUENCER
-
-            result["schedule_escaped"] = SEQUENCER.escaped
+            result["describe"] = session.describe()
+            result["schedule_escaped"] = adapter.schedule_escaped()
             try:
                 session.close()
             except Exception:
@@ -349,6 +373,23 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             except Exception:
                 pass
         os._exit(0)
+
+
+def _capture_output(workdir: str) -> None:
+    """Send the program's stdout/stderr to ``output.log`` in its workdir, not the parent's terminal.
+
+    A sweep's own report goes to stdout (``--format json``/``sarif``); banners
+    a framework prints in every child (CrewAI's flow panels) must not mix in.
+    """
+    os.makedirs(workdir, exist_ok=True)
+    fd = os.open(os.path.join(workdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for stream, target in ((sys.stdout, 1), (sys.stderr, 2)):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+        os.dup2(fd, target)
+    os.close(fd)
 
 
 def _roots(spec: ChildSpec) -> tuple[str, ...]:

@@ -11,6 +11,14 @@ gets an occurrence suffix ("(#2)").
 A crash is synchronous with its event: the thread that completed the event
 SIGKILLs its own process before doing anything else. No sleeps, no timing
 windows, no signal from outside.
+
+A crash can also be an exception (``mode="exception"``): the event raises
+:class:`InjectedCrash` -- an ordinary error, like a bug raising in the next
+line -- and the process lives on, so the framework's own failure handling
+(failure events, error writes, snapshot statuses) runs as it would for a
+raising unit. Where the event happens on a background thread whose errors the
+framework swallows (a checkpoint listener), the adapter defers the exception to
+the next unit start on the main path (:meth:`EventLog.defer`).
 """
 
 from __future__ import annotations
@@ -24,7 +32,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 #: event kinds, in the order used to sort points of one step
-KIND_ORDER = {"effect": 0, "put_writes": 1, "put": 2, "park": 3}
+KIND_ORDER = {"effect": 0, "put_writes": 1, "put": 2, "persist": 2, "park": 3}
+#: event kinds that make progress durable (a crash after one leaves something to restore)
+DURABLE_KINDS = ("put", "persist")
+
+CRASH_MODES = ("sigkill", "exception")
+
+
+class InjectedCrash(RuntimeError):
+    """The crash of ``mode="exception"``: raised at the kill point."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +72,12 @@ def leg_label(leg: int) -> str:
 class EventLog:
     """Names the events of one process and crashes it at the chosen one."""
 
-    def __init__(self, kill_at: str | None = None, on_kill: Callable[[], None] | None = None) -> None:
+    def __init__(self, kill_at: str | None = None, on_kill: Callable[[], None] | None = None, mode: str = "sigkill") -> None:
         self.kill_at = kill_at
         self.on_kill = on_kill
+        self.mode = mode
+        #: an InjectedCrash raised where the framework would swallow it, to re-raise on the main path
+        self.deferred: InjectedCrash | None = None
         self.leg = 0
         self.events: list[Event] = []
         self._seen: Counter[str] = Counter()
@@ -74,10 +93,24 @@ class EventLog:
             name = base if n == 1 else f"{base} (#{n})"
             event = Event(name, kind, self.leg, step, node)
             self.events.append(event)
-            if self.kill_at is not None and name == self.kill_at:
+            crash = self.kill_at is not None and name == self.kill_at and not self.killed
+            if crash:
                 self.killed = True
-                self._die()
+                if self.mode == "sigkill":
+                    self._die()
+        if crash:
+            raise InjectedCrash(f"resume-audit injected crash {name}")
         return event
+
+    def defer(self, exc: InjectedCrash) -> None:
+        """Keep a crash raised on a background thread, for :meth:`raise_deferred` on the main path."""
+        self.deferred = exc
+
+    def raise_deferred(self) -> None:
+        """Raise a deferred crash (called by adapters at unit starts and when an invocation returns)."""
+        exc, self.deferred = self.deferred, None
+        if exc is not None:
+            raise exc
 
     def _die(self) -> None:
         if self.on_kill is not None:

@@ -11,7 +11,7 @@ from auditor.findings import Finding, Notification, ScanResult, Severity
 from .catalog import DYNAMIC_RULES
 from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
 
-KIND_ORDER = ["dry-run", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
+KIND_ORDER = ["dry-run", "interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
 
 
 @dataclass
@@ -37,6 +37,8 @@ class SweepReport:
     timings: dict[str, float] = field(default_factory=dict)
     artifacts: str | None = None
     cwd: str = "."
+    #: the resume plane and store the sweep exercised (adapter's ``Session.describe()``)
+    plane: dict[str, Any] = field(default_factory=dict)
 
     # -- outputs ---------------------------------------------------------------------
     def stable(self) -> dict[str, Any]:
@@ -44,6 +46,7 @@ class SweepReport:
             "tool": "resume-audit crash-sweep",
             "target": self.target,
             "framework": self.framework,
+            "plane": dict(sorted(self.plane.items())),
             "versions": dict(sorted(self.versions.items())),
             "backend": self.backend,
             "protocol": self.protocol,

@@ -36,7 +36,7 @@ def context(preload: list[str]) -> Any:
     with _CTX_LOCK:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["auditor.dynamic.child", *preload])
+            ctx.set_forkserver_preload(["auditor.dynamic.childenv", "auditor.dynamic.child", *preload])
             _CTX = ctx
         return _CTX
 
@@ -51,6 +51,11 @@ class ChildRun:
     result: dict[str, Any] | None
     leftovers: int  # processes of its group still alive after it ended (all killed)
     seconds: float
+
+    @property
+    def crashed(self) -> bool:
+        """The kill point fired: SIGKILLed itself, or (exception mode) reported the injected crash."""
+        return self.killed_itself or bool(self.result and self.result.get("crashed"))
 
     @property
     def killed_itself(self) -> bool:
@@ -136,14 +141,19 @@ def start(spec: ChildSpec, preload: list[str], barrier: Any = None) -> Any:
     with _without_main_module():
         proc.start()
     with _LIVE_LOCK:
-        _LIVE[proc.pid] = proc
+        _LIVE[proc.pid] = (proc, spec.cell_dir)
     return proc
 
 
-def kill_all() -> int:
-    """SIGKILL the process groups of every child still running (Ctrl-C, an error in the parent)."""
+def kill_all(root: str | None = None) -> int:
+    """SIGKILL the process groups of every child still running (Ctrl-C, an error in the parent).
+
+    With ``root``, only children of cells under that directory: several sweeps
+    may run at once in one process (the conformance suite), and one sweep's
+    cleanup must not kill another's children.
+    """
     with _LIVE_LOCK:
-        procs = list(_LIVE.values())
+        procs = [p for p, cell in _LIVE.values() if root is None or cell.startswith(root.rstrip(os.sep) + os.sep)]
     killed = 0
     for proc in procs:
         if proc.pid is not None:

@@ -70,6 +70,14 @@ class Sandbox:
         os.chdir(self.workdir)
         os.environ["TMPDIR"] = self.workdir
         os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+        # Libraries that keep data in the user's data/cache dirs (CrewAI's default flow database and
+        # memory, appdirs users) write inside the cell instead -- shared by the cell's processes, so a
+        # fresh interpreter finds what the crashed one stored there.
+        for var, sub in (("XDG_DATA_HOME", "xdg-data"), ("XDG_CACHE_HOME", "xdg-cache"), ("XDG_STATE_HOME", "xdg-state"),
+                         ("XDG_CONFIG_HOME", "xdg-config")):
+            os.environ[var] = os.path.join(self.root, sub)
+        os.environ["HOME"] = os.path.join(self.root, "home")
+        os.makedirs(os.environ["HOME"], exist_ok=True)
         import tempfile
 
         tempfile.tempdir = self.workdir

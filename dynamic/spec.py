@@ -25,6 +25,8 @@ class RunSpec:
     config: dict[str, Any]
     stub: Any = NO_STUB
     allow_network: bool = False
+    #: the framework the parent expects (sniffed from the target's source, or given); None: detect in the child
+    framework: str | None = None
 
 
 @dataclass(frozen=True)

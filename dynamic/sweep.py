@@ -24,7 +24,7 @@ from typing import Any, Callable
 from auditor.findings import Notification, NotificationKind, Severity
 
 from .adapters.base import StoreSettings
-from .adapters import adapter_for
+from .adapters import REGISTRY, adapter_for, installed, sniff
 from .build import Locator, build_findings
 from .cells import (
     ERROR,
@@ -36,13 +36,14 @@ from .cells import (
     failure_text,
     judge_concurrent,
     judge_fork,
+    judge_interrupt_path,
     judge_recovery,
     judge_stray,
     judge_validity,
     judge_write_order,
 )
 from .effects import NO_STUB, EffectSpec
-from .killpoints import Event
+from .killpoints import CRASH_MODES, DURABLE_KINDS, Event
 from .ledger import Ledger
 from .report import SweepReport
 from .runner import ChildRun, kill_all, run_child, run_racers
@@ -52,8 +53,8 @@ from .values import derive_fork_value, to_jsonable
 
 __all__ = ["crash_sweep", "NO_STUB", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
 
-BACKENDS = ("sqlite", "postgres", "memory")
-CELL_KINDS = ("crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
+BACKENDS = ("sqlite", "postgres", "memory", "custom")
+CELL_KINDS = ("interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
 PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
 
 #: progress(done, total, label)
@@ -68,13 +69,55 @@ class SweepCancelled(Exception):
     """Raised in cell workers once the sweep has been abandoned."""
 
 
-def _versions() -> dict[str, str]:
+def _versions(framework: str) -> dict[str, str]:
     out = {}
-    for dist in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres"):
+    for dist in adapter_for(framework).distributions:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             pass
+    return out
+
+
+def target_source(spec: TargetSpec) -> str:
+    """The target module's source text, found without importing it (the parent never runs user code)."""
+    path = spec.file
+    if path is None:
+        from importlib.machinery import PathFinder
+
+        search = [spec.path_entry]
+        found = None
+        for i, part in enumerate(spec.module.split(".")):
+            found = PathFinder.find_spec(part, search)
+            if found is None:
+                return ""
+            search = list(found.submodule_search_locations or [])
+        path = found.origin if found is not None else None
+    try:
+        with open(path or "", encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def resolve_framework(spec: TargetSpec, framework: str | None) -> str | None:
+    """The framework to prepare children for: the given one, else the only one the target's source imports."""
+    if framework is not None:
+        if framework not in REGISTRY:
+            raise SweepUsageError(f"unknown framework {framework!r}; choose one of {', '.join(REGISTRY)}")
+        return framework
+    found = sniff(target_source(spec))
+    return found[0] if len(found) == 1 else None
+
+
+def preload_for(framework: str | None) -> list[str]:
+    """Modules the fork server imports: the framework's, or every installed framework's when unknown."""
+    if framework is not None:
+        return adapter_for(framework).preload_modules()
+    out: list[str] = []
+    for name in REGISTRY:
+        if installed(name):
+            out.extend(adapter_for(name).preload_modules())
     return out
 
 
@@ -89,8 +132,7 @@ class _Sweep:
         self.root = root
         self.token = secrets.token_hex(4)
         self.schemas: list[str] = []
-        self.adapter = adapter_for("langgraph")
-        self.preload = self.adapter.preload_modules()
+        self.preload = preload_for(run.framework)
         self._n = 0
         self._lock = threading.Lock()
         #: set when the sweep is abandoned (Ctrl-C): no further child is started
@@ -106,13 +148,16 @@ class _Sweep:
         return path
 
     def store(self, cell_dir: str, write_order: str = "natural") -> StoreSettings:
+        directory = os.path.join(cell_dir, "store")
         if self.backend == "sqlite":
-            return StoreSettings("sqlite", os.path.join(cell_dir, "checkpoints.sqlite"), None, write_order)
+            return StoreSettings("sqlite", os.path.join(cell_dir, "checkpoints.sqlite"), None, write_order, directory)
         if self.backend == "postgres":
             schema = f"ra_{self.token}_{os.path.basename(cell_dir)[:3]}"
             self.schemas.append(schema)
-            return StoreSettings("postgres", self.dsn or "", schema, write_order)
-        return StoreSettings("memory", "", None, write_order)
+            return StoreSettings("postgres", self.dsn or "", schema, write_order, directory)
+        if self.backend == "custom":
+            return StoreSettings("custom", self.dsn or "", None, write_order, directory)
+        return StoreSettings("memory", "", None, write_order, directory)
 
     def spec(self, role: str, cell_dir: str, store: StoreSettings, phase: str, n: int, **kw: Any) -> ChildSpec:
         return ChildSpec(role=role, run=self.run, cell_dir=cell_dir, workdir=os.path.join(cell_dir, f"p{n}-{role}"),
@@ -141,18 +186,33 @@ class _Sweep:
             pass
 
 
-def _crash_cell(sw: _Sweep, kind: str, point: Event, ref: Reference, write_order: str = "natural") -> tuple[Cell, list[ChildRun], str]:
-    cell_dir = sw.cell_dir(f"{kind}-{point.name}")
+def _crash_cell(sw: _Sweep, kind: str, point: Event, ref: Reference, write_order: str = "natural",
+                mode: str = "sigkill", stray: bool = False) -> tuple[Cell, list[ChildRun], str]:
+    """Crash at ``point`` (SIGKILL or an injected exception), recover in a fresh interpreter, judge.
+
+    With ``stray``, the recovering process then delivers the restore once more
+    (the stray probe of frameworks without parks); the judged cell is then the
+    stray one.
+    """
+    cell_dir = sw.cell_dir(f"{kind}-{mode}-{point.name}" + ("-stray" if stray else ""))
     store = sw.store(cell_dir, write_order)
-    crash = sw.child(sw.spec("crash", cell_dir, store, "crash", 1, kill_at=point.name))
+    crash = sw.child(sw.spec("crash", cell_dir, store, "crash", 1, kill_at=point.name, extra={"crash_mode": mode}))
     runs = [crash]
     recover = None
-    if crash.killed_itself:
-        recover = sw.child(sw.spec("recover", cell_dir, store, "recover", 2))
+    if crash.crashed:
+        recover = sw.child(sw.spec("recover", cell_dir, store, "recover", 2, extra={"stray": stray}))
         runs.append(recover)
     ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
     try:
-        cell = judge_recovery(kind, point, crash, recover, ledger, ref)
+        if stray:
+            if recover is None or not completed(recover):
+                why = failure_text(recover) if recover is not None else "the kill point was not reached"
+                cell = Cell("stray", "restore again after a successful restore", ERROR, detail=f"no successful restore to repeat: {why}")
+            else:
+                cell = judge_stray(recover.result or {}, ledger, ref, name="restore again after a successful restore")
+                cell.witness["after_kill_point"] = point.name
+        else:
+            cell = judge_recovery(kind, point, crash, recover, ledger, ref)
     finally:
         ledger.close()
     return cell, runs, cell_dir
@@ -236,12 +296,20 @@ def crash_sweep(
     keep_artifacts: bool = False,
     progress: Progress | None = None,
     cells: Collection[str] | None = None,
+    framework: str | None = None,
+    crash_modes: Collection[str] = ("sigkill",),
+    saver: str | None = None,
 ) -> SweepReport:
-    """Crash-sweep the LangGraph graph ``target`` and check the resume contract.
+    """Crash-sweep the program ``target`` and check the resume contract.
 
     ``target`` is ``path/to/file.py:attr`` or ``package.module:attr`` naming a
-    ``StateGraph`` builder, a compiled graph, or a factory taking a
-    checkpointer. ``effects`` are ``module:function`` names whose calls the
+    LangGraph ``StateGraph`` builder, compiled graph or factory taking a
+    checkpointer; a CrewAI ``Flow`` subclass or factory; a LlamaIndex
+    ``Workflow`` subclass, instance or factory; or a pydantic-graph
+    ``Graph`` with its start node (see :mod:`auditor.dynamic.adapters.pydantic_graph`).
+    The framework is detected (``framework`` overrides). ``crash_modes``
+    chooses how a crash cell crashes: ``"sigkill"`` and/or ``"exception"``.
+    ``effects`` are ``module:function`` names whose calls the
     ledger records (``stub`` replaces them with a recorder returning ``stub``).
     ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
     the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
@@ -258,6 +326,13 @@ def crash_sweep(
         raise SweepUsageError("--racers must be at least 2")
     if timeout <= 0:
         raise SweepUsageError("--timeout must be positive")
+    if saver is not None:  # a user's BaseCheckpointSaver factory, "package.module:factory" (LangGraph)
+        if ":" not in saver:
+            raise SweepUsageError(f"--saver {saver!r}: expected package.module:factory")
+        backend, dsn = "custom", saver
+    modes = tuple(m for m in CRASH_MODES if m in set(crash_modes))
+    if not modes or set(crash_modes) - set(CRASH_MODES):
+        raise SweepUsageError(f"crash modes must be among {', '.join(CRASH_MODES)}")
     wanted = set(CELL_KINDS if cells is None else cells)
     unknown = wanted - set(CELL_KINDS)
     if unknown:
@@ -274,10 +349,11 @@ def crash_sweep(
             raise SweepUsageError(f"cannot connect to PostgreSQL at the given DSN: {exc}") from None
     cwd = os.getcwd()
     tspec = TargetSpec.parse(target, cwd)
+    hint = resolve_framework(tspec, framework)
     effect_specs = tuple(EffectSpec.parse(e) for e in effects)
     resume_t = tuple(resume)
     fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
-    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network)
+    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint)
     root = tempfile.mkdtemp(prefix="resume-audit-sweep-")
     sw = _Sweep(run, backend, dsn, timeout, root)
     protocol = {
@@ -289,8 +365,10 @@ def crash_sweep(
         "config": to_jsonable(dict(config or {})),
         "cells": sorted(wanted),
     }
-    report = SweepReport(target=tspec.text, backend=backend, framework="langgraph", versions=_versions(),
-                         protocol=protocol, cells=[], findings=[], cwd=cwd)
+    if modes != ("sigkill",):
+        protocol["crash_modes"] = list(modes)
+    report = SweepReport(target=tspec.text, backend=backend, framework=hint or "unknown",
+                         versions=_versions(hint) if hint else {}, protocol=protocol, cells=[], findings=[], cwd=cwd)
     all_runs: list[ChildRun] = []
     cell_dirs: list[str] = []
     try:
@@ -301,6 +379,10 @@ def crash_sweep(
         result = dry.result or {}
         if result.get("target_error"):
             raise TargetError(result["target_error"])
+        if result.get("framework") and result["framework"] != report.framework:
+            report.framework = result["framework"]
+            report.versions = _versions(result["framework"])
+        report.plane = dict(result.get("describe") or {})
         if result.get("protocol_error"):
             raise SweepUsageError(result["protocol_error"])
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
@@ -331,6 +413,7 @@ def crash_sweep(
             dry_cell.detail = f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}"
             dry_cell.witness = {"final_state": ref.final_state, "parks": ref.parks}
             stray_cell = judge_stray(result, ledger, ref) if "stray" in wanted else None
+            interrupt_cell = judge_interrupt_path(ledger, ref) if "interrupt" in wanted else None
         finally:
             ledger.close()
         if not result.get("store_used"):
@@ -344,15 +427,28 @@ def crash_sweep(
         if "crash" in wanted or "write-order" in wanted:
             for p in points:
                 jobs.append((f"crash:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref)))
+        if "crash" in wanted and "exception" in modes:
+            for p in points:
+                jobs.append((f"crash-exception:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref, mode="exception")))
         if "parked" in wanted:
             for p in parks:
                 jobs.append((f"parked:{p.name}", lambda p=p: _crash_cell(sw, "parked", p, ref)))
+        stray_point = None
+        if "stray" in wanted and not parks and result.get("stray_after_restore"):
+            # no park to resume again: the stray delivery is a second restore of the state a recovery restored
+            stray_point = next((p for p in points if p.kind in DURABLE_KINDS), None)
+            if stray_point is not None:
+                jobs.append(("stray-restore", lambda: _crash_cell(sw, "crash", stray_point, ref, stray=True)))
+            else:
+                stray_cell = Cell("stray", "restore again after a successful restore", NOT_APPLICABLE,
+                                  detail="the program persists nothing, so there is no state to restore twice")
         if "write-order" in wanted:
             for p in points:
                 if p.kind in ("put", "put_writes"):
                     jobs.append((f"write-order:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref, "deferred")))
+        forms = tuple(result.get("fork_forms") or ("bare", "map"))
         if "fork" in wanted:
-            for form in ("bare", "map"):
+            for form in forms:
                 jobs.append((f"fork:{form}", lambda form=form: _fork_cell(sw, form)))
         ks = sorted({racers, 4})
         concurrent_na = []
@@ -381,7 +477,7 @@ def crash_sweep(
         except BaseException:
             # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
             sw.cancelled.set()
-            kill_all()
+            kill_all(root)
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
@@ -391,8 +487,12 @@ def crash_sweep(
 
         # -- assemble in the stable order ----------------------------------------------
         cells_out: list[Cell] = [dry_cell]
+        if interrupt_cell is not None:
+            cells_out.append(interrupt_cell)
         if "crash" in wanted:
             cells_out += [outcomes[f"crash:{p.name}"][0] for p in points]
+            if "exception" in modes:
+                cells_out += [outcomes[f"crash-exception:{p.name}"][0] for p in points]
         if "parked" in wanted:
             cells_out += [outcomes[f"parked:{p.name}"][0] for p in parks]
         if "write-order" in wanted:
@@ -402,7 +502,9 @@ def crash_sweep(
                     deferred = outcomes[f"write-order:{p.name}"][0]
                     cells_out.append(judge_write_order(natural, deferred, p))
         if "fork" in wanted:
-            cells_out += [outcomes[f"fork:{form}"][0] for form in ("bare", "map")]
+            cells_out += [outcomes[f"fork:{form}"][0] for form in forms]
+        if "stray-restore" in outcomes:
+            stray_cell = outcomes["stray-restore"][0]
         if stray_cell is not None:
             cells_out.append(stray_cell)
         if "concurrent" in wanted:
@@ -420,7 +522,7 @@ def crash_sweep(
         report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + report.notifications
         return report
     finally:
-        kill_all()  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
+        kill_all(root)  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
         report.timings = {"total_s": time.monotonic() - started,
                           "children": float(len(all_runs)),
                           "child_s": sum(r.seconds for r in all_runs)}

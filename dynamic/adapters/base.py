@@ -1,16 +1,30 @@
 """The framework-neutral interface between the sweep and one agent framework.
 
 The sweep's drivers (run to park, crash at a point, recover, fork, race) speak
-only this interface; everything a framework does differently -- how a graph is
-built around the sweep's store, how a run parks and is resumed, how durable
+only this interface; everything a framework does differently -- how a program
+is built around the sweep's store, how a run parks and is resumed, how durable
 state is read back, where the persistence operations are intercepted -- lives
-in one adapter module per framework (``adapters/langgraph.py`` today; CrewAI
-Flows, LlamaIndex Workflows and pydantic-graph adapters slot in beside it).
+in one adapter module per framework (``adapters/langgraph.py``,
+``adapters/crewai.py``, ``adapters/llamaindex.py``,
+``adapters/pydantic_graph.py``), registered in ``adapters/__init__.py``.
+
+Vocabulary, chosen so it fits every framework rather than LangGraph's:
+
+- a *unit* is what a framework runs as one piece of work and may re-run: a
+  LangGraph node, a CrewAI flow method, a LlamaIndex step, a pydantic-graph node;
+- a *park* is a run waiting for a human answer (an ``interrupt()``, an
+  ``InputRequiredEvent``, a pydantic-graph node the run stops before);
+- a *fork point* is an opaque token for "the durable state at this park"
+  (LangGraph's interrupt checkpoint id, a serialized LlamaIndex context, a copy
+  of a pydantic-graph persistence file) that ``answer(..., at=token)`` resumes
+  from, so the fork probe can answer one park twice;
+- a *restore* is what a fresh interpreter does to continue (``proceed``).
 """
 
 from __future__ import annotations
 
 import abc
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +94,8 @@ class StoreSettings:
     location: str = ""  # SQLite file, or PostgreSQL DSN
     schema: str | None = None  # PostgreSQL schema isolating this cell
     write_order: str = "natural"  # "natural" | "deferred" (each put_writes after the following put)
+    #: a directory shared by every process of the cell, for file-based stores (JSON checkpoints, snapshot files)
+    directory: str = ""
 
 
 @dataclass
@@ -101,9 +117,15 @@ class Session(abc.ABC):
     def start(self, input: Any) -> Outcome:
         """Invoke the graph with its input."""
 
+    #: fork probe forms this framework has (each one fork cell); LangGraph has two wire forms
+    fork_forms: tuple[str, ...] = ("restore",)
+    #: whether the stray probe is "restore the same durable state again after a successful restore"
+    #: (frameworks without parks, e.g. CrewAI) rather than "resume again after completion"
+    stray_after_restore: bool = False
+
     @abc.abstractmethod
-    def answer(self, answers: list[tuple[PendingInterrupt, Any]], *, checkpoint_id: str | None = None, form: str = "auto") -> Outcome:
-        """Resume parked interrupts with values (``form``: "bare", "map" or "auto")."""
+    def answer(self, answers: list[tuple[PendingInterrupt, Any]], *, at: Any = None, form: str = "auto") -> Outcome:
+        """Resume parked interrupts with values; ``at`` is a :meth:`fork_point` token to resume from."""
 
     @abc.abstractmethod
     def resume_raw(self, value: Any) -> Outcome:
@@ -113,13 +135,21 @@ class Session(abc.ABC):
     def proceed(self) -> Outcome:
         """Continue from the durable state without new input (crash recovery)."""
 
+    def describe(self) -> dict[str, Any]:
+        """The plane and store this session exercises, for reports and the conformance matrix."""
+        return {}
+
+    def recovery_label(self, state: DurableState) -> str | None:
+        """How a fresh interpreter continues from ``state`` (None: the sweep's LangGraph-style wording)."""
+        return None
+
     @abc.abstractmethod
     def durable_state(self) -> DurableState:
         """Read the thread's durable state back."""
 
     @abc.abstractmethod
-    def head_checkpoint_id(self) -> str | None:
-        """The thread's head checkpoint (the interrupt checkpoint while parked)."""
+    def fork_point(self) -> Any:
+        """An opaque token for the durable state of the current park (resumable by ``answer(..., at=token)``)."""
 
     @abc.abstractmethod
     def final_state(self) -> tuple[Any, int | None]:
@@ -153,14 +183,26 @@ class Adapter(abc.ABC):
     """Everything framework-specific the sweep needs."""
 
     name: str
+    #: distributions whose versions a report names
+    distributions: tuple[str, ...] = ()
+    #: whether ``open`` wants a no-argument factory itself (to call per run) rather than the object it returns
+    keeps_factory: bool = False
 
     @abc.abstractmethod
     def preload_modules(self) -> list[str]:
         """Modules the fork server imports once, so children start warm."""
 
     @abc.abstractmethod
-    def prepare_process(self, instruments: Instruments) -> None:
-        """Install process-wide hooks; runs in the child before any user code is imported."""
+    def accepts(self, obj: Any) -> bool:
+        """Whether ``obj`` (an imported target) is a program of this framework.
+
+        Must not import the framework when it is not already imported: a target
+        of another framework never loaded it.
+        """
+
+    @abc.abstractmethod
+    def prepare_process(self, instruments: Instruments, store: StoreSettings) -> None:
+        """Install process-wide hooks; runs in the child, before user code is imported when the framework is known."""
 
     @abc.abstractmethod
     def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
@@ -169,3 +211,65 @@ class Adapter(abc.ABC):
     @abc.abstractmethod
     def effect_context(self) -> tuple[str | None, int | None, str | None]:
         """(node, step, task id) of the code currently running, for effect records."""
+
+    def schedule_escaped(self) -> bool:
+        """Whether this process's schedule control had to give up waiting (reported, never a verdict)."""
+        return False
+
+    def building(self) -> Any:
+        """A context manager around calling a target factory only to learn what it builds (quiet by default)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+class ShapeError(ValueError):
+    """The target is not a program of the framework in a shape the sweep can drive."""
+
+
+def function_location(func: Any) -> SourceLocation | None:
+    """Where ``func`` is defined: its ``def`` line to its last line."""
+    func = inspect.unwrap(func)
+    try:
+        file = inspect.getsourcefile(func)
+        lines, start = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    if not file:
+        return None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("def ", "async def ")):
+            col = len(line) - len(stripped) + 1
+            last = lines[-1].rstrip("\r\n")
+            return SourceLocation(file, start + i, col, start + len(lines) - 1, len(last) + 1)
+    last = lines[-1].rstrip("\r\n")
+    return SourceLocation(file, start, 1, start + len(lines) - 1, len(last) + 1)
+
+
+def class_location(cls: type) -> SourceLocation | None:
+    """Where a class is defined (for units that are classes: pydantic-graph nodes)."""
+    try:
+        file = inspect.getsourcefile(cls)
+        lines, start = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return None
+    if not file:
+        return None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("class "):
+            col = len(line) - len(stripped) + 1
+            last = lines[-1].rstrip("\r\n")
+            return SourceLocation(file, start + i, col, start + len(lines) - 1, len(last) + 1)
+    return None
+
+
+def required_parameters(func: Any) -> list[inspect.Parameter] | None:
+    """The parameters a factory needs and has no default for (None when its signature is unknown)."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    return [p for p in sig.parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]

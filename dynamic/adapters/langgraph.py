@@ -54,8 +54,10 @@ from .base import (
     Outcome,
     PendingInterrupt,
     Session,
+    ShapeError,
     SourceLocation,
     StoreSettings,
+    function_location,
 )
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
@@ -494,7 +496,7 @@ def _patch_interrupt(instruments: Instruments) -> None:
 
 
 # -- building the user's graph ---------------------------------------------------------
-class GraphShapeError(ValueError):
+class GraphShapeError(ShapeError):
     """The target is not a LangGraph graph, builder or factory the sweep can drive."""
 
 
@@ -564,23 +566,7 @@ def _needs_async(graph: Any) -> bool:
     return False
 
 
-def _function_location(func: Any) -> SourceLocation | None:
-    func = inspect.unwrap(func)
-    try:
-        file = inspect.getsourcefile(func)
-        lines, start = inspect.getsourcelines(func)
-    except (OSError, TypeError):
-        return None
-    if not file:
-        return None
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith(("def ", "async def ")):
-            col = len(line) - len(stripped) + 1
-            last = lines[-1].rstrip("\r\n")
-            return SourceLocation(file, start + i, col, start + len(lines) - 1, len(last) + 1)
-    last = lines[-1].rstrip("\r\n")
-    return SourceLocation(file, start, 1, start + len(lines) - 1, len(last) + 1)
+_function_location = function_location
 
 
 def _node_function(graph: Any, name: str) -> Any:
@@ -611,6 +597,8 @@ def _node_function(graph: Any, name: str) -> Any:
 
 # -- the session -------------------------------------------------------------------------
 class LangGraphSession(Session):
+    fork_forms = ("bare", "map")
+
     def __init__(self, graph: Any, saver: Any, instruments: Instruments, probe: SaverProbe, thread_id: str,
                  extra: dict[str, Any], is_async: bool, how: str, closers: list) -> None:
         self.graph = graph
@@ -682,13 +670,13 @@ class LangGraphSession(Session):
     def start(self, input: Any) -> Outcome:
         return self._invoke(input, self.config)
 
-    def answer(self, answers, *, checkpoint_id=None, form="auto") -> Outcome:
+    def answer(self, answers, *, at=None, form="auto") -> Outcome:
         if form == "auto":
             form = "bare" if len(answers) == 1 else "map"
         resume = answers[0][1] if form == "bare" else {intr.id: value for intr, value in answers}
         config = self.config
-        if checkpoint_id is not None:
-            config = {**self.config, "configurable": {**self.config["configurable"], "checkpoint_id": checkpoint_id}}
+        if at is not None:  # the interrupt checkpoint's id: LangGraph's (thread_id, checkpoint_id) address
+            config = {**self.config, "configurable": {**self.config["configurable"], "checkpoint_id": at}}
         return self._invoke(self._command(resume), config)
 
     def resume_raw(self, value: Any) -> Outcome:
@@ -737,9 +725,13 @@ class LangGraphSession(Session):
             completed,
         )
 
-    def head_checkpoint_id(self) -> str | None:
+    def fork_point(self) -> str | None:
+        """The thread's head checkpoint id: the interrupt checkpoint while parked."""
         state = self._state()
         return (state.config or {}).get("configurable", {}).get("checkpoint_id")
+
+    def describe(self) -> dict[str, Any]:
+        return {"plane": "checkpointer", "store": type(self.saver).__name__.replace("Instrumented", "", 1)}
 
     def final_state(self) -> tuple[Any, int | None]:
         state = self._state()
@@ -830,22 +822,62 @@ class LangGraphSession(Session):
             self._loop = None
 
 
+def _custom_saver(store: StoreSettings) -> Any:
+    """A user's ``BaseCheckpointSaver`` from ``package.module:factory`` (``store.location``).
+
+    The factory is called with a directory private to the cell (shared by the
+    cell's processes) when it takes one argument, else with none; what it
+    returns is the saver every process of the cell uses.
+    """
+    import importlib
+
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    module, _, attr = store.location.partition(":")
+    factory: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    import os
+
+    os.makedirs(store.directory, exist_ok=True)
+    params = inspect.signature(factory).parameters
+    saver = factory(store.directory) if len(params) >= 1 else factory()
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise GraphShapeError(f"--saver {store.location} returned {type(saver).__name__}, not a BaseCheckpointSaver")
+    return saver
+
+
 # -- the adapter --------------------------------------------------------------------------
 class LangGraphAdapter(Adapter):
     name = "langgraph"
+    keeps_factory = True
+    distributions = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
 
     def preload_modules(self) -> list[str]:
         return list(PRELOAD)
 
-    def prepare_process(self, instruments: Instruments) -> None:
+    def accepts(self, obj: Any) -> bool:
+        """A StateGraph builder or a compiled Pregel graph (a factory is decided by :func:`detect`)."""
+        import sys
+
+        if "langgraph.graph" not in sys.modules and "langgraph.pregel" not in sys.modules:
+            return False
+        return _is_builder(obj) or _is_compiled(obj)
+
+    def prepare_process(self, instruments: Instruments, store: StoreSettings) -> None:
         _patch_executors()
         _patch_interrupt(instruments)
+
+    def schedule_escaped(self) -> bool:
+        return SEQUENCER.escaped
 
     def effect_context(self) -> tuple[str | None, int | None, str | None]:
         return _current_context()
 
     def _make_saver(self, store: StoreSettings, is_async: bool, loop_runner) -> tuple[Any, list]:
         closers: list = []
+        if store.backend == "custom":
+            return _custom_saver(store), closers
         if store.backend == "memory":
             from langgraph.checkpoint.memory import InMemorySaver
 
