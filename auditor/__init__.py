@@ -38,8 +38,8 @@ The pytest plugin (:mod:`auditor.pytest_plugin`) is registered through the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
 __version__ = "0.1.0"
 
@@ -80,7 +80,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is imported at run time
+if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is imported at run time
     from auditor.api import ScanOutcome, ScanRequest, run_scan, scan
     from auditor.baseline import BaselineError
     from auditor.config import Config, ConfigError
@@ -103,14 +103,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is i
     )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'auditor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value  # later look-ups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(__all__)

@@ -450,7 +450,7 @@ class StaticScan:
         tr.write_line(f"resume-audit scan of {shown}: {', '.join(bits)} -- {verdict}", red=self.failed,
                       green=not self.failed, bold=True)
         if result.findings:
-            tr.write_line("explain a rule: resume-audit explain RA101; adopt on existing code: "
+            tr.write_line(f"explain a rule: resume-audit explain {result.findings[0].rule_id}; adopt on existing code: "
                           "resume-audit scan PATH --write-baseline FILE, then --resume-audit-baseline FILE")
 
 
