@@ -256,6 +256,10 @@ def build(checkpointer):
 def test_stalling_graph(resume_audit):
     resume_audit.crash_sweep("graphs/stalls.py:build", timeout=2)
 ''')
+    # A child's timeout runs from its start, and the first start of a session also boots the fork server
+    # (imports LangGraph): boot it now, so the 2 s go to the graph and it gets as far as spawning its worker.
+    auditor.crash_sweep(str(GRAPHS / "typed_states.py") + ":typeddict_graph", effects=[], input={"n": 1}, resume=[],
+                        cells=["validity"])
     started = time.monotonic()
     result = project.runpytest("-q")
     elapsed = time.monotonic() - started
@@ -264,6 +268,10 @@ def test_stalling_graph(resume_audit):
         "E       auditor.SweepIncomplete: crash-sweep of graphs/stalls.py:build could not run: "
         "the uninterrupted run of graphs/stalls.py:build did not complete (timed out); nothing was swept",
     ])
+    # the report attached to the failure says what happened: the worker was spawned, the run timed out
+    result.stdout.fnmatch_lines(["*Captured resume-audit call*", "*dry-run*uninterrupted run*error*",
+                                 "note the graph spawned a child process*",
+                                 "note a dry process exceeded the 'run' timeout and was killed with its process group"])
     assert elapsed < 30, f"the timed-out sweep took {elapsed:.1f}s"
     # nothing the graph started survives: not the sweep's children, not the worker the graph spawned
     assert _running(marker) == []
