@@ -58,11 +58,11 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def run_child(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
+def run_child(cmd: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> tuple[float, int, int]:
     """(wall seconds, exit code, peak RSS in MB) of a command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode not in (0, 1):
@@ -102,12 +102,26 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
         "cli_warm_s": round(cli_warm[0], 2),
     }
     if semgrep:
-        sg = run_child(
-            [semgrep, "scan", "--config", str(HERE / "semgrep_rules.yml"), "--metrics", "off", "--disable-version-check",
-             "--json", "--quiet", "--no-git-ignore", "--timeout", "0", str(root)],
-            root,
+        out_file = Path(tempfile.mkdtemp(prefix="ra-bench-sg-")) / "semgrep.json"
+        with out_file.open("w") as fh:
+            sg = run_child(
+                [semgrep, "scan", "--config", str(HERE / "semgrep_rules.yml"), "--metrics", "off", "--disable-version-check",
+                 "--json", "--quiet", "--no-git-ignore", "--timeout", "0", str(root)],
+                root,
+                stdout=fh,
+            )
+        report = json.loads(out_file.read_text())
+        errors = [e for e in report.get("errors", []) if e.get("level") == "error"]
+        if errors:
+            raise SystemExit(f"semgrep reported errors, its timing would be meaningless: {errors[:2]}")
+        row.update(
+            {
+                "semgrep_s": round(sg[0], 2),
+                "semgrep_peak_mb": sg[2],
+                "semgrep_findings": len(report.get("results", [])),
+                "cli_cold_over_semgrep": round(cli_cold[0] / sg[0], 2),
+            }
         )
-        row.update({"semgrep_s": round(sg[0], 2), "semgrep_peak_mb": sg[2], "cli_cold_over_semgrep": round(cli_cold[0] / sg[0], 2)})
     shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(cli_cache, ignore_errors=True)
     return row

@@ -7,23 +7,13 @@ from typing import Iterable, Iterator
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo
-from auditor.analysis.syntax import argument, bool_value, is_none, keyword
+from auditor.analysis.order import completes_before
+from auditor.analysis.syntax import argument, bool_value, is_none, keyword, names_in
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
 from .ra201_fork_without_discriminator import resume_command
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Name):
-            out.add(cur.value)
-        stack.extend(cur.children)
-    return out
 
 
 def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -63,30 +53,67 @@ def _bound_name(call: cst.Call, ctx: RuleContext) -> str | None:
     return None
 
 
+#: Snapshot attributes that say whether a thread is parked at an interrupt.
+PARK_ATTRS = frozenset({"next", "interrupts", "tasks"})
+
+
+def _reads_park(expr: cst.CSTNode, snapshot: str | None, derived: set[str], get_state: cst.Call | None) -> bool:
+    """Does ``expr`` read whether the thread is parked: ``snap.next`` / ``snap.interrupts`` /
+    ``snap.tasks`` (or such an attribute straight off the ``get_state`` call), or a name
+    derived from one? Reading ``snap.values`` (does the thread exist?) is not a park check."""
+    stack = [expr]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name) and cur.value in derived:
+            return True
+        if isinstance(cur, cst.Attribute) and cur.attr.value in PARK_ATTRS:
+            base = cur.value.expression if isinstance(cur.value, cst.Await) else cur.value
+            if (isinstance(base, cst.Name) and base.value == snapshot) or (get_state is not None and base is get_state):
+                return True
+        stack.extend(cur.children)
+    return False
+
+
 def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
-    """``seed`` and names assigned later from expressions that use it (``parked = bool(snap.next)``)."""
-    names = {seed}
+    """Names assigned after the read from the snapshot's park status (``parked = bool(snap.next)``),
+    transitively."""
+    names: set[str] = set()
     changed = True
     while changed:
         changed = False
         for b in fn.bindings:
-            if b.pos > after and b.name not in names and b.kind == "assign" and _names_in(b.value) & names:
+            if b.pos > after and b.name not in names and b.name != seed and b.kind == "assign" and _reads_park(b.value, seed, names, None):
                 names.add(b.name)
                 changed = True
     return names
 
 
-def _decisions(fn: FunctionInfo, uses: set[str], get_state: cst.Call, ctx: RuleContext) -> Iterator[cst.CSTNode]:
-    """``if``/``while`` statements whose test reads the snapshot."""
+def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: RuleContext) -> Iterator[cst.CSTNode]:
+    """``if``/``while`` statements whose test reads the snapshot's park status."""
     stack: list[cst.CSTNode] = [fn.node.body]
     while stack:
         cur = stack.pop()
         if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(cur, (cst.If, cst.While)):
-            if _names_in(cur.test) & uses or _contains_node(cur.test, get_state):
-                yield cur
+        if isinstance(cur, (cst.If, cst.While)) and _reads_park(cur.test, snapshot, derived, get_state):
+            yield cur
         stack.extend(cur.children)
+
+
+def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+    """The same function started the run (a fresh input) before ``run``: the parked run belongs
+    to this caller (an auto-approval loop, a request that starts and drives its own thread),
+    so no second delivery from outside can race it."""
+    for call in fn.calls:
+        f = call.node.func
+        if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+            continue
+        first = argument(call.node, 0, "input")
+        if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
+            continue
+        if completes_before(call, run, ctx.module, fn.node):
+            return True
+    return False
 
 
 def _guard_exits(stmt: cst.If) -> bool:
@@ -136,7 +163,9 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
 - `get_state` whose result is only displayed or returned, not used to decide a resume;
 - `get_state` after a resume to read the outcome;
 - resumes guarded by a lock or a claim the code takes first (the rule looks only at `get_state`-based decisions);
-- inspections that pass `remit_inspect` under remit's gate.
+- inspections that pass `remit_inspect` under remit's gate;
+- checks that read only `.values` or `.config` (does the thread exist? what did it decide?), not whether it is parked (`.next`, `.interrupts`, `.tasks`);
+- a function that started the run itself before checking (an auto-approval loop driving its own thread: no outside delivery can race it).
 """
 
     INVALID = (
@@ -221,6 +250,35 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
             """,
             note="The inspection opts out of the consume gate.",
         ),
+        Example(
+            """
+            from fastapi import HTTPException
+            from langgraph.types import Command
+
+            def answer(graph, thread_id, decision):
+                cfg = {"configurable": {"thread_id": thread_id}}
+                snapshot = graph.get_state(cfg)
+                if not snapshot.values:
+                    raise HTTPException(status_code=404, detail="no such thread")
+                return graph.invoke(Command(resume=decision), cfg)
+            """,
+            note="An existence check on .values does not read whether the thread is parked (RA302 covers the unguarded resume).",
+        ),
+        Example(
+            """
+            from langgraph.types import Command
+
+            def run_with_auto_approval(graph, thread_id, inputs):
+                cfg = {"configurable": {"thread_id": thread_id}}
+                graph.invoke(inputs, cfg)
+                while True:
+                    snapshot = graph.get_state(cfg)
+                    if not snapshot.next:
+                        return snapshot.values
+                    graph.invoke(Command(resume="approve"), cfg)
+            """,
+            note="The function started the run and drives its own thread: no outside delivery races it.",
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
@@ -257,9 +315,11 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                 )
 
     def _decided_resume(self, call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: RuleContext):
+        if started_run_before(call, fn, ctx):
+            return None
         bound = _bound_name(call.node, ctx)
-        uses = _derived_names(fn, bound, call.order) if bound else set()
-        for decision in _decisions(fn, uses, call.node, ctx):
+        derived = _derived_names(fn, bound, call.order) if bound else set()
+        for decision in _decisions(fn, bound, derived, call.node, ctx):
             for resume in resumes:
                 if resume.order < call.order:
                     continue

@@ -16,7 +16,7 @@ from auditor.frameworks import langgraph, web
 from ._langgraph_eo import graph_anywhere, project_uses_langgraph
 from .base import Example, Rule, RuleContext
 from .ra201_fork_without_discriminator import resume_command
-from .ra301_get_state_decides_resume import GetStateDecidesResume, resume_calls
+from .ra301_get_state_decides_resume import GetStateDecidesResume, started_run_before, resume_calls
 
 #: SQL that takes a claim or a lock: a claim row (unique key), a compare-and-set
 #: UPDATE ... WHERE, SELECT ... FOR UPDATE, advisory / named locks.
@@ -418,18 +418,7 @@ Also not flagged:
                 yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
 
     def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
-        """The same function started the run (a fresh input) before resuming it: an auto-resume
-        inside the request that parked it, not a second delivery from outside."""
-        for call in fn.calls:
-            f = call.node.func
-            if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
-                continue
-            first = argument(call.node, 0, "input")
-            if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
-                continue
-            if completes_before(call, run, ctx.module, fn.node):
-                return True
-        return False
+        return started_run_before(run, fn, ctx)
 
     def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> set[int]:
         out: set[int] = set()

@@ -47,11 +47,18 @@ def _excluded_by_config(project: Path, rel: str) -> bool:
 
 
 @pytest.mark.parametrize("rule_dir", sorted(p for p in STATIC.iterdir() if p.is_dir()), ids=lambda p: p.name)
-def test_each_rule_has_two_hazards_and_two_safe_twins(rule_dir: Path) -> None:
+def test_each_rule_has_three_hazards_and_three_safe_twins(rule_dir: Path) -> None:
     rule_id = rule_dir.name.upper()
     hazard_files = {m[0] for m in markers(rule_dir, rule_dir) if m[2] == rule_id}
     safe_files = [p for p in rule_dir.rglob("safe_*.py")]
-    assert len(hazard_files) >= 2, f"{rule_id}: fewer than two hazard fixtures"
-    assert len(safe_files) >= 2, f"{rule_id}: fewer than two safe twins"
+    assert len(hazard_files) >= 3, f"{rule_id}: fewer than three hazard fixtures"
+    assert len(safe_files) >= 3, f"{rule_id}: fewer than three safe near-misses"
     for safe in safe_files:
         assert not EXPECT.search(safe.read_text(encoding="utf-8")), f"{safe} is a safe twin but has an expect marker"
+
+
+def test_every_static_rule_has_a_fixture_folder() -> None:
+    from auditor.rules import all_rules
+
+    missing = [r.id for r in all_rules() if not (STATIC / r.id.lower()).is_dir()]
+    assert missing == []

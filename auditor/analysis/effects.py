@@ -27,9 +27,9 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts, visit_fast
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.resolve import Resolver
-from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value
+from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
 
 _MUTATING_HTTP = {"POST", "PUT", "PATCH", "DELETE"}
 _HTTP_VERBS = "post|put|patch|delete"
@@ -213,6 +213,7 @@ NAME_ONLY_SINKS: tuple[SinkSpec, ...] = (
     SinkSpec("basic_publish", "message"),
     SinkSpec("chat_postMessage", "message"),
     SinkSpec("sendmail", "email"),
+    SinkSpec("apply_async", "message"),
     SinkSpec("insert_one", "sql"),
     SinkSpec("insert_many", "sql"),
     SinkSpec("execute", "sql", _sql_argument_writes),
@@ -242,7 +243,7 @@ class EffectModel:
         names = resolver.call_names(node, call.function)
         if any(p.match(n) for p in self._safe for n in names):
             return None
-        effect = self._match(node, names)
+        effect = self._match(node, names) or _orm_session_commit(call)
         if effect is None:
             return None
         if is_keyed(node, resolver, call.function):
@@ -259,6 +260,32 @@ class EffectModel:
             if spec is not None and (spec.when is None or spec.when(node)):
                 return Effect(spec.kind, f".{node.func.attr.value}()")
         return None
+
+
+_ORM_STAGING = frozenset({"add", "add_all", "merge", "delete", "bulk_save_objects"})
+
+
+def _orm_session_commit(call: CallInfo) -> Effect | None:
+    """``session.add(row)`` ... ``session.commit()`` on a session whose type is unknown (an
+    untyped parameter, a dependency-injected ``db``): the commit is the durable write."""
+    f = call.node.func
+    fn = call.function
+    if fn is None or not (isinstance(f, cst.Attribute) and f.attr.value in ("commit", "flush")):
+        return None
+    receiver = f.value
+    if not isinstance(receiver, cst.Name):
+        return None
+    for other in fn.calls:
+        g = other.node.func
+        if (
+            isinstance(g, cst.Attribute)
+            and g.attr.value in _ORM_STAGING
+            and isinstance(g.value, cst.Name)
+            and g.value.value == receiver.value
+            and other.order < call.order
+        ):
+            return Effect("sql", f"{receiver.value}.{f.attr.value}() after {receiver.value}.{g.attr.value}(...)")
+    return None
 
 
 def is_keyed(call: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> bool:
@@ -291,25 +318,7 @@ def _headers_carry_key(expr: cst.BaseExpression, resolver: Resolver, scope: Func
             return True
         # headers["Idempotency-Key"] = ... in the same function
         if scope is not None:
-            for sub in _subscript_assignments(scope, expr.value):
+            for sub in subscript_keys_assigned(scope.node.body, expr.value):
                 if _KEY_HEADER.match(sub):
                     return True
     return False
-
-
-def _subscript_assignments(fn: FunctionInfo, name: str) -> list[str]:
-    """Literal keys assigned as ``name["key"] = ...`` anywhere in ``fn``."""
-    keys: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            t = node.target
-            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name and t.slice:
-                el = t.slice[0].slice
-                if isinstance(el, cst.Index):
-                    key = string_value(el.value)
-                    if key is not None:
-                        keys.append(key)
-
-    visit_fast(fn.node.body, _V())
-    return keys

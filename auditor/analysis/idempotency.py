@@ -30,23 +30,12 @@ import re
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import dict_items, string_value
+from auditor.analysis.syntax import dict_items, string_value, names_in
 
 _KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
 _KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
 _THREAD = re.compile(r"thread", re.IGNORECASE)
 _NOT_CHECKS = frozenset({"len", "isinstance", "bool", "str", "int", "getattr", "hasattr", "print", "any", "all"})
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Name):
-            out.add(cur.value)
-        stack.extend(cur.children)
-    return out
 
 
 def forwards_key(call: CallInfo, callee: FunctionInfo) -> bool:
@@ -74,11 +63,11 @@ def forwards_key(call: CallInfo, callee: FunctionInfo) -> bool:
         return False
     for inner in callee.calls:
         for arg in inner.node.args:
-            if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value) and _names_in(arg.value) & passed:
+            if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
                 return True
             if arg.keyword is not None and arg.keyword.value in ("headers", "extra_headers") and isinstance(arg.value, cst.Dict):
                 for key, value in dict_items(arg.value):
-                    if key is not None and _KEY_HEADER.match(key) and _names_in(value) & passed:
+                    if key is not None and _KEY_HEADER.match(key) and names_in(value) & passed:
                         return True
     return False
 

@@ -94,3 +94,35 @@ def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents) -> bool:
             return True
         cur = parents(cur)
     return False
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every bare name used anywhere in ``node``'s subtree."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            out.add(cur.value)
+        stack.extend(cur.children)
+    return out
+
+
+def subscript_keys_assigned(body: cst.CSTNode, name: str) -> list[str]:
+    """Literal keys assigned as ``name["key"] = ...`` anywhere in ``body``."""
+    from auditor.analysis.facts import visit_fast  # facts imports this module
+
+    keys: list[str] = []
+
+    class _V:
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            t = node.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name and t.slice:
+                el = t.slice[0].slice
+                if isinstance(el, cst.Index):
+                    key = string_value(el.value)
+                    if key is not None:
+                        keys.append(key)
+
+    visit_fast(body, _V())
+    return keys

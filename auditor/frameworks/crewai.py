@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import bool_value, dict_items, is_none, keyword, string_value
+from auditor.analysis.syntax import bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
 from .classes import extends, module_constant, project_bases
 
@@ -440,21 +440,7 @@ def inputs_only_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts, 
 
 
 def _subscript_keys_assigned(fn: FunctionInfo, name: str) -> set[str]:
-    keys: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                tgt = t.target
-                if isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name) and tgt.value.value == name and tgt.slice:
-                    el = tgt.slice[0].slice
-                    if isinstance(el, cst.Index):
-                        key = string_value(el.value)
-                        if key is not None:
-                            keys.add(key)
-
-    visit_fast(fn.node.body, _V())
-    return keys
+    return set(subscript_keys_assigned(fn.node.body, name))
 
 
 def _subscript_id_assignment(fn: FunctionInfo, name: str) -> cst.CSTNode | None:

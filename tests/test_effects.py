@@ -1,0 +1,78 @@
+"""The effect-sink model, case by case: each snippet runs before an ``interrupt()`` in a node,
+so RA101 fires exactly when the model classifies it as a non-idempotent effect."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from auditor.config import Config
+from auditor.engine import scan
+
+from conftest import write_tree
+
+EFFECTS = {
+    "requests.post": 'import requests\n{i}requests.post("https://x", json={{}})',
+    "requests.Session().put": 'import requests\n{i}s = requests.Session()\n{i}s.put("https://x")',
+    "requests.request POST": 'import requests\n{i}requests.request("POST", "https://x")',
+    "httpx async client": 'import httpx\n{i}client = httpx.AsyncClient()\n{i}client.delete("https://x")',
+    "urlopen with data": 'import urllib.request\n{i}urllib.request.urlopen("https://x", data=b"1")',
+    "stripe": 'import stripe\n{i}stripe.Refund.create(charge="ch_1")',
+    "stripe client": 'from stripe import StripeClient\n{i}StripeClient("k").v1.payment_intents.create(params={{}})',
+    "smtplib": 'import smtplib\n{i}smtplib.SMTP("h").sendmail("a", ["b"], "m")',
+    "boto3 sqs": 'import boto3\n{i}boto3.client("sqs").send_message(QueueUrl="q", MessageBody="m")',
+    "kafka": 'from kafka import KafkaProducer\n{i}KafkaProducer().send("topic", b"m")',
+    "slack": 'from slack_sdk import WebClient\n{i}WebClient(token="t").chat_postMessage(channel="c", text="t")',
+    "sql insert": 'import sqlite3\n{i}sqlite3.connect("d").execute("INSERT INTO t VALUES (1)")',
+    "sql update relative": '{i}cur = state["cur"]\n{i}cur.execute("UPDATE accounts SET balance = balance - 5")',
+    "orm add+commit": '{i}db = state["db"]\n{i}db.add(object())\n{i}db.commit()',
+    "file append": '{i}open("log.txt", "a").write("x")',
+    "path write_text": 'from pathlib import Path\n{i}Path("out.txt").write_text("x")',
+    "os.remove": 'import os\n{i}os.remove("f")',
+    "subprocess": 'import subprocess\n{i}subprocess.run(["ls"])',
+    "celery apply_async": '{i}state["task"].apply_async(args=[1])',
+    "configured sink": 'from billing import charge\n{i}charge(1)',
+}
+
+NOT_EFFECTS = {
+    "requests.get": 'import requests\n{i}requests.get("https://x")',
+    "stripe retrieve": 'import stripe\n{i}stripe.Charge.retrieve("ch_1")',
+    "idempotency_key": 'import stripe\n{i}stripe.Refund.create(charge="c", idempotency_key="t:refund")',
+    "Idempotency-Key header": 'import requests\n{i}h = {{"Idempotency-Key": "t:n"}}\n{i}requests.post("https://x", headers=h)',
+    "SQS dedup id": 'import boto3\n{i}boto3.client("sqs").send_message(QueueUrl="q", MessageBody="m", MessageDeduplicationId="t")',
+    "select": 'import sqlite3\n{i}sqlite3.connect("d").execute("SELECT * FROM t")',
+    "insert on conflict do nothing": 'import sqlite3\n{i}sqlite3.connect("d").execute("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING")',
+    "open for reading": '{i}open("f").read()',
+    "request with variable method": 'import requests\n{i}m = state["m"]\n{i}requests.request(m, "https://x")',
+    "commit without staging": '{i}db = state["db"]\n{i}db.query(1)\n{i}db.commit()',
+    "str.replace": '{i}"a".replace("a", "b")',
+    "safe-calls config": 'from billing import audit\n{i}audit(1)',
+}
+
+
+def _node(snippet: str) -> str:
+    imports = [line for line in snippet.format(i="").splitlines() if line.startswith(("import ", "from "))]
+    body = [line for line in snippet.format(i="    ").splitlines() if not line.startswith(("import ", "from "))]
+    return "\n".join(
+        ["from langgraph.types import interrupt", *imports, "", "", "def node(state):", *body, '    return {"ok": interrupt("go?")}', ""]
+    )
+
+
+def _flags(tmp_path: Path, snippet: str) -> bool:
+    write_tree(tmp_path, {"node.py": _node(snippet)})
+    config = Config(select=["RA101"], effect_sinks=["billing.charge"], safe_calls=["billing.audit"])
+    result = scan([tmp_path], config, tmp_path, jobs=1)
+    assert result.notifications == [], result.notifications
+    return any(f.rule_id == "RA101" for f in result.findings)
+
+
+@pytest.mark.parametrize("name", sorted(EFFECTS))
+def test_effect_is_recognised(tmp_path: Path, name: str) -> None:
+    assert _flags(tmp_path, EFFECTS[name]), textwrap.indent(_node(EFFECTS[name]), "  ")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_EFFECTS))
+def test_non_effect_is_not_flagged(tmp_path: Path, name: str) -> None:
+    assert not _flags(tmp_path, NOT_EFFECTS[name]), textwrap.indent(_node(NOT_EFFECTS[name]), "  ")
