@@ -28,9 +28,11 @@ import pkgutil
 import auditor
 from auditor.api import ScanRequest, run_scan
 
-for _mod in pkgutil.walk_packages(auditor.__path__, "auditor."):
-    if not _mod.name.endswith("__main__"):
-        importlib.import_module(_mod.name)
+# (auditor.dynamic and auditor.rules live outside auditor/ in the repository: walk each package's own path)
+for _pkg in ("auditor", "auditor.dynamic", "auditor.rules"):
+    for _mod in pkgutil.walk_packages(importlib.import_module(_pkg).__path__, f"{_pkg}."):
+        if not _mod.name.endswith("__main__"):
+            importlib.import_module(_mod.name)
 
 pytest_plugins = ["pytester"]
 
