@@ -58,6 +58,9 @@ DEFAULT_TIMEOUT = 60.0
 #: ``--resume-audit-scan`` given without ``=PATH``
 _DEFAULT_PATHS = ""
 
+#: ``stub`` not given (``None`` is a legitimate stub value: a recorder returning ``None``)
+_NO_STUB: Any = type("NoStubGiven", (), {"__repr__": lambda self: "<no stub>"})()
+
 _REPORTS_KEY = pytest.StashKey[list]()
 _MARKER_CACHE_KEY = pytest.StashKey[dict]()
 
@@ -156,7 +159,7 @@ class ResumeAudit:
         dsn: str | None = None,
         racers: int = 2,
         timeout: float | None = None,
-        stub: Any = None,
+        stub: Any = _NO_STUB,
         allow_network: bool = False,
         keep_artifacts: bool = False,
         cells: Iterable[str] | None = None,
@@ -165,8 +168,8 @@ class ResumeAudit:
         """Crash-sweep ``target`` (see :func:`auditor.crash_sweep`) and return the :class:`SweepReport`.
 
         ``input`` defaults to ``{}`` as on the command line; ``timeout`` to the session's
-        (60 s unless configured); ``stub`` (when given) replaces every effect by a recorder
-        returning it. ``cells`` restricts the probes (``"crash"``, ``"parked"``,
+        (60 s unless configured); ``stub`` (when given, ``None`` included) replaces every effect
+        by a recorder returning it, so nothing real is charged. ``cells`` restricts the probes (``"crash"``, ``"parked"``,
         ``"write-order"``, ``"fork"``, ``"stray"``, ``"concurrent"``, ``"validity"``) to keep a
         test fast. A sweep whose uninterrupted run does not complete (a hang past the
         timeout, an exception, ``sys.exit``) raises :class:`auditor.SweepIncomplete`, as the
@@ -186,7 +189,7 @@ class ResumeAudit:
             dsn=dsn,
             racers=racers,
             timeout=self.timeout if timeout is None else timeout,
-            stub=NO_STUB if stub is None else stub,
+            stub=NO_STUB if stub is _NO_STUB else stub,
             allow_network=allow_network,
             keep_artifacts=keep_artifacts,
             cells=None if cells is None else list(cells),

@@ -360,8 +360,14 @@ def _ra101_line() -> int:
 
 
 def test_scan_fails_the_session_on_a_new_finding_and_names_its_location(scanned: pytest.Pytester) -> None:
+    (scanned.path / "tests" / "test_findings.py").write_text('''
+def test_the_fixture_scans_the_tested_package(resume_audit):
+    findings = resume_audit.scan()  # what --resume-audit-scan scans, paths relative to the rootdir
+    assert [(f.rule_id, f.span.path) for f in findings] == [("RA101", "shop/refunds.py")]
+    assert resume_audit.scan("shop", ignore=["RA1"]) == []
+''', encoding="utf-8")
     result = scanned.runpytest("-q", "--resume-audit-scan")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "*= resume-audit scan =*",
@@ -369,11 +375,11 @@ def test_scan_fails_the_session_on_a_new_finding_and_names_its_location(scanned:
         "resume-audit scan of shop: 1 new finding, 1 at or above warning -- fails the session",
     ])
     # an explicit path, as --resume-audit-scan=PATH
-    single = scanned.runpytest("-q", "--resume-audit-scan=shop/refunds.py")
+    single = scanned.runpytest("-q", "--resume-audit-scan=shop/refunds.py", "tests/test_ok.py")
     assert single.ret == pytest.ExitCode.TESTS_FAILED
     single.stdout.fnmatch_lines(["resume-audit scan of shop/refunds.py: 1 new finding*"])
     # without the option nothing is scanned
-    plain = scanned.runpytest("-q")
+    plain = scanned.runpytest("-q", "tests/test_ok.py")
     assert plain.ret == pytest.ExitCode.OK and "resume-audit scan" not in plain.stdout.str()
 
 
