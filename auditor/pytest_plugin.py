@@ -193,7 +193,7 @@ class ResumeAudit:
             allow_network=allow_network,
             keep_artifacts=keep_artifacts,
             cells=None if cells is None else list(cells),
-            root=self.root,
+            cwd=self.root,
         )
         self._record(report)
         if not allow_incomplete:

@@ -235,8 +235,8 @@ def crash_sweep(
     allow_network: bool = False,
     keep_artifacts: bool = False,
     progress: Progress | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     cells: Collection[str] | None = None,
-    root: str | os.PathLike[str] | None = None,
 ) -> SweepReport:
     """Crash-sweep the LangGraph graph ``target`` and check the resume contract.
 
@@ -246,10 +246,10 @@ def crash_sweep(
     ledger records (``stub`` replaces them with a recorder returning ``stub``).
     ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
     the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
-    ``root`` is the directory a file target is resolved against, a module
-    target's package is looked up in (first on the children's ``sys.path``,
-    which is otherwise this process's) and findings' paths are reported
-    relative to; default: the current directory, as on the command line.
+    ``cwd`` sweeps as if run from that directory: a file target is resolved
+    against it, a module target's package is looked up in it first (then on
+    this process's ``sys.path``, which the children inherit) and findings'
+    paths are reported relative to it; default: the current directory.
 
     Raises :class:`TargetError` when the target does not load, is not a graph,
     or needs arguments it cannot get, and :class:`SweepUsageError` for bad
@@ -277,9 +277,9 @@ def crash_sweep(
             psycopg.connect(dsn, connect_timeout=10).close()
         except Exception as exc:
             raise SweepUsageError(f"cannot connect to PostgreSQL at the given DSN: {exc}") from None
-    cwd = os.path.abspath(os.fspath(root)) if root is not None else os.getcwd()
+    cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
     if not os.path.isdir(cwd):
-        raise SweepUsageError(f"root {os.fspath(root or cwd)!r} is not a directory")
+        raise SweepUsageError(f"cwd {cwd!r} is not a directory")
     tspec = TargetSpec.parse(target, cwd)
     effect_specs = tuple(EffectSpec.parse(e) for e in effects)
     resume_t = tuple(resume)
