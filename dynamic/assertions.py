@@ -336,5 +336,7 @@ def _wrap(text: str, first: str, rest: str) -> list[str]:
 
 
 def _versions(report: "SweepReport") -> str:
-    v = report.versions.get("langgraph")
-    return f"{report.framework} {v}" if v else report.framework
+    """``langgraph 1.2.24``: the swept framework and its installed version, when the report knows it."""
+    name = report.framework
+    v = report.versions.get(name) or report.versions.get(name.replace("_", "-"))
+    return f"{name} {v}" if v else name
