@@ -1,13 +1,19 @@
 """The Python API behind the CLI: scan paths, apply config and baselines, decide the exit code.
 
-``scan()`` is the function a team's own code or test suite calls::
+``scan()`` is the function a team's own code or test suite calls (also
+importable as ``from auditor import scan``)::
 
-    from auditor.api import scan
+    from auditor import scan
     findings = scan(["src/myagent"])            # list[Finding]
+    findings = scan("src", select=["RA1"], baseline=".resume-audit-baseline.json")
+
+``run_scan(ScanRequest(...))`` is what ``resume-audit scan`` runs: it also
+returns the notifications, the resolved configuration and the exit code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,12 +53,17 @@ class ScanRequest:
     max_file_bytes: int = 5 * 1024 * 1024
     #: exit 2 when any file could not be analysed
     strict: bool = False
+    #: a ready configuration to start from instead of reading ``config_path`` / the nearest pyproject.toml
+    base_config: Config | None = None
 
 
 @dataclass
 class ScanOutcome:
+    """What ``run_scan`` produced: findings and notifications, the configuration in force, the CLI's exit code."""
+
     result: ScanResult
     config: Config
+    #: 0 nothing at or above ``fail-on``; 1 findings at or above it; 2 ``strict`` and a file was not analysed
     exit_code: int
 
 
@@ -71,8 +82,15 @@ def resolve_config(request: ScanRequest) -> Config:
     """File configuration (explicit, or the nearest pyproject.toml with a [tool.resume-audit] table),
     overridden by command-line values."""
     known = [r.id for r in all_rules()]
-    pyproject = request.config_path or (find_pyproject(request.paths[0]) if request.paths else None)
-    config = load_config(pyproject, known)
+    if request.base_config is not None:
+        base = request.base_config
+        config = dataclasses.replace(base, select=None if base.select is None else list(base.select),
+                                     ignore=list(base.ignore), exclude=list(base.exclude),
+                                     per_path_ignores={k: list(v) for k, v in base.per_path_ignores.items()},
+                                     effect_sinks=list(base.effect_sinks), safe_calls=list(base.safe_calls))
+    else:
+        pyproject = request.config_path or (find_pyproject(request.paths[0]) if request.paths else None)
+        config = load_config(pyproject, known)
     if request.select is not None:
         config.select = validate_rule_ids(request.select, set(known), "--select")
     if request.ignore is not None:
@@ -124,10 +142,52 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
     return ScanOutcome(result, config, exit_code)
 
 
-def scan(paths: Sequence[str | Path], *, config: Config | None = None, root: str | Path | None = None) -> list[Finding]:
-    """Scan ``paths`` and return the findings (config from ``config`` or the project's pyproject.toml)."""
-    path_list = [Path(p) for p in paths]
-    if config is None:
-        config = resolve_config(ScanRequest(paths=path_list))
-    base = Path(root).resolve() if root is not None else default_root(path_list)
-    return engine_scan(path_list, config, base).findings
+def scan(
+    paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    config: Config | str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    baseline: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+) -> list[Finding]:
+    """Statically scan ``paths`` (files or directories, recursively) and return the findings.
+
+    The same semantics as ``resume-audit scan``; never imports or runs the scanned code.
+
+    - ``config``: a :class:`~auditor.config.Config`, or the ``pyproject.toml`` to read
+      ``[tool.resume-audit]`` from (``--config``); default: the nearest pyproject.toml
+      above the first path that has the table.
+    - ``root``: the directory reported paths are relative to (``--root``); default: the
+      current directory when it contains every path, else their common directory.
+    - ``select`` / ``ignore``: rule ids or prefixes, overriding the configuration
+      (``--select`` / ``--ignore``); ``exclude``: extra globs to skip (``--exclude``).
+    - ``baseline``: a baseline file (``--baseline``): only findings not recorded in it are returned.
+    - ``jobs``: worker processes (``--jobs``); default one per CPU, ``1`` scans in this process.
+
+    Findings come back sorted by location, each with its rule id, severity, contract
+    properties, span, message and fix. Files that cannot be read or parsed are skipped
+    (:func:`run_scan` returns them as notifications). Raises
+    :class:`~auditor.config.ConfigError` for invalid configuration or rule ids,
+    :class:`~auditor.discovery.PathNotFound` for a missing path and
+    :class:`~auditor.baseline.BaselineError` for an unreadable baseline -- the errors the
+    CLI turns into exit code 2.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    request = ScanRequest(
+        paths=[Path(p) for p in paths],
+        select=list(select) if select is not None else None,
+        ignore=list(ignore) if ignore is not None else None,
+        exclude=list(exclude),
+        root=Path(root) if root is not None else None,
+        baseline=Path(baseline) if baseline is not None else None,
+        jobs=jobs,
+    )
+    if isinstance(config, Config):
+        request.base_config = config
+    elif config is not None:
+        request.config_path = Path(config)
+    return run_scan(request).result.findings

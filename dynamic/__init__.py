@@ -9,6 +9,7 @@ Modules, one job each:
 - ``cells``      what each cell decides and which rule a failure violates
 - ``build``      cell verdicts -> :class:`auditor.findings.Finding` (spans, code flows, fingerprints)
 - ``report``     ``SweepReport``: stable JSON, rich table, ``ScanResult`` for the shared reporters
+- ``assertions`` ``SweepReport.assert_exactly_once`` / ``assert_conformant`` and their witness messages
 - ``catalog``    RA701..RA708 metadata, read by the reporters like static rule classes
 - ``runner``     fork-server children, timeouts, process-group cleanup
 - ``child``      what runs inside a child: sandbox, load, one role, ``result.json``

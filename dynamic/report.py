@@ -91,6 +91,24 @@ class SweepReport:
             return None
         return max((f.severity for f in self.findings), key=lambda s: s.rank)
 
+    # -- assertions (for a team's own test suite; see :mod:`auditor.dynamic.assertions`) ----
+    def assert_exactly_once(self) -> None:
+        """Raise :class:`~auditor.ResumeContractError` (an ``AssertionError``) with the minimal witness
+        if an effect fired more than once: RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
+        __tracebackhide__ = True
+        from .assertions import assert_exactly_once
+
+        assert_exactly_once(self)
+
+    def assert_conformant(self, *properties: str) -> None:
+        """Raise :class:`~auditor.ResumeContractError` with the minimal witness if a finding breaks one of
+        ``properties`` (``"EO"``, ``"PC"``, ``"FD"``, ``"FI"``, ``"CV"``, ``"CO"``, ``"RD"``, ``"LV"``, or
+        a dynamic rule id such as ``"RA703"``); with none given, any property of the contract."""
+        __tracebackhide__ = True
+        from .assertions import assert_conformant
+
+        assert_conformant(self, *properties)
+
     # -- rich -----------------------------------------------------------------------
     def table(self):
         """A rich Table: kill point / probe x effects expected vs observed x verdict."""

@@ -295,6 +295,7 @@ def crash_sweep(
     allow_network: bool = False,
     keep_artifacts: bool = False,
     progress: Progress | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     cells: Collection[str] | None = None,
     framework: str | None = None,
     crash_modes: Collection[str] = ("sigkill",),
@@ -313,6 +314,10 @@ def crash_sweep(
     ledger records (``stub`` replaces them with a recorder returning ``stub``).
     ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
     the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
+    ``cwd`` sweeps as if run from that directory: a file target is resolved
+    against it, a module target's package is looked up in it first (then on
+    this process's ``sys.path``, which the children inherit) and findings'
+    paths are reported relative to it; default: the current directory.
 
     Raises :class:`TargetError` when the target does not load, is not a graph,
     or needs arguments it cannot get, and :class:`SweepUsageError` for bad
@@ -347,7 +352,9 @@ def crash_sweep(
             psycopg.connect(dsn, connect_timeout=10).close()
         except Exception as exc:
             raise SweepUsageError(f"cannot connect to PostgreSQL at the given DSN: {exc}") from None
-    cwd = os.getcwd()
+    cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+    if not os.path.isdir(cwd):
+        raise SweepUsageError(f"cwd {cwd!r} is not a directory")
     tspec = TargetSpec.parse(target, cwd)
     hint = resolve_framework(tspec, framework)
     effect_specs = tuple(EffectSpec.parse(e) for e in effects)

@@ -1,0 +1,342 @@
+"""Assertions over a :class:`~auditor.dynamic.report.SweepReport`, for a team's own test suite.
+
+``report.assert_exactly_once()`` and ``report.assert_conformant("FD", "CO")``
+raise :class:`ResumeContractError` -- an ``AssertionError``, so pytest counts a
+broken contract as a test failure -- whose message is the minimal witness of
+each violation, laid out the way pytest lays out a failed comparison: what
+happened (kill point or probe, resume path), then ``- expected`` / ``+ observed``
+lines for the counts or values that differ::
+
+    resume contract broken by fixtures/dynamic/langgraph/order_approval.py:build_graph: exactly-once
+
+    RA701 [EO] an effect fired again after a crash and a resume
+      at fixtures/dynamic/langgraph/order_approval.py:40, node `charge`
+      kill point:  resume 1: after effect order_approval.charge_card in node charge
+      resumed by:  invoke(None) from the durable checkpoint
+      effect:      order_approval.charge_card  1 -> 2
+      - 1 call   (uninterrupted run)
+      + 2 calls  (after the crash and the resume)
+
+A sweep that could not check a property -- the uninterrupted run did not
+complete, or a cell the property depends on ended in an error -- fails too:
+a contract that was never exercised must not pass silently.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any, Iterable
+
+from auditor.findings import PROPERTIES, Finding
+
+from .catalog import DYNAMIC_RULES, dynamic_rule
+from .cells import ERROR
+from .values import short
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import SweepReport
+
+__all__ = [
+    "EXACTLY_ONCE_RULES",
+    "ResumeContractError",
+    "SweepIncomplete",
+    "assert_conformant",
+    "assert_exactly_once",
+    "violations",
+]
+
+#: the dynamic findings that mean "an effect fired more than once": crash path, stray resume, concurrent resumes
+EXACTLY_ONCE_RULES: tuple[str, ...] = ("RA701", "RA704", "RA705")
+
+#: the cells whose verdicts a rule is decided from (an error there means the rule was not checked)
+RULE_CELLS: dict[str, tuple[str, ...]] = {
+    "RA701": ("crash", "parked"),
+    "RA702": ("crash", "parked"),
+    "RA703": ("fork",),
+    "RA704": ("stray",),
+    "RA705": ("concurrent",),
+    "RA706": ("validity",),
+    "RA707": ("write-order",),
+    "RA708": ("crash", "parked"),
+}
+
+_HEADLINES: dict[str, str] = {
+    "RA701": "an effect fired again after a crash and a resume",
+    "RA702": "the resumed run diverged from the uninterrupted run",
+    "RA703": "a second answer at the same interrupt was served the first",
+    "RA704": "a stray resume after completion was not inert",
+    "RA705": "concurrent resumes of one parked interrupt fired the gated effect more than once",
+    "RA706": "a persisted checkpoint fails the state schema",
+    "RA707": "recovery depends on the durable order of writes",
+    "RA708": "the documented resume path did not complete",
+}
+
+_WIDTH = 100
+
+
+class ResumeContractError(AssertionError):
+    """A sweep found the resume contract broken (or could not check it).
+
+    ``str(error)`` is the readable witness; ``findings`` are the offending
+    :class:`~auditor.findings.Finding` objects (empty when the contract could
+    not be checked), ``report`` the whole :class:`SweepReport`.
+    """
+
+    def __init__(self, message: str, *, report: "SweepReport | None" = None, findings: Iterable[Finding] = (),
+                 checked: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.report = report
+        self.findings: list[Finding] = list(findings)
+        #: the rule ids the assertion was about
+        self.checked: tuple[str, ...] = tuple(checked)
+
+
+class SweepIncomplete(ResumeContractError):
+    """The sweep could not decide: the uninterrupted run did not complete, or a needed cell ended in an error."""
+
+
+# ``auditor.ResumeContractError`` is the public name; pytest prints it in the failure's last line.
+ResumeContractError.__module__ = "auditor"
+SweepIncomplete.__module__ = "auditor"
+
+
+# -- selecting what to check --------------------------------------------------------------------
+def rules_for(selectors: Iterable[str]) -> tuple[str, ...]:
+    """Dynamic rule ids for contract properties (``"EO"``, ``"FD"``, ...) and/or rule ids (``"RA703"``).
+
+    No selectors means every property. Unknown names raise ``ValueError``.
+    """
+    wanted: set[str] = set()
+    selectors = [s.strip().upper() for s in selectors]
+    if not selectors:
+        return tuple(r.id for r in DYNAMIC_RULES)
+    for sel in selectors:
+        if sel in PROPERTIES:
+            wanted.update(r.id for r in DYNAMIC_RULES if sel in r.properties)
+        elif dynamic_rule(sel) is not None:
+            wanted.add(sel)
+        else:
+            raise ValueError(
+                f"unknown contract property or dynamic rule {sel!r}; use one of "
+                f"{', '.join(PROPERTIES)} or RA701..RA708"
+            )
+    return tuple(sorted(wanted))
+
+
+def violations(report: "SweepReport", rules: Iterable[str]) -> list[Finding]:
+    """The report's findings of ``rules``, in the report's (stable) order."""
+    ids = set(rules)
+    return [f for f in report.findings if f.rule_id in ids]
+
+
+# -- the assertions ------------------------------------------------------------------------------
+def assert_exactly_once(report: "SweepReport") -> None:
+    """Fail unless no effect fired more than once: no RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
+    __tracebackhide__ = True
+    _check(report, EXACTLY_ONCE_RULES, "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)")
+
+
+def assert_conformant(report: "SweepReport", *properties: str) -> None:
+    """Fail if any finding breaks one of ``properties`` (contract ids such as ``"FD"``, ``"CO"``, or
+    dynamic rule ids such as ``"RA703"``); with none given, every property of the contract."""
+    __tracebackhide__ = True
+    rules = rules_for(properties)
+    names = [p.strip().upper() for p in properties]
+    what = ", ".join(f"{p} ({PROPERTIES[p]})" if p in PROPERTIES else p for p in names) or "the whole resume contract"
+    _check(report, rules, what)
+
+
+def _check(report: "SweepReport", rules: tuple[str, ...], what: str) -> None:
+    __tracebackhide__ = True
+    found = violations(report, rules)
+    if found:
+        raise ResumeContractError(format_violations(report, found, what), report=report, findings=found, checked=rules)
+    unchecked = _unchecked(report, rules)
+    if unchecked:
+        raise SweepIncomplete(format_unchecked(report, unchecked, what), report=report, checked=rules)
+
+
+def _unchecked(report: "SweepReport", rules: tuple[str, ...]) -> list[str]:
+    """Why some of ``rules`` could not be decided: an incomplete sweep, or error cells they depend on."""
+    if not report.complete:
+        why = next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete")
+        return [why]
+    kinds = {k for r in rules for k in RULE_CELLS.get(r, ())}
+    return [f"{c.kind} cell `{c.name}` ended in an error: {c.detail}" for c in report.cells
+            if c.kind in kinds and c.verdict == ERROR]
+
+
+# -- formatting -----------------------------------------------------------------------------------
+def format_violations(report: "SweepReport", findings: list[Finding], what: str) -> str:
+    """The failure message: a headline, then one witness block per finding."""
+    n = len(findings)
+    lines = [f"resume contract broken by {report.target}: {what}",
+             f"{n} violation{'s' if n != 1 else ''} ({report.backend} backend, {_versions(report)})"]
+    fixes_shown: set[str] = set()
+    for f in findings:
+        lines.append("")
+        lines.extend(format_finding(f, with_fix=f.rule_id not in fixes_shown))
+        fixes_shown.add(f.rule_id)
+    return "\n".join(lines)
+
+
+def format_unchecked(report: "SweepReport", reasons: list[str], what: str) -> str:
+    lines = [f"resume contract not checked for {report.target}: {what}", ""]
+    for r in reasons:
+        lines.extend(_wrap(r, "  ", "  "))
+    lines.append("")
+    lines.append("  A property that was never exercised does not pass; fix the run (or raise `timeout=`) and sweep again.")
+    return "\n".join(lines)
+
+
+def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
+    """One violation as an indented witness block (no reprs: counts, values and names only)."""
+    w = f.witness or {}
+    props = "/".join(f.properties)
+    lines = [f"{f.rule_id} [{props}] {_HEADLINES.get(f.rule_id, f.rule_id)}"]
+    where = f"{f.span.path}:{f.span.start_line}"
+    lines.append(f"  at {where}" + (f", node `{f.scope}`" if f.scope else ""))
+    specific = _BODIES.get(f.rule_id)
+    body = specific(w) if specific else []
+    lines.extend(body or _body_generic(w))
+    also = w.get("also_at") or []
+    if also:
+        lines.append(f"  also at:     {len(also)} other cell{'s' if len(also) != 1 else ''}: " + "; ".join(also[:3])
+                     + (" ..." if len(also) > 3 else ""))
+    if not body:  # no dedicated layout for this witness: the finding's own sentence says what happened
+        lines.extend(_wrap(f.message, "  ", "  "))
+    if with_fix:
+        lines.extend(_wrap(f.fix, "  fix: ", "       "))
+    return lines
+
+
+def _row(label: str, value: Any) -> str:
+    return f"  {label + ':':<12} {value}"
+
+
+def _count(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
+
+
+def _diff(expected: str, observed: str, exp_note: str, obs_note: str) -> list[str]:
+    width = max(len(expected), len(observed))
+    return [f"  - {expected:<{width}}  ({exp_note})", f"  + {observed:<{width}}  ({obs_note})"]
+
+
+def _kill(w: dict[str, Any]) -> list[str]:
+    out = []
+    if w.get("kill_point"):
+        out.append(_row("kill point", w["kill_point"]))
+    if w.get("resumed"):
+        out.append(_row("resumed by", w["resumed"]))
+    return out
+
+
+def _body_ra701(w: dict[str, Any]) -> list[str]:
+    out = _kill(w)
+    if "effect" in w:
+        exp, obs = int(w.get("expected", 0)), int(w.get("observed", 0))
+        out.append(_row("effect", f"{w['effect']}  {exp} -> {obs}"))
+        out += _diff(_count(exp), _count(obs), "uninterrupted run", "after the crash and the resume")
+    elif "node" in w:
+        out.append(_row("node", f"`{w['node']}` ran again at step {w.get('step')} although its write was already durable"))
+    return out
+
+
+def _body_ra702(w: dict[str, Any]) -> list[str]:
+    out = _kill(w)
+    for d in w.get("differences", []):
+        out.extend(_wrap(d, "  differs:    ", "              "))
+    return out
+
+
+def _body_ra703(w: dict[str, Any]) -> list[str]:
+    sent, served = list(w.get("sent") or []), list(w.get("served") or [])
+    out = [_row("probe", f"fork: two resumes at the interrupt checkpoint ({w.get('form', '?')} form)")]
+    out.append(_row("sent", ", ".join(short(v) for v in sent)))
+    out.append(_row("served", ", ".join(short(v) for v in served)))
+    if len(sent) == 2 and len(served) == 2:
+        out += _diff(f"resume 2 served {short(sent[1])}", f"resume 2 served {short(served[1])}",
+                     "the value it sent", "the first answer, replayed")
+    return out
+
+
+def _body_ra704(w: dict[str, Any]) -> list[str]:
+    out = [_row("probe", f"stray Command(resume={short(w.get('sent'))}) after the run completed")]
+    for effect, n in sorted((w.get("fired") or {}).items()):
+        out.append(_row("effect", f"{effect}  0 -> {n}"))
+        out += _diff(_count(0), _count(int(n)), "a completed run", "after the stray resume")
+    if w.get("state_changed"):
+        out.append(_row("state", "changed by the stray resume"))
+    return out
+
+
+def _body_ra705(w: dict[str, Any]) -> list[str]:
+    k = w.get("racers")
+    out = [_row("probe", f"{k} processes resumed one parked interrupt together (one durable store)"),
+           _row("consumed", f"the interrupt {w.get('consumed')} times")]
+    for effect, counts in sorted((w.get("effects") or {}).items()):
+        exp, obs = int(counts.get("expected", 0)), int(counts.get("observed", 0))
+        out.append(_row("effect", f"{effect}  {exp} -> {obs}"))
+        out += _diff(_count(exp), _count(obs), "one resume", f"{k} concurrent resumes")
+    return out
+
+
+def _body_ra706(w: dict[str, Any]) -> list[str]:
+    out = [_row("field", f"`{w.get('field')}` = {short(w.get('value'))}"),
+           _row("schema", w.get("error")),
+           _row("written by", f"{w.get('writer')}, persisted at step {w.get('step')}"
+                + (" -- silently, nothing raised" if w.get("silent") else ""))]
+    return out
+
+
+def _body_ra707(w: dict[str, Any]) -> list[str]:
+    out = _kill(w)
+    for d in w.get("differences", []):
+        a, sep, b = d.rpartition(" vs ")
+        label, _, left = a.partition(": ")
+        if sep and left:
+            out += _diff(f"{label}: {left}", f"{label}: {b}", "natural write order", "put_writes deferred past the next put")
+        else:
+            out.append(_row("differs", d))
+    return out
+
+
+def _body_ra708(w: dict[str, Any]) -> list[str]:
+    out = _kill(w)
+    if w.get("error"):
+        out.extend(_wrap(str(w["error"]), "  error:       ", "               "))
+    durable = w.get("durable")
+    if isinstance(durable, dict):
+        out.append(_row("durable", f"{durable.get('interrupts', 0)} pending interrupt(s), checkpoint "
+                        + ("present" if durable.get("exists") else "missing")))
+    return out
+
+
+def _body_generic(w: dict[str, Any]) -> list[str]:
+    skip = {"cell", "cell_kind", "also_at"}
+    return [_row(k.replace("_", " "), short(v, 120)) for k, v in sorted(w.items()) if k not in skip]
+
+
+_BODIES = {
+    "RA701": _body_ra701,
+    "RA702": _body_ra702,
+    "RA703": _body_ra703,
+    "RA704": _body_ra704,
+    "RA705": _body_ra705,
+    "RA706": _body_ra706,
+    "RA707": _body_ra707,
+    "RA708": _body_ra708,
+}
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(" ".join(str(text).split()), width=_WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
+def _versions(report: "SweepReport") -> str:
+    """``langgraph 1.2.24``: the swept framework and its installed version, when the report knows it."""
+    name = report.framework
+    v = report.versions.get(name) or report.versions.get(name.replace("_", "-"))
+    return f"{name} {v}" if v else name

@@ -1,0 +1,104 @@
+"""The public Python API: ``from auditor import ...``, light at import time, the CLI's semantics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import auditor
+from auditor import Config, ConfigError, PathNotFound, BaselineError, scan
+from auditor.api import ScanRequest, run_scan
+
+REPO = Path(__file__).resolve().parents[1]
+MYAGENT = REPO / "fixtures" / "myagent"
+RA101 = REPO / "fixtures" / "static" / "ra101"
+
+HEAVY = ("libcst", "rich", "typer", "sarif_om", "langgraph", "pydantic", "sqlite3")
+
+
+def _modules_after(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True, cwd=REPO)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_import_auditor_loads_nothing_else_of_the_tool():
+    mods = _modules_after("import auditor")
+    assert [m for m in mods if m.startswith("auditor.")] == []
+    assert [m for m in mods if m.split(".")[0] in HEAVY] == []
+
+
+def test_the_pytest_plugin_is_light_at_pytest_start_up():
+    # every pytest session of an environment with resume-audit installed imports the plugin
+    mods = _modules_after("import auditor.pytest_plugin")
+    assert [m for m in mods if m.startswith("auditor.")] == ["auditor.pytest_plugin"]
+    assert [m for m in mods if m.split(".")[0] in HEAVY] == []
+
+
+def test_every_public_name_resolves_to_its_implementation():
+    import auditor.api
+    import auditor.dynamic.report
+    import auditor.dynamic.sweep
+
+    for name in auditor.__all__:
+        assert getattr(auditor, name) is not None, name
+    assert auditor.scan is auditor.api.scan and auditor.run_scan is auditor.api.run_scan
+    assert auditor.crash_sweep is auditor.dynamic.sweep.crash_sweep
+    assert auditor.SweepReport is auditor.dynamic.report.SweepReport
+    assert set(dir(auditor)) >= {"scan", "crash_sweep", "Finding", "SweepReport", "ResumeContractError"}
+    with pytest.raises(AttributeError):
+        auditor.no_such_name  # noqa: B018
+    for fn in (auditor.scan, auditor.crash_sweep, auditor.SweepReport.assert_exactly_once,
+               auditor.SweepReport.assert_conformant):
+        assert fn.__doc__ and fn.__annotations__
+
+
+def test_scan_returns_what_the_cli_reports(monkeypatch):
+    monkeypatch.chdir(REPO)
+    env = {**os.environ, "NO_COLOR": "1"}
+    cli = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/myagent", "--format", "json", "--no-cache"],
+                         capture_output=True, text=True, cwd=REPO, env=env)
+    assert cli.returncode == 1, cli.stderr
+    expected = sorted((f["rule_id"], f["path"], f["start_line"]) for f in json.loads(cli.stdout)["findings"])
+    got = sorted((f.rule_id, f.span.path, f.span.start_line) for f in scan(["fixtures/myagent"]))
+    assert got == expected and got  # same findings, same paths relative to the same root, same config
+    assert scan("fixtures/myagent") == scan([Path("fixtures/myagent")])
+
+
+def test_scan_takes_the_clis_options(tmp_path):
+    everything = scan([RA101], root=RA101)
+    assert {f.rule_id for f in everything} >= {"RA101"}
+    assert all(f.rule_id.startswith("RA2") for f in scan([RA101], root=RA101, select=["RA2"]))
+    assert "RA101" not in {f.rule_id for f in scan([RA101], root=RA101, ignore=["RA101"])}
+    assert "RA101" not in {f.rule_id for f in scan([RA101], root=RA101, config=Config(ignore=["RA1"]))}
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.resume-audit]\nselect = ["RA101"]\n', encoding="utf-8")
+    assert {f.rule_id for f in scan([RA101], root=RA101, config=pyproject)} == {"RA101"}
+    # a baseline hides what it records, as --baseline does
+    baseline = tmp_path / "baseline.json"
+    run_scan(ScanRequest(paths=[RA101], root=RA101, write_baseline=baseline))
+    assert scan([RA101], root=RA101, baseline=baseline) == []
+
+
+def test_scan_raises_what_the_cli_exits_2_for(tmp_path):
+    with pytest.raises(PathNotFound):
+        scan([tmp_path / "missing"])
+    with pytest.raises(ConfigError, match="RA999"):
+        scan([RA101], select=["RA999"])
+    with pytest.raises(BaselineError):
+        scan([RA101], baseline=tmp_path / "missing.json")
+
+
+def test_readme_names_the_api_and_the_plugin():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "from auditor import" in readme and "## In your test suite" in readme
+    for name in ("resume_audit.crash_sweep(", "assert_exactly_once()", "assert_conformant(", "@pytest.mark.resume_contract(",
+                 "--resume-audit-scan", "--resume-audit-baseline"):
+        assert name in readme, name
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "auditor.pytest_plugin"' in pyproject
