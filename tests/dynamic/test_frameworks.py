@@ -37,7 +37,9 @@ def row(matrix, framework, plane_part):
 
 
 def cell(report, kind, name_part):
-    found = [c for c in report.cells if c.kind == kind and name_part in c.name]
+    """The cell named exactly ``name_part``, else the only one whose name contains it."""
+    found = [c for c in report.cells if c.kind == kind and c.name == name_part]
+    found = found or [c for c in report.cells if c.kind == kind and name_part in c.name]
     assert len(found) == 1, (kind, name_part, [c.name for c in report.cells if c.kind == kind])
     return found[0]
 

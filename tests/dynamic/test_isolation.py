@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 
 import pytest
 
@@ -64,7 +65,7 @@ def test_outbound_network_is_refused(sweep):
 
 
 def test_writes_outside_the_sandbox_are_refused(sweep):
-    target = os.path.expanduser("~/resume-audit-should-not-exist.txt")
+    target = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, "resume-audit-should-not-exist.txt")
     report = sweep("misbehaving.py:writes_outside", **NONE)
     dry = cell(report, "dry-run", "uninterrupted")
     assert dry.verdict == "error" and "outside the sandbox" in dry.detail
@@ -98,7 +99,7 @@ def test_no_sweep_process_outlives_the_sweep(sweep):
     [
         ("nope.py:x", {}, TargetError, "no such file"),
         ("misbehaving.py:nothing", {}, TargetError, "has no attribute"),
-        ("misbehaving.py:not_a_graph", {}, TargetError, "not a StateGraph builder"),
+        ("misbehaving.py:not_a_graph", {}, TargetError, "is not a program of a supported framework"),
         ("misbehaving.py:needs_arguments", {}, TargetError, "needs arguments the sweep cannot give: api_key"),
         ("order_approval.py:build_graph", {"effects": ["order_approval:nope"]}, TargetError, "'nope' not found"),
         ("order_approval.py:build_graph", {"effects": ["no-colon"]}, ValueError, "MODULE:FUNCTION"),
