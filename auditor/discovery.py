@@ -34,14 +34,16 @@ class SourcePath:
     path: Path
     #: as shown to users: relative to the report root (POSIX) when inside it
     display: str
+    #: symlinks and ``..`` resolved (the file's identity: each is scanned once)
+    resolved: Path
 
 
 def display_path(path: Path, root: Path) -> str:
     """Path as shown to users. Symlinks are not resolved: a link is reported under its own name."""
     absolute = Path(os.path.abspath(path))
-    for base in (Path(os.path.abspath(root)), root.resolve()):
+    for base in (lambda: Path(os.path.abspath(root)), root.resolve):  # resolve() only when needed
         try:
-            return absolute.relative_to(base).as_posix()
+            return absolute.relative_to(base()).as_posix()
         except ValueError:
             continue
     return absolute.as_posix()
@@ -72,10 +74,11 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
             resolved = given.resolve()
             if resolved not in seen:
                 seen.add(resolved)
-                yield SourcePath(given, display_path(given, root))
+                yield SourcePath(given, display_path(given, root), resolved)
             continue
         for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
             current = Path(dirpath)
+            current_resolved: Path | None = None  # resolved once per folder, on its first file
             kept = []
             for d in sorted(dirnames):
                 full = current / d
@@ -93,8 +96,12 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
                 rel = display_path(full, root)
                 if _excluded(full, rel, exclude):
                     continue
-                resolved = full.resolve()
+                if os.path.islink(full):
+                    resolved = full.resolve()
+                else:
+                    current_resolved = current_resolved or current.resolve()
+                    resolved = current_resolved / name
                 if resolved in seen:
                     continue
                 seen.add(resolved)
-                yield SourcePath(full, rel)
+                yield SourcePath(full, rel, resolved)

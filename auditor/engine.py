@@ -343,8 +343,8 @@ def scan(
             note = read_source(source_path.path, source_path.display)
             notifications.append(note if isinstance(note, Notification) else Notification(NotificationKind.UNREADABLE, "cannot read file", source_path.display))
             continue
-        name, is_package = module_name_for(source_path.path)
-        entry = SourceFile(source_path.path.resolve(), source_path.display, name, is_package)
+        name, is_package = module_name_for(source_path.resolved, resolved=True)
+        entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
         files.append(entry)
         raw_texts[entry.path] = raw
         hashes[str(entry.path)] = hashlib.blake2b(raw, digest_size=16).hexdigest()

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from auditor.discovery import discover
 from auditor.engine import active_rules, rule_triggers, scan
 
 HERE = Path(__file__).resolve().parent
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 sys.path.insert(0, str(HERE))
 from synthetic import generate  # noqa: E402
 
@@ -59,15 +59,22 @@ def timed(fn) -> float:
 
 
 def run_child(cmd: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> tuple[float, int, int]:
-    """(wall seconds, exit code, peak RSS in MB) of a command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """(wall seconds, exit code, peak RSS in MB) of a command.
+
+    The peak comes from GNU ``time -f %M`` (its ``wait4`` rusage: the command and the
+    descendants it waited for, e.g. pool workers). Measuring from this script instead
+    would be wrong: a forked child's high-water mark starts at this (large) process's RSS.
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.run([TIME, "-f", "%M", "-o", rss.name, *cmd], cwd=cwd, stdout=stdout, stderr=err)
+        wall = time.perf_counter() - start
+        peak_kb = int((rss.read().strip().splitlines() or ["0"])[-1])
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
     if proc.returncode not in (0, 1):
-        print(f"  ! {' '.join(cmd[:3])} exited {proc.returncode}: {proc.stderr[-400:]}", file=sys.stderr)
-    return wall, proc.returncode, max(peak, before) // 1024
+        print(f"  ! {' '.join(cmd[:3])} exited {proc.returncode}: {stderr[-400:]}", file=sys.stderr)
+    return wall, proc.returncode, peak_kb // 1024
 
 
 def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dict:

@@ -34,10 +34,12 @@ def _is_package_dir(directory: Path) -> bool:
     return (directory / "__init__.py").exists()
 
 
-def module_name_for(path: Path) -> tuple[str, bool]:
+def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
     """Dotted module name of ``path`` as Python would import it from the first
-    ancestor directory that is not a package, and whether it is a package."""
-    path = path.resolve()
+    ancestor directory that is not a package, and whether it is a package.
+    ``resolved``: the path is already absolute with symlinks resolved."""
+    if not resolved:
+        path = path.resolve()
     is_package = path.name == "__init__.py"
     parts: list[str] = [] if is_package else [path.stem]
     directory = path.parent
@@ -100,6 +102,7 @@ class Project:
         self._loader = loader
         self._texts = texts
         self._mentions: dict[str, list[Path]] = {}
+        self._by_path: dict[Path, SourceFile] | None = None
         #: resolved paths of the modules an analysis looked into (cache dependencies)
         self.touched: set[Path] = set()
         #: words whose project-wide mentions an analysis relied on (cache dependencies)
@@ -167,20 +170,21 @@ class Project:
         every file: e.g. which files might serve HTTP requests)."""
         self.mention_words.add(word)
         if word not in self._mentions:
+            if self._by_path is None:
+                self._by_path = {e.path: e for entries in self._files.values() for e in entries}
             needle = word.encode()
             found = []
-            for entries in self._files.values():
-                for entry in entries:
-                    loaded = self._loaded.get(entry.path)
-                    if loaded is not None:
-                        hit = word in loaded.source
-                    else:
-                        data = self._texts(entry.path) if self._texts is not None else None
-                        hit = data is not None and needle in data
-                    if hit:
-                        found.append(entry.path)
+            for path in self._by_path:
+                loaded = self._loaded.get(path)
+                if loaded is not None:
+                    hit = word in loaded.source
+                else:
+                    data = self._texts(path) if self._texts is not None else None
+                    hit = data is not None and needle in data
+                if hit:
+                    found.append(path)
             self._mentions[word] = sorted(found)
-        by_path = {e.path: e for entries in self._files.values() for e in entries}
+        by_path = self._by_path or {}
         return [by_path[p] for p in self._mentions[word]]
 
     def resolver(self, module: ModuleFacts) -> Resolver:
