@@ -76,7 +76,8 @@ PROTOCOLS = textwrap.dedent(
         from auditor.dynamic.effects import EffectSpec, install_effects
         events = EventLog()
         instruments = Instruments(ledger, events)
-        adapter.prepare_process(instruments)
+        from auditor.dynamic.adapters.base import StoreSettings
+        adapter.prepare_process(instruments, StoreSettings("sqlite", os.path.join(root, "cp.sqlite")))
         install_effects([EffectSpec("order_approval", "charge_card")], ledger, events, adapter.effect_context)
     def protocol(i):
         db = os.path.join(root, f"cp{{i}}.sqlite")

@@ -153,14 +153,16 @@ def main() -> None:
     ap.add_argument("--semgrep", default=shutil.which("semgrep"), help="semgrep executable (pip install semgrep)")
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--synthetic-only", action="store_true", help="skip the installed-frameworks tree (a quick smoke run)")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
         synth = Path(tmp) / "synthetic"
         generate(synth, files=args.files, agent_share=args.share)
         rows.append(measure(f"synthetic {args.files} files, {args.share:.0%} agent code", synth, args.semgrep, args.jobs))
-        fw = installed_frameworks(Path(tmp) / "frameworks")
-        rows.append(measure("installed langgraph+crewai+workflows+pydantic_graph", fw, args.semgrep, args.jobs))
+        if not args.synthetic_only:
+            fw = installed_frameworks(Path(tmp) / "frameworks")
+            rows.append(measure("installed langgraph+crewai+workflows+pydantic_graph", fw, args.semgrep, args.jobs))
     for row in rows:
         print(json.dumps(row, indent=2))
     if args.json:

@@ -228,41 +228,32 @@ class ShapeError(ValueError):
 
 
 def function_location(func: Any) -> SourceLocation | None:
-    """Where ``func`` is defined: its ``def`` line to its last line."""
-    func = inspect.unwrap(func)
-    try:
-        file = inspect.getsourcefile(func)
-        lines, start = inspect.getsourcelines(func)
-    except (OSError, TypeError):
-        return None
-    if not file:
-        return None
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith(("def ", "async def ")):
-            col = len(line) - len(stripped) + 1
-            last = lines[-1].rstrip("\r\n")
-            return SourceLocation(file, start + i, col, start + len(lines) - 1, len(last) + 1)
-    last = lines[-1].rstrip("\r\n")
-    return SourceLocation(file, start, 1, start + len(lines) - 1, len(last) + 1)
+    """Where ``func`` is defined: its ``def`` line to its last line (the decorator's first
+    line when no ``def`` is found in its source)."""
+    return _definition_location(inspect.unwrap(func), ("def ", "async def "), fallback=True)
 
 
 def class_location(cls: type) -> SourceLocation | None:
     """Where a class is defined (for units that are classes: pydantic-graph nodes)."""
+    return _definition_location(cls, ("class ",), fallback=False)
+
+
+def _definition_location(obj: Any, keywords: tuple[str, ...], *, fallback: bool) -> SourceLocation | None:
+    """From the line starting with one of ``keywords`` (past decorators) to the last line."""
     try:
-        file = inspect.getsourcefile(cls)
-        lines, start = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(obj)
+        lines, start = inspect.getsourcelines(obj)
     except (OSError, TypeError):
         return None
     if not file:
         return None
+    last = lines[-1].rstrip("\r\n")
+    end = (start + len(lines) - 1, len(last) + 1)
     for i, line in enumerate(lines):
         stripped = line.lstrip()
-        if stripped.startswith("class "):
-            col = len(line) - len(stripped) + 1
-            last = lines[-1].rstrip("\r\n")
-            return SourceLocation(file, start + i, col, start + len(lines) - 1, len(last) + 1)
-    return None
+        if stripped.startswith(keywords):
+            return SourceLocation(file, start + i, len(line) - len(stripped) + 1, *end)
+    return SourceLocation(file, start, 1, *end) if fallback else None
 
 
 def required_parameters(func: Any) -> list[inspect.Parameter] | None:
