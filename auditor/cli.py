@@ -333,6 +333,11 @@ def conformance_command(
                                  progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"))
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))
+    if not matrix.rows:
+        raise fail(
+            f"no framework the probes cover (langgraph, crewai, llama-index-workflows, pydantic-graph) is installed "
+            f"in this environment ({sys.executable}): install them, e.g. pip install 'resume-audit[dynamic]'"
+        )
     if format == ConformanceFormat.text:
         console = Console(record=output is not None, width=200 if output is not None else None)
         console.print(table(matrix))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import sys
 import shutil
 import tempfile
 import threading
@@ -107,6 +108,13 @@ def resolve_framework(spec: TargetSpec, framework: str | None) -> str | None:
             raise SweepUsageError(f"unknown framework {framework!r}; choose one of {', '.join(REGISTRY)}")
         return framework
     found = sniff(target_source(spec))
+    missing = [f for f in found if not installed(f)]
+    if missing:
+        raise TargetError(
+            f"{spec.text} imports {' and '.join(missing)}, which is not installed in this environment "
+            f"({sys.executable}); the sweep runs the program, so install it here: "
+            f"pip install 'resume-audit[{','.join(missing)}]'"
+        )
     return found[0] if len(found) == 1 else None
 
 

@@ -76,3 +76,34 @@ def test_a_graph_that_cannot_run_exits_2_with_the_reason():
     proc = run(f"{FIXTURES}/misbehaving.py:exits")
     assert proc.returncode == 2
     assert "sys.exit(3)" in proc.stderr
+
+
+def _without_frameworks(*args: str) -> subprocess.CompletedProcess:
+    """The CLI in an interpreter where no audited framework can be imported (as after a bare
+    ``pip install resume-audit``): ``sys.modules[name] = None`` is how Python marks a module
+    as unavailable, so ``importlib.util.find_spec`` reports it missing."""
+    code = (
+        "import sys\n"
+        "for name in ('langgraph', 'crewai', 'workflows', 'llama_index', 'pydantic_graph'):\n"
+        "    sys.modules[name] = None\n"
+        "from auditor.cli import main\n"
+        "sys.argv = ['resume-audit', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_framework_missing_here_is_named_with_the_install_command():
+    proc = _without_frameworks("crash-sweep", f"{FIXTURES}/order_approval.py:build_graph", "--input", '{"order_id": 7}',
+                               "--resume", '"approve"')
+    assert proc.returncode == 2, proc.stderr
+    assert "imports langgraph, which is not installed" in proc.stderr
+    assert "pip install 'resume-audit[langgraph]'" in proc.stderr
+
+
+def test_conformance_with_no_framework_installed_fails_clearly():
+    proc = _without_frameworks("conformance")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no framework the probes cover" in proc.stderr and "resume-audit[dynamic]" in proc.stderr
