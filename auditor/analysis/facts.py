@@ -10,6 +10,7 @@ fast.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
@@ -17,6 +18,7 @@ import builtins
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 #: An Euler-tour index: every node gets one number when the walk enters it and a
 #: larger one when it leaves, from a single counter. ``a`` completes before ``b``
@@ -147,6 +149,9 @@ class ModuleFacts:
     #: node -> [parent, enter index, leave index], filled by the collector
     _meta: dict = field(default_factory=dict)
     _positions: object = None
+    #: module-level statement -> (its nodes' positions counted from its own first line, line offset),
+    #: or False where the statement could not be placed (the whole module's positions are used)
+    _statement_positions: dict = field(default_factory=dict)
     _lines: list[str] | None = None
 
     # -- structure and order ----------------------------------------------
@@ -168,10 +173,30 @@ class ModuleFacts:
 
     # -- positions (computed on first use: only modules with findings pay) ---
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
+        top = self._top_statement(node)
+        if top is not None and self._positions is None:
+            shifted = self._statement_positions.get(top)
+            if shifted is None:
+                shifted = self._statement_positions[top] = _statement_positions(self.tree, self.source, top) or False
+            if shifted:
+                computed, offset = shifted
+                rng = computed[node]
+                return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
         if self._positions is None:
             self._positions = _positions_of(self.tree, self.wrapper)
         rng = self._positions[node]  # type: ignore[index]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+    def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The module-level statement ``node`` is (in), or None for the module itself."""
+        if node is self.tree:
+            return None
+        child = node
+        for anc in self.ancestors(node):
+            if anc is self.tree:
+                return child
+            child = anc
+        return None
 
     def line(self, node: cst.CSTNode) -> int:
         return self.position(node)[0][0]
@@ -228,6 +253,33 @@ class ModuleFacts:
     _call_by_node: dict = field(default_factory=dict)
     _function_by_qualname: dict = field(default_factory=dict)
     _class_by_qualname: dict = field(default_factory=dict)
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _statement_positions(tree: cst.Module, source: str, stmt: cst.CSTNode):
+    """Positions of the nodes of one module-level statement, without generating the whole
+    module: the statement's code (leading comments and blank lines included) is generated
+    alone, found in the source -- it must occur exactly once, at the start of a line -- and its
+    lines are shifted by the lines before it. Columns need no shift: a module-level statement
+    starts at column 0. None when the statement's code is not found exactly once (the caller
+    falls back to the whole module), so a wrong position is never reported."""
+    try:
+        provider = PositionProvider()
+        state = PositionProvidingCodegenState(
+            default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
+        )
+        stmt._codegen(state)
+        code = "".join(state.tokens)
+    except Exception:  # pragma: no cover - a LibCST that reorganised its codegen
+        return None
+    if not code:
+        return None
+    at = source.find(code)
+    if at < 0 or source.find(code, at + 1) >= 0 or (at > 0 and source[at - 1] not in "\r\n"):
+        return None
+    return provider._computed, len(_NEWLINE.findall(source, 0, at))
 
 
 def _positions_of(tree: cst.Module, wrapper: MetadataWrapper):
