@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -40,13 +41,22 @@ class SourcePath:
 
 def display_path(path: Path, root: Path) -> str:
     """Path as shown to users. Symlinks are not resolved: a link is reported under its own name."""
-    absolute = Path(os.path.abspath(path))
-    for base in (lambda: Path(os.path.abspath(root)), root.resolve):  # resolve() only when needed
-        try:
-            return absolute.relative_to(base()).as_posix()
-        except ValueError:
-            continue
-    return absolute.as_posix()
+    absolute = os.path.abspath(path)
+    for base in _bases(root):
+        if absolute == base:
+            return "."
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if absolute.startswith(prefix):
+            return Path(absolute[len(prefix):]).as_posix()
+    return Path(absolute).as_posix()
+
+
+@lru_cache(maxsize=64)
+def _bases(root: Path) -> tuple[str, ...]:
+    """The root as given (made absolute) and with symlinks resolved: a path is shown relative
+    to whichever contains it. Cached: every discovered file asks."""
+    given, resolved = os.path.abspath(root), str(root.resolve())
+    return (given,) if given == resolved else (given, resolved)
 
 
 def _excluded(path: Path, rel: str, patterns: Iterable[str]) -> bool:

@@ -22,6 +22,7 @@ Nothing here imports or executes scanned code.
 
 from __future__ import annotations
 
+import bisect
 import concurrent.futures
 import hashlib
 import os
@@ -164,7 +165,8 @@ class Analyzer:
         self.by_path = {f.path: f for f in files}
         self.load_notes: dict[Path, Notification] = {}
         cached = texts or {}
-        self.project = Project(files=files, loader=self._load, texts=lambda p: cached[p] if p in cached else _read_bytes(p))
+        self.project = Project(files=files, loader=self._load, texts=lambda p: cached[p] if p in cached else _read_bytes(p),
+                               mentions=_mentions_memo(files, {str(p): b for p, b in cached.items()}))
         self.effects = EffectModel(config.effect_sinks, config.safe_calls)
         self.configs = ConfigEvaluator(self.project)
 
@@ -426,24 +428,43 @@ def _module_set(files: Sequence[SourceFile]) -> str:
 
 
 def _mentions_memo(files: Sequence[SourceFile], texts: dict[str, bytes]) -> Callable[[str], list[str]]:
-    """``word -> files whose text contains it``, memoised for one run: every cached entry asks again."""
+    """``word -> files whose text contains it``, memoised for one run: every cached entry asks
+    again. All texts are joined once (NUL-separated: no word contains one) so each word is one
+    C-level search over the tree instead of a Python loop over its files."""
     memo: dict[str, list[str]] = {}
+    corpus: list = []  # [blob, starts, keys], built on the first question
 
     def mentions(word: str) -> list[str]:
         if word not in memo:
-            memo[word] = _scan_mentions(word, files, texts)
+            if not corpus:
+                corpus.extend(_join_texts(files, texts))
+            memo[word] = _scan_mentions(word.encode(), *corpus)
         return memo[word]
 
     return mentions
 
 
-def _scan_mentions(word: str, files: Sequence[SourceFile], texts: dict[str, bytes]) -> list[str]:
-    needle = word.encode()
-    out = []
+def _join_texts(files: Sequence[SourceFile], texts: dict[str, bytes]) -> tuple[bytes, list[int], list[str]]:
+    keys, parts, starts, at = [], [], [], 0
     for f in files:
         key = str(f.path)
         if key not in texts:
             texts[key] = _read_bytes(f.path) or b""
-        if needle in texts[key]:
-            out.append(key)
+        keys.append(key)
+        starts.append(at)
+        parts.append(texts[key])
+        at += len(texts[key]) + 1
+    return b"\0".join(parts), starts, keys
+
+
+def _scan_mentions(needle: bytes, blob: bytes, starts: list[int], keys: list[str]) -> list[str]:
+    """Files (by key) whose text contains ``needle``; after a hit, the search resumes at the next file."""
+    out = []
+    at = blob.find(needle) if needle else -1
+    while at >= 0:
+        i = bisect.bisect_right(starts, at) - 1
+        out.append(keys[i])
+        if i + 1 >= len(starts):
+            break
+        at = blob.find(needle, starts[i + 1])
     return sorted(out)

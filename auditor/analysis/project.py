@@ -90,6 +90,7 @@ class Project:
         files: Iterable[SourceFile] = (),
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
         texts: Callable[[Path], bytes | None] | None = None,
+        mentions: Callable[[str], list[str]] | None = None,
     ) -> None:
         self._files: dict[str, list[SourceFile]] = {}
         self._loaded: dict[Path, ModuleFacts | None] = {}
@@ -103,6 +104,9 @@ class Project:
         self._texts = texts
         self._mentions: dict[str, list[Path]] = {}
         self._by_path: dict[Path, SourceFile] | None = None
+        #: ``word -> paths (as str) of the files containing it``, when the caller has a faster index
+        self._find_mentions = mentions
+        self._by_str: dict[str, Path] | None = None
         #: resolved paths of the modules an analysis looked into (cache dependencies)
         self.touched: set[Path] = set()
         #: words whose project-wide mentions an analysis relied on (cache dependencies)
@@ -172,6 +176,12 @@ class Project:
         if word not in self._mentions:
             if self._by_path is None:
                 self._by_path = {e.path: e for entries in self._files.values() for e in entries}
+            if self._find_mentions is not None:
+                if self._by_str is None:
+                    self._by_str = {str(p): p for p in self._by_path}
+                by_str = self._by_str
+                self._mentions[word] = sorted(by_str[k] for k in self._find_mentions(word) if k in by_str)
+                return [self._by_path[p] for p in self._mentions[word]]
             needle = word.encode()
             found = []
             for path in self._by_path:
