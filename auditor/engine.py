@@ -156,7 +156,7 @@ class Analyzer:
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: dict[Path, bytes] | None = None,
-                 max_file_bytes: int | None = None) -> None:
+                 max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None) -> None:
         self.config = config
         self.max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
@@ -164,9 +164,9 @@ class Analyzer:
         self.hashes = hashes
         self.by_path = {f.path: f for f in files}
         self.load_notes: dict[Path, Notification] = {}
-        cached = texts or {}
-        self.project = Project(files=files, loader=self._load, texts=lambda p: cached[p] if p in cached else _read_bytes(p),
-                               mentions=_mentions_memo(files, {str(p): b for p, b in cached.items()}))
+        if mentions is None:  # a pool worker: its own index over the texts it was handed
+            mentions = _mentions_memo(files, {str(p): b for p, b in (texts or {}).items()})
+        self.project = Project(files=files, loader=self._load, mentions=mentions)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls)
         self.configs = ConfigEvaluator(self.project)
 
@@ -389,7 +389,7 @@ def scan(
                 for r in chunk_result:
                     results[by_display[r.display]] = r
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions)
         for path in todo:
             results[path] = analyzer.analyse(path)
     if cache:

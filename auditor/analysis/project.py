@@ -89,7 +89,6 @@ class Project:
         *,
         files: Iterable[SourceFile] = (),
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
-        texts: Callable[[Path], bytes | None] | None = None,
         mentions: Callable[[str], list[str]] | None = None,
     ) -> None:
         self._files: dict[str, list[SourceFile]] = {}
@@ -101,10 +100,10 @@ class Project:
             self._files.setdefault(m.module_name, []).append(entry)
             self._loaded[entry.path] = m
         self._loader = loader
-        self._texts = texts
         self._mentions: dict[str, list[Path]] = {}
         self._by_path: dict[Path, SourceFile] | None = None
-        #: ``word -> paths (as str) of the files containing it``, when the caller has a faster index
+        #: ``word -> paths (as str) of the files whose text contains it`` (the engine's index over
+        #: every file's bytes); without it only the modules given already parsed are searched
         self._find_mentions = mentions
         self._by_str: dict[str, Path] | None = None
         #: resolved paths of the modules an analysis looked into (cache dependencies)
@@ -173,29 +172,17 @@ class Project:
         """Project files whose text contains ``word`` (a cheap test that avoids parsing
         every file: e.g. which files might serve HTTP requests)."""
         self.mention_words.add(word)
+        if self._by_path is None:
+            self._by_path = {e.path: e for entries in self._files.values() for e in entries}
+            self._by_str = {str(p): p for p in self._by_path}
         if word not in self._mentions:
-            if self._by_path is None:
-                self._by_path = {e.path: e for entries in self._files.values() for e in entries}
             if self._find_mentions is not None:
-                if self._by_str is None:
-                    self._by_str = {str(p): p for p in self._by_path}
-                by_str = self._by_str
-                self._mentions[word] = sorted(by_str[k] for k in self._find_mentions(word) if k in by_str)
-                return [self._by_path[p] for p in self._mentions[word]]
-            needle = word.encode()
-            found = []
-            for path in self._by_path:
-                loaded = self._loaded.get(path)
-                if loaded is not None:
-                    hit = word in loaded.source
-                else:
-                    data = self._texts(path) if self._texts is not None else None
-                    hit = data is not None and needle in data
-                if hit:
-                    found.append(path)
+                by_str = self._by_str or {}
+                found = [by_str[k] for k in self._find_mentions(word) if k in by_str]
+            else:
+                found = [p for p, m in self._loaded.items() if m is not None and word in m.source]
             self._mentions[word] = sorted(found)
-        by_path = self._by_path or {}
-        return [by_path[p] for p in self._mentions[word]]
+        return [self._by_path[p] for p in self._mentions[word]]
 
     def resolver(self, module: ModuleFacts) -> Resolver:
         r = self._resolvers.get(id(module))
