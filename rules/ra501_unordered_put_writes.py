@@ -8,7 +8,7 @@ import libcst as cst
 
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo
 from auditor.analysis.resolve import dotted_text
-from auditor.analysis.syntax import argument
+from auditor.analysis.syntax import argument, names_in
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
 
@@ -39,19 +39,6 @@ _WAIT_FUNCTIONS = frozenset(
     }
 )
 _EXECUTORS = frozenset({"concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor"})
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Name):
-            out.add(cur.value)
-        elif isinstance(cur, cst.Attribute) and isinstance(cur.value, cst.Name) and cur.value.value == "self":
-            out.add(f"self.{cur.attr.value}")
-        stack.extend(cur.children)
-    return out
 
 
 def saver_base(cls: ClassInfo, ctx: RuleContext, depth: int = 0) -> str | None:
@@ -356,10 +343,10 @@ first (`for f in self._pending: f.result()`).
             of = other.node.func
             if isinstance(of, cst.Attribute) and of.attr.value in _WAIT_METHODS and isinstance(of.value, cst.Name) and of.value.value == bound:
                 return True
-            if ctx.resolver.call_names(other.node, fn) & _WAIT_FUNCTIONS and bound in _names_in(other.node):
+            if ctx.resolver.call_names(other.node, fn) & _WAIT_FUNCTIONS and bound in names_in(other.node, self_attributes=True):
                 return True
         for aw in fn.awaits:
-            if module.order(aw) > call.order and bound in _names_in(aw.expression):
+            if module.order(aw) > call.order and bound in names_in(aw.expression, self_attributes=True):
                 return True
         return False
 
@@ -414,7 +401,7 @@ first (`for f in self._pending: f.result()`).
             cur = stack.pop()
             if isinstance(cur, cst.Call):
                 f = cur.func
-                mentions = f"self.{attr}" in _names_in(cur)
+                mentions = f"self.{attr}" in names_in(cur, self_attributes=True)
                 if mentions and (
                     (isinstance(f, cst.Attribute) and f.attr.value in _WAIT_METHODS | {"gather", "as_completed"})
                     or (isinstance(f, cst.Name) and f.value in ("wait", "gather", "as_completed"))
@@ -424,7 +411,7 @@ first (`for f in self._pending: f.result()`).
                     helper = cls.methods.get(f.attr.value)
                     if helper is not None and helper is not fn and self._waits_in(helper, attr, cls, depth + 1):
                         return True
-            if isinstance(cur, (cst.For, cst.Await)) and f"self.{attr}" in _names_in(cur):
+            if isinstance(cur, (cst.For, cst.Await)) and f"self.{attr}" in names_in(cur, self_attributes=True):
                 body_calls = [n for n in _walk(cur) if isinstance(n, cst.Call)]
                 if isinstance(cur, cst.Await) or any(
                     isinstance(c.func, cst.Attribute) and c.func.attr.value in _WAIT_METHODS for c in body_calls

@@ -96,14 +96,17 @@ def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents) -> bool:
     return False
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
-    """Every bare name used anywhere in ``node``'s subtree."""
+def names_in(node: cst.CSTNode, *, self_attributes: bool = False) -> set[str]:
+    """Every bare name used anywhere in ``node``'s subtree; with ``self_attributes`` also
+    every ``self.<attr>`` as the string ``"self.<attr>"``."""
     out: set[str] = set()
     stack = [node]
     while stack:
         cur = stack.pop()
         if isinstance(cur, cst.Name):
             out.add(cur.value)
+        elif self_attributes and isinstance(cur, cst.Attribute) and isinstance(cur.value, cst.Name) and cur.value.value == "self":
+            out.add(f"self.{cur.attr.value}")
         stack.extend(cur.children)
     return out
 
