@@ -256,6 +256,17 @@ def _definition_location(obj: Any, keywords: tuple[str, ...], *, fallback: bool)
     return SourceLocation(file, start, 1, *end) if fallback else None
 
 
+def is_class_or_instance_of(obj: Any, module: str, name: str) -> bool:
+    """``obj`` is the class ``module.name``, a subclass, or an instance -- answered without
+    importing ``module`` when it is not loaded yet (then no target of that framework was)."""
+    import sys
+
+    if module not in sys.modules:
+        return False
+    cls = getattr(sys.modules[module], name)
+    return (isinstance(obj, type) and issubclass(obj, cls)) or isinstance(obj, cls)
+
+
 def required_parameters(func: Any) -> list[inspect.Parameter] | None:
     """The parameters a factory needs and has no default for (None when its signature is unknown)."""
     try:

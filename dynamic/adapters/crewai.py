@@ -62,6 +62,7 @@ from .base import (
     SourceLocation,
     StoreSettings,
     function_location,
+    is_class_or_instance_of,
     required_parameters,
 )
 
@@ -475,13 +476,7 @@ class CrewAIAdapter(Adapter):
         return list(PRELOAD)
 
     def accepts(self, obj: Any) -> bool:
-        import sys
-
-        if "crewai.flow.runtime" not in sys.modules:
-            return False
-        from crewai.flow.runtime import Flow
-
-        return (isinstance(obj, type) and issubclass(obj, Flow)) or isinstance(obj, Flow)
+        return is_class_or_instance_of(obj, "crewai.flow.runtime", "Flow")
 
     def prepare_process(self, instruments: Instruments, store: StoreSettings) -> None:
         global _INSTRUMENTS, _STORE

@@ -50,6 +50,7 @@ from .base import (
     SourceLocation,
     StoreSettings,
     function_location,
+    is_class_or_instance_of,
     required_parameters,
 )
 
@@ -417,13 +418,7 @@ class LlamaIndexAdapter(Adapter):
         return list(PRELOAD)
 
     def accepts(self, obj: Any) -> bool:
-        import sys
-
-        if "workflows" not in sys.modules:
-            return False
-        from workflows import Workflow
-
-        return (isinstance(obj, type) and issubclass(obj, Workflow)) or isinstance(obj, Workflow)
+        return is_class_or_instance_of(obj, "workflows", "Workflow")
 
     def prepare_process(self, instruments: Instruments, store: StoreSettings) -> None:
         global _INSTRUMENTS
