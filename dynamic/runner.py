@@ -73,25 +73,45 @@ class ChildRun:
         return None
 
 
-def _group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes in process group ``pgid``, from /proc."""
-    members = []
+@dataclass(frozen=True)
+class ProcessEntry:
+    """One row of the process table (``/proc/<pid>/stat``)."""
+
+    pid: int
+    state: str  # "Z" for a zombie
+    ppid: int
+    pgid: int
+    cmdline: str  # "" unless asked for
+
+
+def process_table(*, cmdlines: bool = False) -> list[ProcessEntry]:
+    """Every process ``/proc`` shows, zombies included; command lines read only when asked
+    (the sweep's group checks need stat alone). Processes that vanish mid-read are skipped."""
+    table = []
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return members
+        return table
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
-                data = fh.read().decode("ascii", "replace")
+                tail = fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()
+            cmd = ""
+            if cmdlines:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        tail = data.rsplit(")", 1)[-1].split()
-        if len(tail) >= 3 and tail[0] != "Z" and tail[2] == str(pgid):
-            members.append(int(entry))
-    return members
+        if len(tail) >= 3:
+            table.append(ProcessEntry(int(entry), tail[0], int(tail[1]), int(tail[2]), cmd))
+    return table
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in process group ``pgid``."""
+    return [p.pid for p in process_table() if p.state != "Z" and p.pgid == pgid]
 
 
 def kill_group(pgid: int) -> int:

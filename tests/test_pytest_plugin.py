@@ -9,13 +9,14 @@ cells a test needs so the whole module stays fast.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from auditor.dynamic.runner import process_table
 
 # Every auditor module is imported before pytester snapshots ``sys.modules``: the in-process inner runs
 # then share them -- one fork server for every sweep, one ``auditor.dynamic.child.main`` to pickle for it,
@@ -175,29 +176,16 @@ def test_order_is_charged_once(resume_audit):
 
 
 def _descendants(pid: int) -> dict[int, str]:
-    """Live (non-zombie) descendants of ``pid`` -> their command line, from /proc."""
-    parent: dict[int, int] = {}
-    info: dict[int, tuple[str, str]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                tail = fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        parent[int(entry)] = int(tail[1])
-        info[int(entry)] = (tail[0], cmd)
+    """Live (non-zombie) descendants of ``pid`` -> their command line."""
+    table = process_table(cmdlines=True)
     out: dict[int, str] = {}
     frontier = [pid]
     while frontier:
         p = frontier.pop()
-        for child, ppid in parent.items():
-            if ppid == p and child not in out:
-                out[child] = info[child][1] if info[child][0] != "Z" else "<zombie>"
-                frontier.append(child)
+        for entry in table:
+            if entry.ppid == p and entry.pid not in out:
+                out[entry.pid] = entry.cmdline if entry.state != "Z" else "<zombie>"
+                frontier.append(entry.pid)
     return {p: c for p, c in out.items() if c != "<zombie>"}
 
 
@@ -209,20 +197,7 @@ def _fork_servers() -> set[int]:
 
 
 def _running(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                state = fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if marker in cmd and state != "Z":
-            found.append(int(entry))
-    return found
+    return [p.pid for p in process_table(cmdlines=True) if marker in p.cmdline and p.state != "Z"]
 
 
 def test_a_hanging_graph_times_out_cleanly(project: pytest.Pytester) -> None:

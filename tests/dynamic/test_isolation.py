@@ -7,7 +7,7 @@ import pwd
 
 import pytest
 
-from auditor.dynamic.runner import _group_members
+from auditor.dynamic.runner import _group_members, process_table
 from auditor.dynamic.sweep import SweepUsageError
 from auditor.dynamic.target import TargetError
 from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
@@ -16,20 +16,7 @@ NONE = dict(effects=[], input={}, resume=[])
 
 
 def _processes_running(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                state = fh.read().decode().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if marker in cmd and state != "Z":
-            found.append(int(entry))
-    return found
+    return [p.pid for p in process_table(cmdlines=True) if marker in p.cmdline and p.state != "Z"]
 
 
 def test_a_hanging_graph_times_out_and_is_reported(sweep):
