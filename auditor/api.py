@@ -23,7 +23,7 @@ from auditor.baseline import apply_baseline, read_baseline, write_baseline
 from auditor.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
 from auditor.discovery import PathNotFound
 from auditor.engine import scan as engine_scan
-from auditor.findings import Finding, ScanResult, Span
+from auditor.findings import Finding, NotificationKind, ScanResult, Span
 from auditor.gitdiff import ChangedLines, changed_lines
 from auditor.rules import all_rules
 
@@ -137,7 +137,7 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
         write_baseline(request.write_baseline, result.findings)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
-    if request.strict and result.notifications:
+    if request.strict and any(n.kind is not NotificationKind.UNRESOLVED_IMPORTS for n in result.notifications):
         exit_code = 2
     return ScanOutcome(result, config, exit_code)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import concurrent.futures
+import functools
 import hashlib
 import os
 import signal
@@ -42,7 +43,7 @@ from auditor.analysis.source import SourceText, decode_source, parse_source, rea
 from auditor.cache import ResultCache
 from auditor.config import Config
 from auditor.discovery import discover
-from auditor.findings import Finding, Notification, NotificationKind, ScanResult
+from auditor.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from auditor.fingerprint import assign_fingerprints
 from auditor.rules import Rule, RuleContext, all_rules
 from auditor.suppression import is_suppressed, parse_suppressions
@@ -195,6 +196,11 @@ class Analyzer:
                     if note is not None:
                         result.notifications.append(note)
                 else:
+                    unresolved = self.project.unresolved_imports(module)
+                    if unresolved:
+                        result.notifications.append(
+                            Notification(NotificationKind.UNRESOLVED_IMPORTS, " ".join(unresolved), entry.display, level=Severity.NOTE)
+                        )
                     raw = self._check(module, result)
                     by_file: dict[str, list[Finding]] = {}
                     for f in raw:
@@ -367,7 +373,7 @@ def scan(
                 continue
             candidates.append(entry.path)
 
-    cache = ResultCache(cache_dir, key_parts=[__version__, ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
+    cache = ResultCache(cache_dir, key_parts=[__version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
     texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
@@ -409,8 +415,10 @@ def scan(
         notifications.extend(r.notifications)
         suppressed += r.suppressed
     findings.sort(key=lambda f: f.sort_key)
+    notifications, unresolved = summarise_unresolved(notifications)
     notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
     return ScanResult(
+        unresolved_imports=unresolved,
         findings=findings,
         notifications=notifications,
         files_scanned=discovered,
@@ -419,6 +427,46 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+@functools.lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """Hash of the analysing code itself (the engine and the rules), so a cache written by an
+    edited or upgraded checkout is never reused: the version string alone does not move
+    between commits."""
+    import auditor
+    import auditor.rules
+
+    digest = hashlib.blake2b(digest_size=16)
+    for package_dir in sorted({Path(auditor.__file__).parent, Path(auditor.rules.__file__).parent}):
+        for path in sorted(package_dir.rglob("*.py")):
+            digest.update(path.as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def summarise_unresolved(notifications: list[Notification]) -> tuple[list[Notification], int]:
+    """Fold the per-file unresolved-import notes (cached with each file's result) into one
+    notification per scan: a count and two examples, so a user knows tracing was incomplete
+    without a line per import."""
+    per_file = [n for n in notifications if n.kind is NotificationKind.UNRESOLVED_IMPORTS]
+    if not per_file:
+        return notifications, 0
+    rest = [n for n in notifications if n.kind is not NotificationKind.UNRESOLVED_IMPORTS]
+    pairs = sorted((n.path or "", name) for n in per_file for name in n.message.split())
+    examples = "; ".join(f"`{name}` in {path}" for path, name in pairs[:2])
+    files = len({path for path, _ in pairs})
+    rest.append(
+        Notification(
+            NotificationKind.UNRESOLVED_IMPORTS,
+            f"{len(pairs)} project import(s) in {files} file(s) matched no file of the scan (e.g. {examples}): "
+            "effects and graphs behind them were not traced. Scan the folder the app is run from, "
+            "or include the missing modules.",
+            None,
+            level=Severity.WARNING,
+        )
+    )
+    return rest, len(pairs)
 
 
 def _module_set(files: Sequence[SourceFile]) -> str:

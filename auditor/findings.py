@@ -116,6 +116,8 @@ class NotificationKind(str, enum.Enum):
     INTERNAL_ERROR = "internal-error"
     SKIPPED = "skipped"
     INFO = "info"
+    #: project-local imports that matched no file: cross-module tracing was incomplete
+    UNRESOLVED_IMPORTS = "unresolved-imports"
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,8 @@ class ScanResult:
     outside_diff: int = 0
     #: files that passed the pre-filter and were parsed and checked
     files_analysed: int = 0
+    #: project-local imports (one per importing file and module) that matched no file
+    unresolved_imports: int = 0
 
     def worst(self) -> Severity | None:
         if not self.findings:

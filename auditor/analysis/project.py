@@ -12,6 +12,10 @@ lazily, only when a scanned file's analysis reaches into them.
 
 from __future__ import annotations
 
+import importlib.machinery
+import os
+import site
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +52,23 @@ def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
         directory = directory.parent
     parts.reverse()
     return ".".join(parts), is_package
+
+
+@lru_cache(maxsize=None)
+def is_installed_top_level(top: str) -> bool:
+    """Whether ``top`` is a standard-library module or one installed in site-packages.
+
+    Only the finders are asked (nothing is imported), and only over site-packages
+    and the standard library, never the current directory: the scanned project
+    itself must not count as installed.
+    """
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
+        return True
+    dirs = [d for d in (*site.getsitepackages(), site.getusersitepackages()) if d and os.path.isdir(d)]
+    try:
+        return importlib.machinery.PathFinder.find_spec(top, dirs) is not None
+    except (ImportError, ValueError, OSError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -112,6 +133,13 @@ class Project:
         self.mention_words: set[str] = set()
         self._resolvers: dict[int, Resolver] = {}
         self._reach_memo: dict[str, dict[tuple[int, int], Reached | None]] = {}
+        #: last dotted component -> files (for resolving a name the way the code is really run)
+        self._by_tail: dict[str, list[SourceFile]] | None = None
+        self._suffix_memo: dict[str, list[SourceFile]] = {}
+        #: every directory name and module stem of the project: an import whose first
+        #: component is one of these is the project's own and should resolve
+        self._local_tops: set[str] | None = None
+        self._dir_tails: set[tuple[str, ...]] | None = None
 
     # -- modules ----------------------------------------------------------
     def load(self, entry: SourceFile) -> ModuleFacts | None:
@@ -121,9 +149,87 @@ class Project:
             self._loaded[entry.path] = self._loader(entry) if self._loader is not None else None
         return self._loaded[entry.path]
 
+    def entries_named(self, name: str) -> list[SourceFile]:
+        """Files that ``import name`` may denote, as the code is really run.
+
+        The name computed from ``__init__.py`` files is tried first. Real projects
+        are also run from a sub-folder (``cd backend && uvicorn app.main:app``), use
+        ``src/`` layouts and PEP 420 namespace packages, push folders onto
+        ``sys.path``, or carry a stray ``__init__.py`` one level too high; for those,
+        every file whose path ends in the dotted name (``.../app/main.py`` or
+        ``.../app/main/__init__.py``) matches, and :func:`_closest` prefers the one
+        nearest the importer.
+        """
+        exact = self._files.get(name)
+        if exact:
+            return exact
+        if not name or name.startswith("."):
+            return []
+        memo = self._suffix_memo.get(name)
+        if memo is not None:
+            return memo
+        if self._by_tail is None:
+            self._by_tail = {}
+            for entries in self._files.values():
+                for e in entries:
+                    tail = e.path.parent.name if e.is_package else e.path.stem
+                    self._by_tail.setdefault(tail, []).append(e)
+        parts = name.split(".")
+        found = []
+        for e in self._by_tail.get(parts[-1], ()):
+            dirs = e.path.parent.parts if not e.is_package else e.path.parent.parent.parts
+            if len(parts) == 1 or tuple(dirs[-(len(parts) - 1):]) == tuple(parts[:-1]):
+                found.append(e)
+        self._suffix_memo[name] = found
+        return found
+
+    def knows_module(self, name: str) -> bool:
+        return bool(self.entries_named(name))
+
+    def is_directory_package(self, name: str) -> bool:
+        """A folder of the project whose path ends in ``name``: a PEP 420 namespace
+        package (no ``__init__.py``) that ``from name import mod`` can import from."""
+        if self._dir_tails is None:
+            tails: set[tuple[str, ...]] = set()
+            for entries in self._files.values():
+                for e in entries:
+                    parts = e.path.parent.parts
+                    tails.update(tuple(parts[-k:]) for k in range(1, min(len(parts), 6)))
+            self._dir_tails = tails
+        return tuple(name.split(".")) in self._dir_tails
+
+    def is_local_name(self, top: str) -> bool:
+        """Is ``top`` a folder or module name of this project (so ``import top...`` is ours)?
+        A name the standard library or an installed distribution provides is not: a
+        ``langgraph/`` folder of examples does not make ``import langgraph`` local."""
+        if is_installed_top_level(top):
+            return False
+        if self._local_tops is None:
+            tops: set[str] = set()
+            for entries in self._files.values():
+                for e in entries:
+                    tops.add(e.path.stem)
+                    tops.update(e.path.parent.parts[-3:])
+            self._local_tops = tops
+        return top in self._local_tops
+
+    def unresolved_imports(self, module: ModuleFacts) -> list[str]:
+        """Imports of ``module`` that name the project's own modules but match no file of it:
+        cross-module tracing is blind there, and the user must be told."""
+        out = []
+        for name in sorted(module.imported_modules):
+            if name.startswith(".") or not self.is_local_name(name.split(".")[0]):
+                continue
+            parts = name.split(".")
+            if self.is_directory_package(name) or any(self.entries_named(".".join(parts[:i])) for i in range(len(parts), 0, -1)):
+                continue
+            out.append(name)
+        # ``from x import y`` records both x and x.y: report the module once
+        return [n for n in out if not any(n.startswith(o + ".") for o in out)]
+
     def modules_named(self, name: str) -> list[ModuleFacts]:
         out = []
-        for entry in self._files.get(name, ()):
+        for entry in self.entries_named(name):
             m = self.load(entry)
             if m is not None:
                 out.append(m)
@@ -197,7 +303,7 @@ class Project:
             return None
         parts = qualified.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            candidates = self.modules_named(".".join(parts[:i])) if ".".join(parts[:i]) in self._files else None
+            candidates = self.modules_named(".".join(parts[:i]))
             if not candidates:
                 continue
             module = _closest(candidates, near)
@@ -313,17 +419,16 @@ class _LazyModules:
         self._project = project
 
     def get(self, name: str, default=()):
-        if name not in self._project._files:
-            return default
         return self._project.modules_named(name) or default
 
     def __getitem__(self, name: str) -> list[ModuleFacts]:
-        if name not in self._project._files:
+        found = self._project.modules_named(name)
+        if not found:
             raise KeyError(name)
-        return self._project.modules_named(name)
+        return found
 
     def __contains__(self, name: object) -> bool:
-        return name in self._project._files
+        return isinstance(name, str) and self._project.knows_module(name)
 
 
 def _closest(candidates: list[ModuleFacts], near: ModuleFacts | None) -> ModuleFacts:

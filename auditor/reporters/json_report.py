@@ -37,6 +37,7 @@ def build_json(result: ScanResult) -> dict[str, Any]:
             "suppressed": result.suppressed,
             "baselined": result.baselined,
             "outside_diff": result.outside_diff,
+            "unresolved_imports": result.unresolved_imports,
         },
         "rules_run": list(result.rules_run),
         "findings": [finding_to_dict(f) for f in result.findings],
