@@ -15,6 +15,8 @@ Example::
     fail-on = "error"                  # error | warning | note | never
     effect-sinks = ["myapp.billing.charge", "myapp.notify.*"]
     safe-calls = ["myapp.audit.log_event"]
+    safe-urls = ["*/rpc/search", "https://internal.example.com/query*"]   # POSTs that only read
+    read-only-tools = ["get_*", "list_*", "search_*", "read_*", "lookup_*"]   # MCP / LangChain tool names
 
     [tool.resume-audit.per-path-ignores]
     "tests/*" = ["RA101", "RA103"]
@@ -42,6 +44,9 @@ class ConfigError(Exception):
 
 FAIL_ON_CHOICES = ("error", "warning", "note", "never")
 
+#: tool names that only read, by convention (MCP servers and LangChain toolkits name them so)
+DEFAULT_READ_ONLY_TOOLS = ("get_*", "list_*", "search_*", "read_*")
+
 
 @dataclass
 class Config:
@@ -51,6 +56,10 @@ class Config:
     per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
     effect_sinks: list[str] = field(default_factory=list)
     safe_calls: list[str] = field(default_factory=list)
+    #: URL globs of endpoints that only read although called with POST (RPC-style search APIs)
+    safe_urls: list[str] = field(default_factory=list)
+    #: tool-name globs of MCP / LangChain tools that only read
+    read_only_tools: list[str] = field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
     fail_on: str = "warning"
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
@@ -83,6 +92,8 @@ class Config:
                 sorted((k, sorted(v)) for k, v in self.per_path_ignores.items()),
                 self.effect_sinks,
                 self.safe_calls,
+                self.safe_urls,
+                self.read_only_tools,
             )
         )
 
@@ -94,6 +105,8 @@ _KEYS = {
     "per-path-ignores": "table",
     "effect-sinks": "list",
     "safe-calls": "list",
+    "safe-urls": "list",
+    "read-only-tools": "list",
     "fail-on": "str",
 }
 
@@ -153,6 +166,9 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
     cfg.exclude = [p if base is None or p.startswith("/") else (base / p).as_posix() for p in table.get("exclude", [])]
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
+    cfg.safe_urls = list(table.get("safe-urls", []))
+    if "read-only-tools" in table:
+        cfg.read_only_tools = list(table["read-only-tools"])
     if "fail-on" in table:
         cfg.fail_on = validate_fail_on(table["fail-on"], f"{where}: tool.resume-audit.fail-on")
     for pattern, ids in table.get("per-path-ignores", {}).items():

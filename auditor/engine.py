@@ -168,7 +168,7 @@ class Analyzer:
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = _mentions_memo(files, {str(p): b for p, b in (texts or {}).items()})
         self.project = Project(files=files, loader=self._load, mentions=mentions)
-        self.effects = EffectModel(config.effect_sinks, config.safe_calls)
+        self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 
     def _load(self, entry: SourceFile) -> ModuleFacts | None:

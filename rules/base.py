@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 
 import libcst as cst
 
+from auditor.analysis.idempotency import replays_harmlessly
 from auditor.findings import Finding, FlowStep, Related, Severity, Span
 
 if TYPE_CHECKING:
@@ -107,12 +108,13 @@ class RuleContext:
         m = module or self.module
         effects = self.effects
         project = self.project
-        return project.reach(
-            "effect",
-            lambda c, mod: effects.classify(c, mod, project.resolver(mod)),
-            call,
-            m,
-        )
+
+        def classify(c: "CallInfo", mod: "ModuleFacts") -> "Effect | None":
+            # a re-run that rewrites the same file or upserts the same row duplicates nothing
+            hit = effects.classify(c, mod, project.resolver(mod))
+            return None if hit is None or replays_harmlessly(c.node, hit) else hit
+
+        return project.reach("effect", classify, call, m)
 
     def reached_related(self, reached: "Reached", what: str) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
         """Related locations and a code flow for a path through helpers: node -> helper -> sink."""

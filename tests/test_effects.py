@@ -29,7 +29,7 @@ EFFECTS = {
     "sql update relative": '{i}cur = state["cur"]\n{i}cur.execute("UPDATE accounts SET balance = balance - 5")',
     "orm add+commit": '{i}db = state["db"]\n{i}db.add(object())\n{i}db.commit()',
     "file append": '{i}open("log.txt", "a").write("x")',
-    "path write_text": 'from pathlib import Path\n{i}Path("out.txt").write_text("x")',
+    "path unlink": 'from pathlib import Path\n{i}Path("out.txt").unlink()',
     "os.remove": 'import os\n{i}os.remove("f")',
     "subprocess": 'import subprocess\n{i}subprocess.run(["ls"])',
     "celery apply_async": '{i}state["task"].apply_async(args=[1])',
@@ -45,6 +45,9 @@ NOT_EFFECTS = {
     "select": 'import sqlite3\n{i}sqlite3.connect("d").execute("SELECT * FROM t")',
     "insert on conflict do nothing": 'import sqlite3\n{i}sqlite3.connect("d").execute("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING")',
     "open for reading": '{i}open("f").read()',
+    # an overwrite replays harmlessly: the re-run writes the same file from the same state
+    "path write_text overwrite": 'from pathlib import Path\n{i}Path("out.txt").write_text("x")',
+    "open for writing overwrite": '{i}open("out.txt", "w").write("x")',
     "request with variable method": 'import requests\n{i}m = state["m"]\n{i}requests.request(m, "https://x")',
     "commit without staging": '{i}db = state["db"]\n{i}db.query(1)\n{i}db.commit()',
     "str.replace": '{i}"a".replace("a", "b")',

@@ -27,12 +27,29 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from auditor.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, catalog_methods, catalog_specs
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.resolve import Resolver
 from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
 
 _MUTATING_HTTP = {"POST", "PUT", "PATCH", "DELETE"}
 _HTTP_VERBS = "post|put|patch|delete"
+
+
+#: what a repeat of an effect of each kind does, when the catalog has nothing more precise
+KIND_CONSEQUENCES: dict[str, str] = {
+    "http": "sends the HTTP request again",
+    "payment": "moves the money again (a second charge or refund)",
+    "email": "sends the email again",
+    "message": "publishes the message again",
+    "cloud": "repeats the cloud write",
+    "sql": "repeats the database write",
+    "file": "repeats the file change",
+    "subprocess": "runs the command again",
+    "saas": "repeats the write to the service",
+    "mcp": "calls the MCP tool again",
+    "configured": "repeats the effect",
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,12 @@ class Effect:
     kind: str
     #: the qualified name (or method) that matched, shown to users
     label: str
+    #: what a repeat does, in the user's words ("sends the Gmail message again")
+    consequence: str = ""
+
+    @property
+    def repeat(self) -> str:
+        return self.consequence or KIND_CONSEQUENCES.get(self.kind, "repeats the effect")
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,7 @@ class SinkSpec:
     kind: str
     #: extra check on the call's arguments (e.g. a write mode for ``open``)
     when: Callable[[cst.Call], bool] | None = None
+    consequence: str = ""
 
 
 def _mode_writes(call: cst.Call) -> bool:
@@ -204,6 +228,8 @@ BUILTIN_SINKS: tuple[SinkSpec, ...] = (
     SinkSpec("asyncio.create_subprocess_*", "subprocess"),
 )
 
+BUILTIN_SINKS = BUILTIN_SINKS + tuple(SinkSpec(p, kind, None, why) for p, kind, why in catalog_specs())
+
 #: Methods recognised by name alone, whatever the receiver: distinctive enough
 #: that a match is an effect (``path.write_text``, ``channel.basic_publish``)
 #: or checked by their arguments (``cursor.execute("INSERT ...")``).
@@ -219,6 +245,7 @@ NAME_ONLY_SINKS: tuple[SinkSpec, ...] = (
     SinkSpec("execute", "sql", _sql_argument_writes),
     SinkSpec("executemany", "sql", _sql_argument_writes),
     SinkSpec("executescript", "sql", _sql_argument_writes),
+    *(SinkSpec(m, kind, None, why) for m, kind, why in catalog_methods() if m not in ("chat_postMessage",)),
 )
 
 _KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
@@ -232,10 +259,19 @@ def _compile(patterns: Iterable[SinkSpec]) -> list[tuple[re.Pattern[str], SinkSp
 class EffectModel:
     """Classifies calls as effects; one instance per scan (it carries the user's sinks)."""
 
-    def __init__(self, extra_sinks: Iterable[str] = (), safe_calls: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        extra_sinks: Iterable[str] = (),
+        safe_calls: Iterable[str] = (),
+        *,
+        safe_urls: Iterable[str] = (),
+        read_only_tools: Iterable[str] = ("get_*", "list_*", "search_*", "read_*"),
+    ) -> None:
         self._sinks = _compile([*(SinkSpec(p, "configured") for p in extra_sinks), *BUILTIN_SINKS])
         self._name_only = {s.pattern: s for s in NAME_ONLY_SINKS}
         self._safe = [re.compile(fnmatch.translate(p)) for p in safe_calls]
+        self._safe_urls = [re.compile(fnmatch.translate(p)) for p in safe_urls]
+        self._read_only_tools = [re.compile(fnmatch.translate(p)) for p in read_only_tools]
 
     def classify(self, call: CallInfo, module: ModuleFacts, resolver: Resolver) -> Effect | None:
         """The effect ``call`` performs, or None (not an effect, or keyed by an idempotency key)."""
@@ -243,26 +279,118 @@ class EffectModel:
         names = resolver.call_names(node, call.function)
         if any(p.match(n) for p in self._safe for n in names):
             return None
-        effect = self._match(node, names) or _orm_session_commit(call)
+        effect = self._match(node, names) or google_chain_write(node, resolver, call.function) or _orm_session_commit(call)
         if effect is None:
+            return None
+        if effect.kind == "http" and self._reads_only(node, resolver, call.function):
+            return None
+        if effect.kind == "mcp" and self.tool_reads_only(string_value(argument(node, 0, "name"))):
             return None
         if is_keyed(node, resolver, call.function):
             return None
         return effect
 
+    def tool_reads_only(self, name: str | None) -> bool:
+        """A tool whose name says it only reads (``get_*``, ``list_*``, ... or configured)."""
+        return name is not None and any(p.match(name) for p in self._read_only_tools)
+
+    def _reads_only(self, node: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> bool:
+        """A POST that is a model call (embeddings, completions) or to a URL configured as a read."""
+        url = url_text(argument(node, 0, "url"), resolver, scope)
+        if url is None:
+            return False
+        if _MODEL_ENDPOINT.search(url):
+            return True
+        return any(p.match(url) for p in self._safe_urls)
+
     def _match(self, node: cst.Call, names: set[str]) -> Effect | None:
         for name in sorted(names):
             for regex, spec in self._sinks:
                 if regex.match(name) and (spec.when is None or spec.when(node)):
-                    return Effect(spec.kind, name)
+                    return Effect(spec.kind, name, spec.consequence)
         if isinstance(node.func, cst.Attribute):
             spec = self._name_only.get(node.func.attr.value)
             if spec is not None and (spec.when is None or spec.when(node)):
-                return Effect(spec.kind, f".{node.func.attr.value}()")
+                return Effect(spec.kind, f".{node.func.attr.value}()", spec.consequence)
         return None
 
 
-_ORM_STAGING = frozenset({"add", "add_all", "merge", "delete", "bulk_save_objects"})
+#: POSTs that are model calls, not effects: OpenAI-compatible, Anthropic, Ollama, Gemini,
+#: Cohere/TEI rerank and embedding endpoints
+_MODEL_ENDPOINT = re.compile(
+    r"(/embeddings?|/chat/completions|/completions|/v1/messages|/v1/responses|/api/generate|/api/chat|/api/embed\w*"
+    r"|:generateContent|:streamGenerateContent|:embedContent|/rerank|/v1/embed)(\?|/?$)"
+)
+
+
+def url_text(expr: cst.BaseExpression | None, resolver: Resolver, scope: FunctionInfo | None, depth: int = 0) -> str | None:
+    """The URL an argument spells, with unknown parts as ``*``: ``f"{base}/v1/embeddings"``
+    -> ``*/v1/embeddings``; a name bound to a string in the same scope is followed."""
+    if expr is None or depth > 4:
+        return None
+    text = string_value(expr)
+    if text is not None:
+        return text
+    if isinstance(expr, cst.FormattedString):
+        out = []
+        for part in expr.parts:
+            out.append(part.value if isinstance(part, cst.FormattedStringText) else "*")
+        return "".join(out)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = url_text(expr.left, resolver, scope, depth + 1) or "*"
+        right = url_text(expr.right, resolver, scope, depth + 1) or "*"
+        return left + right
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return url_text(found[0].value, resolver, found[1], depth + 1)
+    return None
+
+
+def google_chain_write(node: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> Effect | None:
+    """``service.users().messages().send(userId="me", body=b).execute()``: the ``.execute()``
+    of a mutating method of a Google API discovery client, however long the fluent chain,
+    also when the request is bound to a name first (``req = yt.videos().insert(...)``;
+    ``req.execute()`` or a resumable ``req.next_chunk()``). Recognised by shape: a chain of
+    at least two calls ending in a mutating method, executed with no positional argument
+    (a SQL cursor's ``execute`` always has one)."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("execute", "next_chunk")):
+        return None
+    if any(a.keyword is None and a.star == "" for a in node.args):
+        return None
+    request = func.value
+    if isinstance(request, cst.Name):
+        found = resolver.binding_value(request.value, scope, None)
+        if found is None or found[0].kind != "assign":
+            return None
+        request = found[0].value
+    if not (isinstance(request, cst.Call) and isinstance(request.func, cst.Attribute)):
+        return None
+    method = request.func.attr.value
+    if method not in GOOGLE_WRITE_METHODS:
+        return None
+    resource_call = request.func.value
+    if not (isinstance(resource_call, cst.Call) and isinstance(resource_call.func, cst.Attribute)):
+        return None
+    resource = resource_call.func.attr.value
+    chain = _chain_text(request)
+    consequence = GOOGLE_CONSEQUENCES.get((resource, method), f"repeats the Google API {resource}().{method}() write")
+    return Effect("saas", f"{chain}.execute()", consequence)
+
+
+def _chain_text(call: cst.Call) -> str:
+    """``users().messages().send()`` for a fluent chain (arguments elided)."""
+    parts = []
+    cur: cst.BaseExpression = call
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+        parts.append(f"{cur.func.attr.value}()")
+        cur = cur.func.value
+    return ".".join(reversed(parts))
+
+
+#: ``merge`` is not here: it is an upsert by primary key, a re-run leaves one row
+_ORM_STAGING = frozenset({"add", "add_all", "delete", "bulk_save_objects"})
 
 
 def _orm_session_commit(call: CallInfo) -> Effect | None:

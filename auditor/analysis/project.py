@@ -140,6 +140,7 @@ class Project:
         #: component is one of these is the project's own and should resolve
         self._local_tops: set[str] | None = None
         self._dir_tails: set[tuple[str, ...]] | None = None
+        self._tool_memo: dict[int, list[FunctionInfo]] = {}
 
     # -- modules ----------------------------------------------------------
     def load(self, entry: SourceFile) -> ModuleFacts | None:
@@ -330,6 +331,16 @@ class Project:
             fn = self.function(name, near=module)
             if fn is not None and fn not in out:
                 out.append(fn)
+        if not out:
+            # a LangChain tool object called (``tool.invoke(args)``, a registry lookup): the
+            # call runs the tool's function -- framework knowledge, imported lazily (the
+            # frameworks package builds on this module)
+            from auditor.frameworks.langchain_tools import tool_callees
+
+            memo = self._tool_memo.get(id(call.node))
+            if memo is None:
+                memo = self._tool_memo[id(call.node)] = tool_callees(call.node, call.function, module, self)
+            out = list(memo)
         return out
 
     def return_type_of(self, qualified: str) -> str | None:

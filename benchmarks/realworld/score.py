@@ -108,10 +108,39 @@ def checkout(mirrors: Path, entry: Entry, work: Path) -> Path:
     tmp = work / (dest.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", entry.commit], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+    # Only what a scan reads (Python sources and project manifests), blob by blob: a
+    # snapshot may lack big files (node_modules binaries), which breaks `git archive`.
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", entry.commit],
+                             capture_output=True, check=True).stdout.split(b"\0")
+    wanted = []
+    for row in listing:
+        if not row:
+            continue
+        meta, _, path = row.partition(b"\t")
+        mode, kind, sha = meta.split()
+        name = path.decode("utf-8", "surrogateescape")
+        if kind == b"blob" and mode != b"120000" and name.endswith((".py", ".toml", "langgraph.json", ".cfg")):
+            wanted.append((sha.decode(), name))
+    batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+                           input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True).stdout
+    at = 0
+    for sha, name in wanted:
+        header_end = batch.index(b"\n", at)
+        header = batch[at:header_end].split()
+        if len(header) < 3 or header[1] == b"missing":
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        body = batch[header_end + 1: header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        target = tmp / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
     tmp.rename(dest)
     return dest
+
+
+PYTHON = sys.executable
 
 
 def scan(tree: Path, entry: Entry, result: RepoResult) -> None:
@@ -120,7 +149,7 @@ def scan(tree: Path, entry: Entry, result: RepoResult) -> None:
     if not paths:
         result.error = f"none of {entry.scan_paths} exists"
         return
-    cmd = [sys.executable, "-m", "auditor.cli", "scan", *paths, "--format", "json", "--no-cache", "--fail-on", "never"]
+    cmd = [PYTHON, "-m", "auditor.cli", "scan", *paths, "--format", "json", "--no-cache", "--fail-on", "never"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
     result.seconds = time.perf_counter() - started
@@ -131,21 +160,9 @@ def scan(tree: Path, entry: Entry, result: RepoResult) -> None:
     for f in data.get("findings", []):
         result.findings.append(Reported(f["rule_id"], f["path"], f["start_line"], f["end_line"], f["message"]))
     for n in data.get("notifications", []):
-        if n.get("kind") == "unresolved-imports":
-            result.unresolved_imports = int(n.get("count", 0) or 0) if "count" in n else _count_from(n["message"])
         result.notifications.append(f'{n.get("kind")}: {n.get("path") or ""} {n.get("message")}')
-    if result.unresolved_imports is None and any("unresolved" in s for s in result.notifications) is False:
-        result.unresolved_imports = 0 if _reports_unresolved(data) else None
-
-
-def _count_from(message: str) -> int:
-    digits = "".join(ch if ch.isdigit() else " " for ch in message).split()
-    return int(digits[0]) if digits else 0
-
-
-def _reports_unresolved(data: dict) -> bool:
-    """Whether this scanner version reports unresolved imports at all."""
-    return bool(data.get("reports_unresolved_imports"))
+    if "unresolved_imports" in data.get("summary", {}):
+        result.unresolved_imports = int(data["summary"]["unresolved_imports"])
 
 
 @dataclass
@@ -216,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repo", action="append", help="only this repository (repeatable)")
     ap.add_argument("--show", action="store_true", help="print every miss, false positive and unlabelled finding")
     ap.add_argument("--json", type=Path, help="write the per-rule figures here")
+    ap.add_argument("--python", default=sys.executable, help="interpreter whose resume-audit to run (e.g. a baseline install)")
     args = ap.parse_args(argv)
+    global PYTHON
+    PYTHON = args.python
 
     entries = load_corpus(args.corpus)
     if args.repo:

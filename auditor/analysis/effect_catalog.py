@@ -1,0 +1,278 @@
+"""The SDK effect catalog: which calls of the SDKs agents use write to the world.
+
+Agents rarely call ``requests.post`` in a node body. They send Gmail through a
+Google discovery client, post to Slack, create Salesforce Tasks, Notion pages,
+GitHub issues. Each SDK is one :class:`Sdk` entry here -- its modules, how a
+client is obtained, which calls write, and the idempotency key it accepts (if
+any) -- so the EO rules can say *what* repeats ("sends the Gmail message
+again") and ``resume-audit effects`` can list the catalog.
+
+Patterns are fnmatch globs over resolved qualified names (``*`` spans dots), the
+way :mod:`auditor.analysis.effects` matches them: a client built as
+``WebClient(token=...)`` has type ``slack_sdk.WebClient``, so its
+``chat_postMessage`` resolves to ``slack_sdk.WebClient.chat_postMessage``.
+``methods`` are distinctive method names also recognised when the receiver's
+type is unknown (a client passed in as an untyped parameter); only names that
+mean "write" in every SDK that uses them go there.
+
+Reads stay reads: ``list``, ``get``, ``search``, ``conversations_history`` are
+not in any entry. To add an SDK, add an entry (docs/effects.md says how) or,
+without a release, list its calls in ``[tool.resume-audit] effects``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write operation of an SDK."""
+
+    #: fnmatch globs over qualified names
+    patterns: tuple[str, ...]
+    #: what a repeat does, in the user's words: "sends the Slack message again"
+    consequence: str
+    #: distinctive method names matched whatever the receiver (see the module docstring)
+    methods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sdk:
+    name: str
+    #: top-level import names
+    modules: tuple[str, ...]
+    #: how a client is obtained (documentation)
+    client: str
+    kind: str
+    writes: tuple[Write, ...]
+    #: the idempotency key the SDK accepts, if any (documentation and the fix text)
+    idempotency_key: str | None = None
+
+
+#: Google API discovery clients (``googleapiclient.discovery.build``): the effect is the
+#: ``.execute()`` of a mutating method however long the fluent chain. Recognised by the
+#: chain's shape (see :func:`auditor.analysis.effects.google_chain_write`), since the
+#: client is usually built in a helper and passed around untyped.
+GOOGLE_WRITE_METHODS: dict[str, str] = {
+    "send": "sends the message again",
+    "insert": "inserts a second copy",
+    "create": "creates a second one",
+    "import_": "imports it again",
+    "copy": "copies it again",
+    "append": "appends the rows again",
+    "batchUpdate": "applies the batch update again",
+    "update": "overwrites it again",
+    "patch": "patches it again",
+    "delete": "deletes again (the second call fails)",
+    "trash": "trashes it again",
+    "move": "moves it again",
+    "quickAdd": "adds a second event",
+    "emptyTrash": "empties the trash again",
+}
+
+#: (resource, method) -> a more precise consequence for the common Google calls
+GOOGLE_CONSEQUENCES: dict[tuple[str, str], str] = {
+    ("messages", "send"): "sends the Gmail message again",
+    ("drafts", "send"): "sends the Gmail draft again",
+    ("drafts", "create"): "creates a second Gmail draft",
+    ("events", "insert"): "creates a second Calendar event (and re-sends its invitations)",
+    ("events", "quickAdd"): "creates a second Calendar event",
+    ("events", "patch"): "patches the Calendar event again (and re-notifies attendees)",
+    ("events", "update"): "updates the Calendar event again (and re-notifies attendees)",
+    ("events", "delete"): "deletes the Calendar event again (the second call fails)",
+    ("files", "create"): "creates a second Drive file",
+    ("files", "copy"): "creates a second copy of the Drive file",
+    ("values", "append"): "appends the Sheets rows again",
+    ("videos", "insert"): "uploads the YouTube video again",
+    ("documents", "batchUpdate"): "applies the Docs edits again (inserted text appears twice)",
+    ("spreadsheets", "batchUpdate"): "applies the Sheets batch update again",
+}
+
+CATALOG: tuple[Sdk, ...] = (
+    Sdk(
+        "Google APIs (Gmail, Calendar, Drive, Sheets, Docs, YouTube)",
+        ("googleapiclient",),
+        'service = build("gmail", "v1", credentials=creds)',
+        "saas",
+        (
+            Write(("<discovery chain>.send|insert|create|append|batchUpdate|patch|update|delete(...).execute()",),
+                  "repeats the Google API write"),
+        ),
+        "none for most methods (Calendar accepts a client-chosen event `id`; Gmail has none)",
+    ),
+    Sdk(
+        "Slack (slack_sdk, slack_bolt)",
+        ("slack_sdk", "slack_bolt", "slack"),
+        "client = WebClient(token=...) / AsyncWebClient / app.client",
+        "message",
+        (
+            Write(("slack_sdk.*.chat_postMessage", "slack_bolt.*.chat_postMessage", "slack.*.chat_postMessage"),
+                  "posts the Slack message again", ("chat_postMessage",)),
+            Write(("slack_sdk.*.chat_postEphemeral", "slack_sdk.*.chat_scheduleMessage", "slack_sdk.*.chat_meMessage"),
+                  "posts the Slack message again", ("chat_postEphemeral", "chat_scheduleMessage")),
+            Write(("slack_sdk.*.files_upload*", "slack_bolt.*.files_upload*"), "uploads the file to Slack again",
+                  ("files_upload_v2", "files_upload")),
+            Write(("slack_sdk.*.conversations_create", "slack_sdk.*.conversations_invite"), "creates the channel / invites again"),
+            Write(("slack_sdk.webhook.*.send",), "posts the Slack webhook message again"),
+        ),
+        "none (Slack dedupes nothing; use `client_msg_id` bookkeeping of your own)",
+    ),
+    Sdk(
+        "Salesforce (simple_salesforce)",
+        ("simple_salesforce",),
+        "sf = Salesforce(username=..., password=..., security_token=...)",
+        "saas",
+        (
+            Write(("simple_salesforce.*.create",), "creates a second Salesforce record"),
+            Write(("simple_salesforce.*.update", "simple_salesforce.*.upsert"), "updates the Salesforce record again"),
+            Write(("simple_salesforce.*.delete",), "deletes the Salesforce record again (the second call fails)"),
+        ),
+        "upsert on an external id field (`sf.Task.upsert('Ext_Id__c/KEY', {...})`)",
+    ),
+    Sdk(
+        "Notion (notion_client)",
+        ("notion_client",),
+        "notion = Client(auth=...) / AsyncClient",
+        "saas",
+        (
+            Write(("notion_client.*.pages.create",), "creates a second Notion page", ()),
+            Write(("notion_client.*.blocks.children.append",), "appends the Notion blocks again"),
+            Write(("notion_client.*.pages.update", "notion_client.*.blocks.update", "notion_client.*.databases.create",
+                   "notion_client.*.comments.create", "notion_client.*.blocks.delete"), "repeats the Notion write"),
+        ),
+    ),
+    Sdk(
+        "GitHub (PyGithub, githubkit)",
+        ("github", "githubkit"),
+        "gh = Github(auth=...); repo = gh.get_repo(...)",
+        "saas",
+        (
+            Write(("github.*.create_issue", "githubkit.*.create_issue"), "opens a second GitHub issue", ("create_issue",)),
+            Write(("github.*.create_pull",), "opens a second pull request", ("create_pull",)),
+            Write(("github.*.create_comment", "github.*.create_issue_comment", "github.*.create_review"),
+                  "posts the GitHub comment again", ("create_issue_comment", "create_review")),
+            Write(("github.*.create_file", "github.*.create_git_ref", "github.*.create_git_release", "github.*.merge"),
+                  "repeats the GitHub write", ("create_git_ref", "create_git_release")),
+            Write(("githubkit.*.rest.issues.create*", "githubkit.*.rest.pulls.create*"), "repeats the GitHub write"),
+        ),
+    ),
+    Sdk(
+        "Jira (jira)",
+        ("jira",),
+        "jira = JIRA(server=..., basic_auth=...)",
+        "saas",
+        (
+            Write(("jira.*.create_issue", "jira.*.create_issues"), "creates a second Jira issue"),
+            Write(("jira.*.add_comment",), "adds the Jira comment again", ("add_comment",)),
+            Write(("jira.*.transition_issue", "jira.*.add_worklog", "jira.*.add_attachment"), "repeats the Jira write",
+                  ("transition_issue", "add_worklog")),
+        ),
+    ),
+    Sdk(
+        "HubSpot (hubspot-api-client)",
+        ("hubspot",),
+        "client = HubSpot(access_token=...)",
+        "saas",
+        (
+            Write(("hubspot.*.basic_api.create", "hubspot.*.batch_api.create"), "creates a second HubSpot record"),
+            Write(("hubspot.*.basic_api.update", "hubspot.*.basic_api.archive"), "repeats the HubSpot write"),
+        ),
+    ),
+    Sdk(
+        "Twilio",
+        ("twilio",),
+        "client = Client(account_sid, auth_token)",
+        "message",
+        (
+            Write(("twilio.*.messages.create",), "sends the SMS again"),
+            Write(("twilio.*.calls.create",), "places the phone call again"),
+        ),
+    ),
+    Sdk(
+        "SendGrid",
+        ("sendgrid",),
+        "sg = SendGridAPIClient(api_key)",
+        "email",
+        (Write(("sendgrid.*.send",), "sends the email again"),),
+    ),
+    Sdk(
+        "Resend",
+        ("resend",),
+        "resend.api_key = ...",
+        "email",
+        (Write(("resend.Emails.send", "resend.emails.send", "resend.*.Emails.send"), "sends the email again"),),
+        "`Idempotency-Key` header (`resend.Emails.send(params, {'idempotency_key': ...})`)",
+    ),
+    Sdk(
+        "Mailgun / Postmark / Mailchimp transactional",
+        ("postmarker", "mailchimp_transactional"),
+        "PostmarkClient(server_token=...) / Client(api_key)",
+        "email",
+        (Write(("postmarker.*.emails.send*", "mailchimp_transactional.*.messages.send*"), "sends the email again"),),
+    ),
+    Sdk(
+        "SMTP (smtplib, aiosmtplib)",
+        ("smtplib", "aiosmtplib"),
+        "smtplib.SMTP(host) / aiosmtplib.send(...)",
+        "email",
+        (Write(("aiosmtplib.send", "aiosmtplib.SMTP.send_message", "aiosmtplib.SMTP.sendmail"), "sends the email again"),),
+    ),
+    Sdk(
+        "Discord (discord.py, discord_webhook)",
+        ("discord", "discord_webhook"),
+        "channel = client.get_channel(...); DiscordWebhook(url=...)",
+        "message",
+        (
+            Write(("discord.*.send", "discord.*.create_thread"), "posts the Discord message again"),
+            Write(("discord_webhook.*.execute",), "posts the Discord webhook message again"),
+        ),
+    ),
+    Sdk(
+        "Telegram (python-telegram-bot, aiogram, pyTelegramBotAPI)",
+        ("telegram", "aiogram", "telebot"),
+        "bot = Bot(token) / application.bot",
+        "message",
+        (
+            Write(("telegram.*.send_message", "telegram.*.send_photo", "telegram.*.send_document",
+                   "aiogram.*.send_message", "telebot.*.send_message"), "sends the Telegram message again"),
+        ),
+    ),
+    Sdk(
+        "Microsoft Graph / O365",
+        ("msgraph", "O365"),
+        "GraphServiceClient(credentials) / Account(credentials).mailbox()",
+        "email",
+        (
+            Write(("msgraph.*.send_mail.post", "msgraph.*.messages.post", "msgraph.*.events.post"), "sends the Outlook mail / creates the event again"),
+            Write(("O365.*.Message.send", "O365.*.new_message.send"), "sends the Outlook mail again"),
+        ),
+    ),
+    Sdk(
+        "MCP (Model Context Protocol clients)",
+        ("mcp", "fastmcp", "langchain_mcp_adapters"),
+        "async with ClientSession(read, write) as session",
+        "mcp",
+        (
+            Write(("mcp.*.call_tool", "fastmcp.*.call_tool"),
+                  "calls the MCP tool again (whatever it does on the server side)", ("call_tool",)),
+        ),
+        "whatever the server's tool accepts; names starting with get_/list_/search_/read_ are treated as reads",
+    ),
+)
+
+
+def catalog_specs() -> list[tuple[str, str, str]]:
+    """``(pattern, kind, consequence)`` for every qualified-name pattern in the catalog."""
+    out = []
+    for sdk in CATALOG:
+        for w in sdk.writes:
+            for p in w.patterns:
+                if not p.startswith("<"):
+                    out.append((p, sdk.kind, w.consequence))
+    return out
+
+
+def catalog_methods() -> list[tuple[str, str, str]]:
+    """``(method name, kind, consequence)`` recognised whatever the receiver."""
+    return [(m, sdk.kind, w.consequence) for sdk in CATALOG for w in sdk.writes for m in w.methods]

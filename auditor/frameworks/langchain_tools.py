@@ -1,0 +1,269 @@
+"""LangChain tools: which project function runs when a tool object is called.
+
+Agents perform their effects through tools: ``@tool`` functions,
+``StructuredTool.from_function(func=...)``, ``BaseTool`` subclasses'
+``_run``/``_arun``, and tools looked up by name in a registry built from a
+list (``{t.name: t for t in tools}``, ``dict(zip(names, tools))``,
+``tools_by_name[call["name"]]``). Calling ``tool.invoke(args)``,
+``tool.ainvoke``, ``tool.run``, ``tool.func(...)`` runs the tool's function,
+so for effect tracing the call is a call of that function -- and a call
+through a registry may run any tool in it.
+
+Names were checked against langchain-core 1.x (``langchain_core.tools``:
+``tool``, ``StructuredTool``, ``Tool``, ``BaseTool``; ``langchain.tools`` and
+``langchain.agents`` re-export them). Matching is by the last component
+under a ``langchain`` package, so the many re-export paths all match.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.syntax import argument
+from auditor.frameworks.classes import extends
+
+#: calling one of these on a tool object runs the tool's function
+TOOL_CALL_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "func", "coroutine", "_run", "_arun", "batch", "abatch"})
+#: registry lookups that return one tool: ``reg[name]``, ``reg.get(name)``
+_LOOKUP_METHODS = frozenset({"get", "__getitem__", "pop"})
+_BASE_TOOL = frozenset(
+    {
+        "langchain_core.tools.BaseTool",
+        "langchain_core.tools.base.BaseTool",
+        "langchain.tools.BaseTool",
+        "langchain.tools.base.BaseTool",
+        "langchain_community.tools.BaseTool",
+    }
+)
+_MAX_DEPTH = 6
+
+
+def _langchain(name: str, last: str) -> bool:
+    return name.split(".", 1)[0] in ("langchain", "langchain_core", "langchain_community") and name.rsplit(".", 1)[-1] == last
+
+
+def is_tool_decorator(names: set[str]) -> bool:
+    return any(_langchain(n, "tool") for n in names)
+
+
+def _is_tool_factory(names: set[str]) -> bool:
+    """``StructuredTool.from_function``, ``Tool.from_function``, ``Tool(...)``, ``StructuredTool(...)``."""
+    for n in names:
+        parts = n.split(".")
+        if parts[0] not in ("langchain", "langchain_core", "langchain_community"):
+            continue
+        if parts[-1] in ("Tool", "StructuredTool") or (parts[-1] == "from_function" and len(parts) > 1 and parts[-2] in ("Tool", "StructuredTool")):
+            return True
+    return False
+
+
+def is_tool_function(fn: FunctionInfo, project) -> bool:
+    resolver = project.resolver(fn.module)
+    return any(is_tool_decorator(resolver.names(d.target, fn.parent)) for d in fn.decorators)
+
+
+def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> list[FunctionInfo]:
+    """Project functions ``call`` runs when it calls a tool object: ``tool.invoke(args)``,
+    ``await tools_by_name[name].ainvoke(args)``, ``MyTool().run(...)``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_CALL_METHODS):
+        return []
+    return tool_targets(func.value, scope, module, project, 0)
+
+
+def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
+    """The project functions the tool object ``expr`` may run."""
+    if depth > _MAX_DEPTH:
+        return []
+    resolver = project.resolver(module)
+    if isinstance(expr, cst.Await):
+        return tool_targets(expr.expression, scope, module, project, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return registry_tools(expr.value, scope, module, project, depth + 1)
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _LOOKUP_METHODS:
+            return registry_tools(f.value, scope, module, project, depth + 1)
+        names = resolver.call_names(expr, scope)
+        if _is_tool_factory(names):
+            return _factory_functions(expr, scope, module, project)
+        return _class_runs(names, module, project)
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, module.order(expr) if expr in module._meta else None)
+        if found is not None:
+            binding, where = found
+            if binding.kind == "for":
+                return registry_tools(binding.value, where, module, project, depth + 1)
+            if binding.kind in ("assign", "with"):
+                return tool_targets(binding.value, where, module, project, depth + 1)
+    out: list[FunctionInfo] = []
+    for name in resolver.names(expr, scope):
+        target = project.lookup(name, near=module)
+        if isinstance(target, FunctionInfo) and is_tool_function(target, project):
+            _add(out, [target])
+        elif isinstance(target, ClassInfo) and extends(target, _BASE_TOOL, project):
+            _add(out, _runs_of(target))
+        else:
+            _add(out, _module_variable_tools(name, project, depth + 1))
+    return out
+
+
+def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+    """Every project function a collection of tools may hold: a list or tuple of tools, a
+    dict literal, ``{t.name: t for t in L}``, ``dict(zip(names, L))``, ``L1 + L2``, a name bound
+    to any of those (with ``.append``/``.extend`` of it in the same scope), a module variable of
+    another project module, a project helper returning one (``get_tools(...)``), or
+    ``ToolNode(L)``."""
+    if expr is None or depth > _MAX_DEPTH:
+        return []
+    resolver = project.resolver(module)
+    out: list[FunctionInfo] = []
+    if isinstance(expr, cst.Await):
+        return registry_tools(expr.expression, scope, module, project, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        for el in expr.elements:
+            if isinstance(el, cst.StarredElement):
+                _add(out, registry_tools(el.value, scope, module, project, depth + 1))
+            else:
+                _add(out, tool_targets(el.value, scope, module, project, depth + 1) or _plain_functions(el.value, scope, module, project))
+        return out
+    if isinstance(expr, cst.Dict):
+        for el in expr.elements:
+            if isinstance(el, cst.DictElement):
+                _add(out, tool_targets(el.value, scope, module, project, depth + 1) or _plain_functions(el.value, scope, module, project))
+            elif isinstance(el, cst.StarredDictElement):
+                _add(out, registry_tools(el.value, scope, module, project, depth + 1))
+        return out
+    if isinstance(expr, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return registry_tools(expr.for_in.iter, scope, module, project, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        _add(out, registry_tools(expr.left, scope, module, project, depth + 1))
+        _add(out, registry_tools(expr.right, scope, module, project, depth + 1))
+        return out
+    if isinstance(expr, cst.Call):
+        names = resolver.call_names(expr, scope)
+        last = {n.rsplit(".", 1)[-1] for n in names}
+        if names & {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.zip", "builtins.sorted"} or "ToolNode" in last:
+            for a in expr.args:
+                _add(out, registry_tools(a.value, scope, module, project, depth + 1))
+            return out
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("values", "copy"):
+            return registry_tools(expr.func.value, scope, module, project, depth + 1)
+        for name in names:
+            fn = project.function(name, near=module)
+            if fn is not None:
+                _add(out, _returned_tools(fn, expr, scope, module, project, depth + 1))
+        return out
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind in ("assign", "with", "annotation"):
+            binding, where = found
+            _add(out, registry_tools(binding.value, where, module, project, depth + 1))
+            _add(out, _mutations(expr.value, where, module, project, depth + 1))
+            return out
+        for name in resolver.names(expr, scope):
+            _add(out, _module_variable_tools(name, project, depth + 1))
+        return out
+    if isinstance(expr, cst.Attribute):  # self.tools = [...] in __init__
+        for name in resolver.names(expr, scope):
+            _add(out, _module_variable_tools(name, project, depth + 1))
+        return out
+    return out
+
+
+def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope, call_module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
+    """Tools a project helper returns; a returned comprehension over one of its parameters
+    (``def by_name(tools): return {t.name: t for t in tools}``) takes the caller's argument."""
+    out: list[FunctionInfo] = []
+    params = fn.param_names()
+    for ret in fn.returns:
+        if ret.value is None:
+            continue
+        value = ret.value
+        source = value
+        if isinstance(value, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            source = value.for_in.iter
+        if isinstance(source, cst.Name) and source.value in params:
+            index = params.index(source.value)
+            if fn.is_method and index > 0:
+                index -= 1
+            arg = argument(call, index, source.value)
+            if arg is not None:
+                _add(out, registry_tools(arg, call_scope, call_module, project, depth + 1))
+                continue
+        _add(out, registry_tools(value, fn, fn.module, project, depth + 1))
+    return out
+
+
+def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
+    """``tools.append(send_email)`` / ``tools.extend(gmail_tools)`` / ``tools += [...]`` in the scope."""
+    out: list[FunctionInfo] = []
+    calls = scope.calls if scope is not None else module.module_calls
+    for info in calls:
+        f = info.node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name and f.attr.value in ("append", "extend", "insert", "update"):
+            for a in info.node.args:
+                if f.attr.value == "append" or (f.attr.value == "insert" and a is info.node.args[-1]):
+                    _add(out, tool_targets(a.value, scope, module, project, depth + 1) or _plain_functions(a.value, scope, module, project))
+                elif f.attr.value in ("extend", "update"):
+                    _add(out, registry_tools(a.value, scope, module, project, depth + 1))
+    return out
+
+
+def _module_variable_tools(qualified: str, project, depth: int) -> list[FunctionInfo]:
+    """``TOOLS`` imported from another project module: the list it is bound to there."""
+    mod_name, _, var = qualified.rpartition(".")
+    out: list[FunctionInfo] = []
+    for m in project.by_name.get(mod_name, ()):
+        for b in reversed(m.module_bindings):
+            if b.name == var and b.kind in ("assign", "annotation"):
+                _add(out, registry_tools(b.value, None, m, project, depth + 1))
+                _add(out, _mutations(var, None, m, project, depth + 1))
+                break
+    return out
+
+
+def _factory_functions(call: cst.Call, scope, module: ModuleFacts, project) -> list[FunctionInfo]:
+    """``StructuredTool.from_function(func=send, coroutine=asend)`` / ``Tool(name, send, ...)``."""
+    out: list[FunctionInfo] = []
+    resolver = project.resolver(module)
+    for expr in (argument(call, 0, "func"), argument(call, 99, "coroutine"), argument(call, 1, "func")):
+        if expr is None:
+            continue
+        for name in resolver.names(expr, scope):
+            fn = project.function(name, near=module)
+            if fn is not None:
+                _add(out, [fn])
+    return out
+
+
+def _class_runs(names: set[str], module: ModuleFacts, project) -> list[FunctionInfo]:
+    out: list[FunctionInfo] = []
+    for name in names:
+        cls = project.lookup(name, near=module)
+        if isinstance(cls, ClassInfo) and extends(cls, _BASE_TOOL, project):
+            _add(out, _runs_of(cls))
+    return out
+
+
+def _runs_of(cls: ClassInfo) -> list[FunctionInfo]:
+    return [cls.methods[m] for m in ("_run", "_arun") if m in cls.methods]
+
+
+def _plain_functions(expr: cst.BaseExpression, scope, module: ModuleFacts, project) -> list[FunctionInfo]:
+    """A bare project function in a tools list (``create_react_agent(model, [send_email])``
+    wraps plain functions as tools)."""
+    out: list[FunctionInfo] = []
+    for name in project.resolver(module).names(expr, scope):
+        fn = project.function(name, near=module)
+        if fn is not None:
+            _add(out, [fn])
+            break
+    return out
+
+
+def _add(out: list[FunctionInfo], more: list[FunctionInfo]) -> None:
+    for fn in more:
+        if all(fn is not o for o in out):
+            out.append(fn)
