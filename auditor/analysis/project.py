@@ -141,6 +141,12 @@ class Project:
         self._local_tops: set[str] | None = None
         self._dir_tails: set[tuple[str, ...]] | None = None
         self._tool_memo: dict[int, list[FunctionInfo]] = {}
+        self._memos: dict[str, dict] = {}
+
+    def memo(self, namespace: str) -> dict:
+        """A dictionary that lives as long as this project (one scan): analyses that answer
+        the same question for many callers keep their answers here, never in module globals."""
+        return self._memos.setdefault(namespace, {})
 
     # -- modules ----------------------------------------------------------
     def load(self, entry: SourceFile) -> ModuleFacts | None:

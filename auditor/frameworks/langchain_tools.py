@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument
+from auditor.analysis.syntax import argument, string_value
 from auditor.frameworks.classes import extends
 
 #: calling one of these on a tool object runs the tool's function
@@ -36,7 +36,8 @@ _BASE_TOOL = frozenset(
         "langchain_community.tools.BaseTool",
     }
 )
-_MAX_DEPTH = 6
+#: a bound on chains of names and helpers; cycles are cut by the per-project memo
+_MAX_DEPTH = 40
 
 
 def _langchain(name: str, last: str) -> bool:
@@ -69,7 +70,68 @@ def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_CALL_METHODS):
         return []
-    return tool_targets(func.value, scope, module, project, 0)
+    found = tool_targets(func.value, scope, module, project, 0)
+    if len(found) > 1:
+        allowed, excluded = _name_constraint(call, scope, module, project)
+        found = [fn for fn in found if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)]
+    return found
+
+
+def _tool_name(fn: FunctionInfo, project) -> str:
+    """The name a model calls the tool by: ``@tool("name")`` / ``@tool(name=...)``, else the function's."""
+    for d in fn.decorators:
+        if d.call is not None and is_tool_decorator(project.resolver(fn.module).names(d.target, fn.parent)):
+            given = string_value(argument(d.call, 0, "name_or_callable")) or string_value(argument(d.call, 99, "name"))
+            if given:
+                return given
+    return fn.name
+
+
+def _name_constraint(call: cst.Call, scope, module: ModuleFacts, project) -> tuple[set[str] | None, set[str]]:
+    """Tool names a registry call can be reached with, from the ``if`` tests around it:
+    ``if tool_call["name"] not in hitl_tools:`` excludes the listed tools, ``== "x"`` allows one."""
+    allowed: set[str] | None = None
+    excluded: set[str] = set()
+    child: cst.CSTNode = call
+    for anc in module.ancestors(call):
+        if isinstance(anc, cst.FunctionDef):
+            break
+        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Comparison) and len(anc.test.comparisons) == 1:
+            in_body = child is anc.body
+            if in_body or child is anc.orelse:
+                test = anc.test
+                op = test.comparisons[0].operator
+                names = _string_set(test.comparisons[0].comparator, scope, module, project)
+                if names is not None and _is_name_lookup(test.left):
+                    positive = isinstance(op, (cst.In, cst.Equal)) if in_body else isinstance(op, (cst.NotIn, cst.NotEqual))
+                    negative = isinstance(op, (cst.NotIn, cst.NotEqual)) if in_body else isinstance(op, (cst.In, cst.Equal))
+                    if positive:
+                        allowed = names if allowed is None else allowed & names
+                    elif negative:
+                        excluded |= names
+        child = anc
+    return allowed, excluded
+
+
+def _is_name_lookup(expr: cst.BaseExpression) -> bool:
+    """``tool_call["name"]`` or ``call.name``."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return string_value(expr.slice[0].slice.value) == "name"
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "name"
+
+
+def _string_set(expr: cst.BaseExpression, scope, module: ModuleFacts, project, depth: int = 0) -> set[str] | None:
+    single = string_value(expr)
+    if single is not None:
+        return {single}
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        values = [string_value(el.value) for el in expr.elements]
+        return {v for v in values if v is not None} if all(v is not None for v in values) else None
+    if isinstance(expr, cst.Name) and depth < 3:
+        found = project.resolver(module).binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return _string_set(found[0].value, found[1], module, project, depth + 1)
+    return None
 
 
 def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
@@ -109,7 +171,10 @@ def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: M
     return out
 
 
-def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+def registry_tools(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0,
+    falsy: frozenset[str] = frozenset(),
+) -> list[FunctionInfo]:
     """Every project function a collection of tools may hold: a list or tuple of tools, a
     dict literal, ``{t.name: t for t in L}``, ``dict(zip(names, L))``, ``L1 + L2``, a name bound
     to any of those (with ``.append``/``.extend`` of it in the same scope), a module variable of
@@ -117,6 +182,20 @@ def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
     ``ToolNode(L)``."""
     if expr is None or depth > _MAX_DEPTH:
         return []
+    memo = project.memo("langchain-registry")
+    key = (id(expr), id(scope), falsy)
+    if key in memo:
+        return memo[key]
+    memo[key] = []  # in progress: a cycle adds nothing
+    memo[key] = found = _registry_tools(expr, scope, module, project, depth, falsy)
+    return found
+
+
+def _registry_tools(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int, falsy: frozenset[str]
+) -> list[FunctionInfo]:
+    """``falsy``: parameters of ``scope`` that are false for the call being followed
+    (``get_tools(include_gmail=False)``): tools added under ``if include_gmail:`` are not there."""
     resolver = project.resolver(module)
     out: list[FunctionInfo] = []
     if isinstance(expr, cst.Await):
@@ -136,7 +215,7 @@ def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
                 _add(out, registry_tools(el.value, scope, module, project, depth + 1))
         return out
     if isinstance(expr, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-        return registry_tools(expr.for_in.iter, scope, module, project, depth + 1)
+        return _comprehension_tools(expr, scope, module, project, depth + 1, falsy)
     if isinstance(expr, cst.BinaryOperation):
         _add(out, registry_tools(expr.left, scope, module, project, depth + 1))
         _add(out, registry_tools(expr.right, scope, module, project, depth + 1))
@@ -146,10 +225,10 @@ def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
         last = {n.rsplit(".", 1)[-1] for n in names}
         if names & {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.zip", "builtins.sorted"} or "ToolNode" in last:
             for a in expr.args:
-                _add(out, registry_tools(a.value, scope, module, project, depth + 1))
+                _add(out, registry_tools(a.value, scope, module, project, depth + 1, falsy))
             return out
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("values", "copy"):
-            return registry_tools(expr.func.value, scope, module, project, depth + 1)
+            return registry_tools(expr.func.value, scope, module, project, depth + 1, falsy)
         for name in names:
             fn = project.function(name, near=module)
             if fn is not None:
@@ -159,8 +238,9 @@ def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
         found = resolver.binding_value(expr.value, scope, None)
         if found is not None and found[0].kind in ("assign", "with", "annotation"):
             binding, where = found
-            _add(out, registry_tools(binding.value, where, module, project, depth + 1))
-            _add(out, _mutations(expr.value, where, module, project, depth + 1))
+            inner = falsy if where is scope else frozenset()
+            _add(out, registry_tools(binding.value, where, module, project, depth + 1, inner))
+            _add(out, _mutations(expr.value, where, module, project, depth + 1, inner))
             return out
         for name in resolver.names(expr, scope):
             _add(out, _module_variable_tools(name, project, depth + 1))
@@ -172,18 +252,34 @@ def registry_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
     return out
 
 
+def _comprehension_tools(expr, scope, module: ModuleFacts, project, depth: int, falsy: frozenset[str]) -> list[FunctionInfo]:
+    """``{t.name: t for t in L}`` holds L's tools; ``[ALL[n] for n in names]`` holds ALL's."""
+    element = expr.value if isinstance(expr, cst.DictComp) else expr.elt
+    target = expr.for_in.target
+    if isinstance(element, cst.Name) and isinstance(target, cst.Name) and element.value == target.value:
+        return registry_tools(expr.for_in.iter, scope, module, project, depth, falsy)
+    if isinstance(element, cst.Subscript):
+        return registry_tools(element.value, scope, module, project, depth, falsy)
+    if isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and element.func.attr.value in _LOOKUP_METHODS:
+        return registry_tools(element.func.value, scope, module, project, depth, falsy)
+    return registry_tools(expr.for_in.iter, scope, module, project, depth, falsy)
+
+
 def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope, call_module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
     """Tools a project helper returns; a returned comprehension over one of its parameters
     (``def by_name(tools): return {t.name: t for t in tools}``) takes the caller's argument."""
     out: list[FunctionInfo] = []
     params = fn.param_names()
+    falsy = _falsy_params(fn, call)
     for ret in fn.returns:
         if ret.value is None:
             continue
         value = ret.value
         source = value
         if isinstance(value, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            source = value.for_in.iter
+            element = value.value if isinstance(value, cst.DictComp) else value.elt
+            if isinstance(element, cst.Name) and isinstance(value.for_in.target, cst.Name) and element.value == value.for_in.target.value:
+                source = value.for_in.iter
         if isinstance(source, cst.Name) and source.value in params:
             index = params.index(source.value)
             if fn.is_method and index > 0:
@@ -192,15 +288,34 @@ def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope, call_module: M
             if arg is not None:
                 _add(out, registry_tools(arg, call_scope, call_module, project, depth + 1))
                 continue
-        _add(out, registry_tools(value, fn, fn.module, project, depth + 1))
+        _add(out, registry_tools(value, fn, fn.module, project, depth + 1, falsy))
     return out
 
 
-def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
-    """``tools.append(send_email)`` / ``tools.extend(gmail_tools)`` / ``tools += [...]`` in the scope."""
+def _falsy_params(fn: FunctionInfo, call: cst.Call) -> frozenset[str]:
+    """Parameters of ``fn`` that are ``False``/``None`` for this call: passed so, or left at such a default."""
+    out = set()
+    offset = 1 if fn.is_method else 0
+    p = fn.node.params
+    for i, param in enumerate((*p.posonly_params, *p.params, *p.kwonly_params)):
+        name = param.name.value
+        index = i - offset if param in (*p.posonly_params, *p.params) else 99
+        given = argument(call, index, name) if index >= 0 else None
+        value = given if given is not None else param.default
+        if isinstance(value, cst.Name) and value.value in ("False", "None"):
+            out.add(name)
+    return frozenset(out)
+
+
+def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int,
+               falsy: frozenset[str] = frozenset()) -> list[FunctionInfo]:
+    """``tools.append(send_email)`` / ``tools.extend(gmail_tools)`` / ``tools.update({...})`` in the scope,
+    except under ``if <flag>:`` where the flag is one of ``falsy``."""
     out: list[FunctionInfo] = []
     calls = scope.calls if scope is not None else module.module_calls
     for info in calls:
+        if falsy and _guarded_by(info.node, module, falsy):
+            continue
         f = info.node.func
         if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name and f.attr.value in ("append", "extend", "insert", "update"):
             for a in info.node.args:
@@ -209,6 +324,24 @@ def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, proje
                 elif f.attr.value in ("extend", "update"):
                     _add(out, registry_tools(a.value, scope, module, project, depth + 1))
     return out
+
+
+def _guarded_by(node: cst.CSTNode, module: ModuleFacts, flags: frozenset[str]) -> bool:
+    """Is ``node`` inside the body of ``if <flag>:`` (or ``if <flag> and ...:``) for one of ``flags``?"""
+    child = node
+    for anc in module.ancestors(node):
+        if isinstance(anc, cst.If) and child is anc.body:
+            test = anc.test
+            while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                if isinstance(test.left, cst.Name) and test.left.value in flags:
+                    return True
+                test = test.right
+            if isinstance(test, cst.Name) and test.value in flags:
+                return True
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        child = anc
+    return False
 
 
 def _module_variable_tools(qualified: str, project, depth: int) -> list[FunctionInfo]:
