@@ -31,7 +31,7 @@ EFFECTS = {
     "file append": '{i}open("log.txt", "a").write("x")',
     "path unlink": 'from pathlib import Path\n{i}Path("out.txt").unlink()',
     "os.remove": 'import os\n{i}os.remove("f")',
-    "subprocess": 'import subprocess\n{i}subprocess.run(["ls"])',
+    "subprocess": 'import subprocess\n{i}subprocess.run(["git", "push", "origin", "main"])',
     "celery apply_async": '{i}state["task"].apply_async(args=[1])',
     "configured sink": 'from billing import charge\n{i}charge(1)',
 }
@@ -45,6 +45,10 @@ NOT_EFFECTS = {
     "select": 'import sqlite3\n{i}sqlite3.connect("d").execute("SELECT * FROM t")',
     "insert on conflict do nothing": 'import sqlite3\n{i}sqlite3.connect("d").execute("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING")',
     "open for reading": '{i}open("f").read()',
+    "local read-only command": 'import subprocess\n{i}subprocess.run(["git", "clone", "https://x/r.git", "/tmp/r"])',
+    "python -m pytest in a sandbox": 'import subprocess, sys\n{i}subprocess.run([sys.executable, "-m", "pytest", "-q"])',
+    "merge-only commit": 'from sqlmodel import Session\n{i}s = Session(e)\n{i}s.merge(row)\n{i}s.commit()',
+    "embeddings POST": 'import httpx\n{i}httpx.post(f"{{BASE}}/v1/embeddings", json={{}})',
     # an overwrite replays harmlessly: the re-run writes the same file from the same state
     "path write_text overwrite": 'from pathlib import Path\n{i}Path("out.txt").write_text("x")',
     "open for writing overwrite": '{i}open("out.txt", "w").write("x")',

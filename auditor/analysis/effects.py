@@ -284,6 +284,10 @@ class EffectModel:
             return None
         if effect.kind == "http" and self._reads_only(node, resolver, call.function):
             return None
+        if effect.kind == "sql" and _commit_of_upserts_only(call):
+            return None
+        if effect.kind == "subprocess" and _local_read_command(node, resolver, call.function):
+            return None
         if effect.kind == "mcp" and self.tool_reads_only(string_value(argument(node, 0, "name"))):
             return None
         if is_keyed(node, resolver, call.function):
@@ -391,6 +395,75 @@ def _chain_text(call: cst.Call) -> str:
 
 #: ``merge`` is not here: it is an upsert by primary key, a re-run leaves one row
 _ORM_STAGING = frozenset({"add", "add_all", "delete", "bulk_save_objects"})
+
+
+def _commit_of_upserts_only(call: CallInfo) -> bool:
+    """``session.merge(row); session.commit()``: the only staged change is a merge (an upsert by
+    primary key), so a re-run leaves one row."""
+    f = call.node.func
+    fn = call.function
+    if fn is None or not (isinstance(f, cst.Attribute) and f.attr.value == "commit" and isinstance(f.value, cst.Name)):
+        return False
+    staged = [
+        g.attr.value
+        for other in fn.calls
+        if other.order < call.order
+        and isinstance(g := other.node.func, cst.Attribute)
+        and isinstance(g.value, cst.Name)
+        and g.value.value == f.value.value
+        and g.attr.value in (_ORM_STAGING | {"merge", "execute", "exec"})
+    ]
+    return bool(staged) and all(m == "merge" for m in staged)
+
+
+#: commands that only read or work in a local checkout: a re-run repeats nothing outside
+_LOCAL_READ_COMMANDS = frozenset(
+    {"ls", "cat", "grep", "rg", "find", "head", "tail", "wc", "diff", "echo", "pwd", "which", "file", "stat",
+     "bandit", "ruff", "flake8", "pylint", "mypy", "pyright", "semgrep", "eslint", "tsc", "black", "cloc", "tree",
+     "pytest", "py_compile", "compileall"}
+)
+_GIT_READ_SUBCOMMANDS = frozenset(
+    {"clone", "fetch", "checkout", "switch", "grep", "diff", "log", "show", "status", "rev-parse", "ls-files",
+     "ls-tree", "blame", "branch", "describe", "cat-file", "config", "remote", "submodule", "worktree", "sparse-checkout"}
+)
+
+
+def _local_read_command(call: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> bool:
+    """``subprocess.run(["git", "clone", url, tmp])``, ``["bandit", "-f", "json", path]``: a command
+    that only reads or works on a local copy (``git push``, ``kubectl apply``, ``rm`` stay effects)."""
+    words = _command_words(argument(call, 0, "args"), resolver, scope)
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1]
+    if program in ("python", "python3", "sys.executable") and len(words) >= 3 and words[1] == "-m":
+        program = words[2]
+    if program == "git":
+        sub = next((w for w in words[1:] if not w.startswith("-")), None)
+        return sub in _GIT_READ_SUBCOMMANDS
+    return program in _LOCAL_READ_COMMANDS
+
+
+def _command_words(expr: cst.BaseExpression | None, resolver: Resolver, scope: FunctionInfo | None, depth: int = 0) -> list[str]:
+    if expr is None or depth > 3:
+        return []
+    text = string_value(expr)
+    if text is not None:
+        return text.split()
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out = []
+        for el in expr.elements:
+            word = string_value(el.value)
+            if word is None and "sys.executable" in resolver.names(el.value, scope):
+                word = "sys.executable"
+            out.append("*" if word is None else word)
+            if len(out) >= 3:
+                break
+        return out if out and out[0] != "*" else []
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return _command_words(found[0].value, resolver, found[1], depth + 1)
+    return []
 
 
 def _orm_session_commit(call: CallInfo) -> Effect | None:

@@ -331,18 +331,25 @@ class Project:
         return found
 
     def callees(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
-        """Project functions ``call`` may invoke (empty when it leaves the project)."""
+        """Project functions ``call`` may invoke (empty when it leaves the project).
+
+        A call of a tool-dispatching helper (``run_tool(name, args)`` looking the tool up by
+        ``name``) stands for the tools it can dispatch to with this call's name."""
+        from auditor.frameworks.langchain_tools import dispatch_targets, tool_callees
+
         out: list[FunctionInfo] = []
         for name in self.resolver(module).call_names(call.node, call.function):
             fn = self.function(name, near=module)
-            if fn is not None and fn not in out:
-                out.append(fn)
+            if fn is None:
+                continue
+            targets = dispatch_targets(call.node, fn, call.function, module, self)
+            for target in ([fn] if targets is None else targets):
+                if target not in out:
+                    out.append(target)
         if not out:
             # a LangChain tool object called (``tool.invoke(args)``, a registry lookup): the
             # call runs the tool's function -- framework knowledge, imported lazily (the
             # frameworks package builds on this module)
-            from auditor.frameworks.langchain_tools import tool_callees
-
             memo = self._tool_memo.get(id(call.node))
             if memo is None:
                 memo = self._tool_memo[id(call.node)] = tool_callees(call.node, call.function, module, self)

@@ -77,6 +77,61 @@ def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts
     return found
 
 
+def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope, module: ModuleFacts, project) -> list[FunctionInfo] | None:
+    """``_safe_tool_invoke(tool_call["name"], args)`` where the helper does ``tools_by_name.get(name)
+    .invoke(args)``: the tools this call can run, narrowed by the name passed in (a literal, or the
+    ``if`` tests around the call). None when ``callee`` is not such a dispatcher."""
+    found = _dispatcher_param(callee, project)
+    if found is None:
+        return None
+    param, index = found
+    arg = argument(call, index, param)
+    if arg is None:
+        return None
+    tools = _dispatcher_tools(callee, project)
+    literal = string_value(arg)
+    if literal is not None:
+        return [fn for fn in tools if _tool_name(fn, project) == literal]
+    if _is_name_lookup(arg) or isinstance(arg, cst.Name):
+        allowed, excluded = _name_constraint(call, scope, module, project)
+        return [fn for fn in tools if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)]
+    return tools
+
+
+def _dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
+    memo = project.memo("langchain-dispatcher")
+    if id(fn) in memo:
+        return memo[id(fn)]
+    memo[id(fn)] = None
+    params = fn.param_names()
+    offset = 1 if fn.is_method else 0
+    resolver = project.resolver(fn.module)
+    for info in fn.calls:
+        f = info.node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value in TOOL_CALL_METHODS):
+            continue
+        receiver = f.value
+        if isinstance(receiver, cst.Name):
+            b = resolver.binding_value(receiver.value, fn, info.order)
+            receiver = b[0].value if b is not None and b[0].kind == "assign" else receiver
+        key = None
+        if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1 and isinstance(receiver.slice[0].slice, cst.Index):
+            key = receiver.slice[0].slice.value
+        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in _LOOKUP_METHODS and receiver.args:
+            key = receiver.args[0].value
+        if isinstance(key, cst.Name) and key.value in params:
+            memo[id(fn)] = (key.value, params.index(key.value) - offset)
+            break
+    return memo[id(fn)]
+
+
+def _dispatcher_tools(fn: FunctionInfo, project) -> list[FunctionInfo]:
+    out: list[FunctionInfo] = []
+    for info in fn.calls:
+        _add(out, tool_callees(info.node, fn, fn.module, project))
+    return out
+
+
 def _tool_name(fn: FunctionInfo, project) -> str:
     """The name a model calls the tool by: ``@tool("name")`` / ``@tool(name=...)``, else the function's."""
     for d in fn.decorators:
