@@ -151,6 +151,12 @@ class ScanResult:
     #: project-local imports (one per importing file and module) that matched no file
     unresolved_imports: int = 0
 
+    @property
+    def unanalysed(self) -> list[Notification]:
+        """Notifications about files that were not (fully) analysed -- not the scan-wide
+        note on unresolved imports, which concerns tracing, not a file."""
+        return [n for n in self.notifications if n.kind is not NotificationKind.UNRESOLVED_IMPORTS]
+
     def worst(self) -> Severity | None:
         if not self.findings:
             return None

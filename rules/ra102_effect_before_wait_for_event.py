@@ -194,6 +194,8 @@ effect must come first, key it with an idempotency key.
                 target = next((w for w in waits if completes_before(call, w, ctx.module, fn.node)), None)
                 if target is None:
                     continue
+                if llamaindex.context_flag_guard(call.node, fn, ctx.module):
+                    continue  # guarded by a flag kept in the Context store: the replay skips it
                 wait_line = target.line
                 related = (Related(ctx.span(target.node), "wait_for_event() replays the step from its start when the event arrives"),)
                 if _method(call.node, llamaindex.WRITE_EVENT_TO_STREAM):

@@ -8,7 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, keyword
+from auditor.analysis.syntax import argument, keyword, names_in
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import llamaindex
 from auditor.frameworks.classes import extends, instance_class, named_class
@@ -403,8 +403,13 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         fn = info.function
         names = resolver.call_names(node, fn)
         if names & llamaindex.CONTEXT_FROM_DICT_NAMES:
+            if _restores_in_memory_snapshot(node, fn, module, project):
+                return None  # the snapshot never left the process: nothing survives a restart
             workflow = instance_class(node.args[0].value, fn, module, project) if node.args else None
-            return "Context.from_dict", [w for w in [_workflow_class(workflow, project)] if w is not None]
+            workflows = [w for w in [_workflow_class(workflow, project)] if w is not None]
+            if not workflows and node.args:
+                return None  # a restore of a workflow we cannot name proves nothing about the others
+            return "Context.from_dict", workflows
         if names & llamaindex.WORKFLOW_SERVER:
             store = keyword(node, "workflow_store")
             call = _follow_call(store.value, fn, module, project) if store is not None else None
@@ -420,15 +425,20 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT)
             and fn is not None
             and _is_context_like(node.func.value, fn, resolver)  # type: ignore[union-attr]
-            and self._stores_durably(fn, module, ctx)
+            and self._stores_durably(fn, module, ctx, node)
         ):
             workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[union-attr]
             return "ctx.to_dict() stored", [workflow] if workflow is not None else []
         return None
 
-    def _stores_durably(self, fn: FunctionInfo, module: ModuleFacts, ctx: RuleContext) -> bool:
+    def _stores_durably(self, fn: FunctionInfo, module: ModuleFacts, ctx: RuleContext, snapshot: cst.Call) -> bool:
+        """Does ``fn`` hand the ``to_dict()`` result (directly, or through names derived from it:
+        ``data = ctx.to_dict(); blob = json.dumps(data)``) to a durable write?"""
         resolver = ctx.project.resolver(module)
+        derived = _names_derived_from(snapshot, fn)
         for call in fn.calls:
+            if not (_contains(call.node, snapshot) or names_in(call.node) & derived):
+                continue
             if resolver.call_names(call.node, fn) & _DUMPS:
                 return True
             effect = ctx.effect_reached(call, module)
@@ -437,6 +447,56 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             if isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value in ("set", "hset", "put", "save", "upsert"):
                 return True
         return False
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        cur = stack.pop()
+        if cur is inner:
+            return True
+        stack.extend(cur.children)
+    return False
+
+
+def _names_derived_from(snapshot: cst.Call, fn: FunctionInfo) -> set[str]:
+    """Local names that hold the snapshot or a serialised form of it (``data = ctx.to_dict()``,
+    ``blob = json.dumps(data)``, ``row = {"ctx": data}``) -- not whatever a restore from it builds."""
+    names: set[str] = set()
+    for _ in range(3):
+        for b in fn.bindings:
+            if b.kind == "assign" and b.name not in names and _carries(b.value, snapshot, names):
+                names.add(b.name)
+    return names
+
+
+def _carries(value: cst.BaseExpression, snapshot: cst.Call, names: set[str]) -> bool:
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if value is snapshot or (isinstance(value, cst.Name) and value.value in names):
+        return True
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.FormattedString)):
+        return _contains(value, snapshot) or bool(names_in(value) & names)
+    if isinstance(value, cst.Call):
+        func = value.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last in ("dumps", "dump", "serialize", "encode", "str", "bytes", "b64encode", "compress"):
+            return any(_carries(a.value, snapshot, names) for a in value.args)
+    return False
+
+
+def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+    """``Context.from_dict(wf, snapshot)`` where ``snapshot`` is a local name bound to a
+    ``.to_dict()`` result in the same function (a websocket handler's loop, say)."""
+    data = argument(call, 1, "data")
+    if not isinstance(data, cst.Name) or fn is None:
+        return False
+    for b in fn.bindings:
+        if b.name == data.value and b.kind == "assign":
+            value = b.value.expression if isinstance(b.value, cst.Await) else b.value
+            if isinstance(value, cst.Call) and llamaindex.is_method_call(value, llamaindex.CONTEXT_TO_DICT):
+                return True
+    return False
 
 
 def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | None) -> Related:

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from auditor.analysis.syntax import string_value
+
 PACKAGES = ("workflows", "llama_index.core.workflow", "llama_agents")
 
 _ROOTS = ("workflows", "llama_index.core.workflow", "llama_agents.workflows")
@@ -93,3 +95,57 @@ def is_context_receiver(call: cst.Call, fn, resolver) -> bool:
 
 def is_step(fn, resolver) -> bool:
     return any(resolver.names(d.target, fn.parent) & STEP for d in fn.decorators)
+
+
+#: the Context's key/value store (``await ctx.get(k)`` / ``ctx.set(k, v)``; ``ctx.store.get/set``
+#: on workflows 2.x) is part of the serialised Context: a flag set there survives the step's
+#: replay and a restore
+CONTEXT_GET = frozenset({"get"})
+CONTEXT_SET = frozenset({"set"})
+
+
+def context_flag_guard(call: cst.Call, fn, module) -> bool:
+    """Is ``call`` inside ``if not await ctx.get("k"):`` (or ``if not flag:`` with ``flag = await
+    ctx.get("k")``) whose body also sets ``"k"`` in the Context store? Then the replayed step
+    skips it: the flag was stored with the Context before the step parked."""
+    child: cst.CSTNode = call
+    for anc in module.ancestors(call):
+        if anc is fn.node:
+            return False
+        if isinstance(anc, cst.If) and child is anc.body:
+            key = _negated_context_get(anc.test, fn)
+            if key is not None and _sets_context_key(anc.body, key):
+                return True
+        child = anc
+    return False
+
+
+def _negated_context_get(test: cst.BaseExpression, fn) -> str | None:
+    if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return None
+    inner = test.expression
+    if isinstance(inner, cst.Name):
+        for b in fn.bindings:
+            if b.name == inner.value and b.kind == "assign":
+                inner = b.value
+                break
+    return _context_get_key(inner)
+
+
+def _context_get_key(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in CONTEXT_GET and expr.args:
+        return string_value(expr.args[0].value)
+    return None
+
+
+def _sets_context_key(body: cst.CSTNode, key: str) -> bool:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in CONTEXT_SET and cur.args:
+            if string_value(cur.args[0].value) == key:
+                return True
+        stack.extend(cur.children)
+    return False

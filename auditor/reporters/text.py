@@ -104,8 +104,8 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
     if parts:
         summary += f" ({', '.join(parts)})"
     summary += f" in {len(by_file)} file{'s' if len(by_file) != 1 else ''}; {result.files_scanned} file{'s' if result.files_scanned != 1 else ''} scanned"
-    if result.notifications:
-        summary += f"; {len(result.notifications)} could not be analysed (see warnings above)"
+    if result.unanalysed:
+        summary += f"; {len(result.unanalysed)} could not be analysed (see warnings above)"
     if result.suppressed:
         summary += f"; {result.suppressed} suppressed"
     if result.baselined:
