@@ -143,15 +143,18 @@ class RuleContext:
         flows: Iterable[tuple[FlowStep, ...]] = (),
         fix: str | None = None,
         module: "ModuleFacts | None" = None,
+        severity: Severity | None = None,
     ) -> Finding:
         """A finding at ``node`` (in ``module``, default the module being checked: a rule
-        checking where a graph is compiled may report in the module defining its node)."""
+        checking where a graph is compiled may report in the module defining its node).
+        ``severity`` lowers (or raises) the rule's level for this finding, with the reason
+        in the message (a host runtime that mitigates the hazard, say)."""
         where = module or self.module
         fn = where.enclosing_function(node)
         scope = fn.qualname if fn is not None else "<module>"
         return Finding(
             rule_id=self.rule.id,
-            severity=self.rule.severity,
+            severity=severity or self.rule.severity,
             properties=self.rule.properties,
             message=message,
             fix=fix or _first_paragraph(self.rule.fix),

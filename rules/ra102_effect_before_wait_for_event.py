@@ -6,6 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from auditor.analysis.deployments import deployment_of
 from auditor.analysis.order import completes_before
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import llamaindex
@@ -199,11 +200,19 @@ effect must come first, key it with an idempotency key.
                 wait_line = target.line
                 related = (Related(ctx.span(target.node), "wait_for_event() replays the step from its start when the event arrives"),)
                 if _method(call.node, llamaindex.WRITE_EVENT_TO_STREAM):
+                    host = deployment_of(ctx.module, ctx.project, "uipath")
                     yield ctx.finding(
                         call.node,
                         f"The prompt written by {ctx.describe_call(call.node)} before wait_for_event() at line {wait_line} "
                         f"in step '{fn.qualname}' is emitted again each time the step replays (when the answer arrives, "
-                        f"and after a context restore): the human is asked twice.",
+                        f"and after a context restore): the human is asked twice."
+                        + (
+                            f" Lowered to a note: this module is {host.note} ({host.manifest.name}), so a resume there "
+                            f"asks once; a parallel tool call or a run outside that host still asks twice."
+                            if host is not None
+                            else ""
+                        ),
+                        severity=Severity.NOTE if host is not None else None,
                         related=related,
                         fix="Pass the prompt as wait_for_event(..., waiter_event=InputRequiredEvent(...), waiter_id=...) "
                         "so the runtime emits it once per waiter_id.",

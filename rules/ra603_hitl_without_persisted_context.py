@@ -7,6 +7,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from auditor.analysis.deployments import deployment_of
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.syntax import argument, keyword, names_in
 from auditor.findings import Finding, Related, Severity
@@ -311,6 +312,8 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             return
         resolver = ctx.resolver
         project = ctx.project
+        if deployment_of(ctx.module, project, "uipath") is not None:
+            return  # the host runtime persists and restores the Context of a suspended run
         evidence = None
         for fn in ctx.module.functions:
             waits = [c for c in fn.calls if llamaindex.is_method_call(c.node, llamaindex.WAIT_FOR_EVENT)]

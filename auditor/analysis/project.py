@@ -190,6 +190,10 @@ class Project:
         self._suffix_memo[name] = found
         return found
 
+    def directories(self) -> set[Path]:
+        """Every folder holding a file of the project (for manifests that sit beside the code)."""
+        return {e.path.parent for entries in self._files.values() for e in entries}
+
     def knows_module(self, name: str) -> bool:
         return bool(self.entries_named(name))
 

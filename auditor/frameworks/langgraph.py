@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from auditor.analysis.deployments import Deployment, deployment_of
+
 from auditor.analysis.facts import FunctionInfo, ModuleFacts
 from auditor.analysis.syntax import argument, bool_value, is_none
 
@@ -90,6 +92,8 @@ class CompiledGraph:
     builder_call: cst.Call | None
     #: the variable the builder is bound to (for finding ``add_node`` calls)
     builder_name: str | None
+    #: the deployment manifest entry serving this module (``langgraph.json``), if any
+    deployment: Deployment | None = None
 
     @property
     def state_schema(self) -> cst.BaseExpression | None:
@@ -99,7 +103,10 @@ class CompiledGraph:
 
     @property
     def persisted(self) -> bool:
-        """Compiled with a checkpointer (``None``/``False`` mean none)."""
+        """Compiled with a checkpointer (``None``/``False`` mean none), or deployed on the
+        LangGraph server, which supplies a durable one."""
+        if self.deployment is not None and (self.checkpointer is None or is_none(self.checkpointer)):
+            return True
         cp = self.checkpointer
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
@@ -147,7 +154,7 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
     if builder_call is None:
         return None
     cp = argument(call, 0, "checkpointer")
-    return CompiledGraph(call, module, scope, cp, builder_call, builder_name)
+    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"))
 
 
 def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:

@@ -119,7 +119,7 @@ def checkout(mirrors: Path, entry: Entry, work: Path) -> Path:
         meta, _, path = row.partition(b"\t")
         mode, kind, sha = meta.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and name.endswith((".py", ".toml", "langgraph.json", ".cfg")):
+        if kind == b"blob" and mode != b"120000" and name.endswith((".py", ".toml", ".json", ".cfg")) and "node_modules/" not in name:
             wanted.append((sha.decode(), name))
     batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
                            input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True).stdout
