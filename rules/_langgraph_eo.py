@@ -60,21 +60,32 @@ def _build(project: Project) -> _ProjectFacts:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
             if graph is None or not graph.persisted:
                 continue
-            for add_call, fn in langgraph.all_node_functions(graph, project):
-                if fn is not None and id(fn) not in units:
-                    unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
-                    units[id(fn)] = unit
-                    roots.append(unit)
-                elif fn is None:
-                    scope = module.enclosing_function(add_call)
-                    target = argument(add_call, 1, "action")
-                    positional = [a.value for a in add_call.args if a.keyword is None]
-                    if target is None and len(positional) == 1:
-                        target = positional[0]
-                    for tool in langgraph.tool_functions(target, scope, module, project):
-                        if id(tool) not in units:
-                            units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
-                            roots.append(units[id(tool)])
+            # a compiled subgraph added as a node runs under the parent's checkpointer
+            pending, seen_graphs = [graph], {id(graph.compile_call)}
+            while pending:
+                current = pending.pop()
+                for add_call, fn in langgraph.all_node_functions(current, project):
+                    if fn is not None and id(fn) not in units:
+                        unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
+                        units[id(fn)] = unit
+                        roots.append(unit)
+                    elif fn is None:
+                        scope = current.module.enclosing_function(add_call)
+                        target = argument(add_call, 1, "action")
+                        positional = [a.value for a in add_call.args if a.keyword is None]
+                        if target is None and len(positional) == 1:
+                            target = positional[0]
+                        if target is None:
+                            continue
+                        sub = graph_anywhere(target, scope, current.module, project)
+                        if isinstance(sub, langgraph.CompiledGraph) and id(sub.compile_call) not in seen_graphs:
+                            seen_graphs.add(id(sub.compile_call))
+                            pending.append(sub)
+                            continue
+                        for tool in langgraph.tool_functions(target, scope, current.module, project):
+                            if id(tool) not in units:
+                                units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
+                                roots.append(units[id(tool)])
         for info in module.all_calls:
             if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
                 continue

@@ -73,6 +73,14 @@ def _find(project) -> list[Deployment]:
         return []
     top = Path(*_common(dirs))
     candidates: set[Path] = set()
+    # the manifest often sits above the code (``langgraph.json`` beside ``src/``): look up to
+    # three folders above the common root, stopping at the repository's top
+    above = top
+    for _ in range(3):
+        if (above / ".git").exists() or above.parent == above:
+            break
+        above = above.parent
+        candidates.add(above)
     for d in dirs:
         cur = d
         while True:

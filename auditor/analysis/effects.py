@@ -523,3 +523,49 @@ def _headers_carry_key(expr: cst.BaseExpression, resolver: Resolver, scope: Func
                 if _KEY_HEADER.match(sub):
                     return True
     return False
+
+
+def graphql_query_parameter(fn: FunctionInfo) -> str | None:
+    """The parameter of ``fn`` that becomes the ``query`` of a GraphQL POST it makes
+    (``client.post(URL, json={"query": query, ...})``): such a helper writes only when
+    handed a mutation."""
+    params = set(fn.param_names())
+    for info in fn.calls:
+        f = info.node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value in ("post", "request", "execute")):
+            continue
+        body = argument(info.node, 99, "json")
+        if isinstance(body, cst.Dict):
+            for key, value in dict_items(body):
+                if key == "query" and isinstance(value, cst.Name) and value.value in params:
+                    return value.value
+    return None
+
+
+def graphql_read_call(call: cst.Call, callee: FunctionInfo, resolver: Resolver, scope: FunctionInfo | None) -> bool:
+    """``self._graphql(ISSUES_QUERY, ...)`` where the query handed to a GraphQL helper is
+    a ``query``, not a ``mutation``: the helper's POST only reads for this call."""
+    param = graphql_query_parameter(callee)
+    if param is None:
+        return False
+    index = callee.param_names().index(param) - (1 if callee.is_method else 0)
+    text = url_text(argument(call, index, param), resolver, scope)
+    if text is None:
+        return False
+    body = re.sub(r"#[^\n]*", "", text).lstrip()
+    if body.startswith(("query", "{")):
+        return True
+    if body.startswith("mutation"):
+        field = _GRAPHQL_FIRST_FIELD.search(body)
+        return field is not None and bool(_IDEMPOTENT_MUTATION.match(field.group(1)))
+    return False
+
+
+#: the first field of a mutation's selection: ``mutation($i: X!) { addComment(input: $i) {...} }``
+_GRAPHQL_FIRST_FIELD = re.compile(r"\{\s*(?:\w+\s*:\s*)?(\w+)\s*[({]")
+#: mutations that set state to a value (a repeat leaves the same result): closing, labelling,
+#: assigning, updating fields -- unlike ``addComment``, ``createIssue``, ``mergePullRequest``
+_IDEMPOTENT_MUTATION = re.compile(
+    r"^(close|reopen|update|replace|set|remove|delete|lock|unlock|pin|unpin|mark|resolve|unresolve|minimize|"
+    r"unminimize|clear|archive|unarchive|add\w*Labels?|add\w*Assignees?)", re.IGNORECASE
+)

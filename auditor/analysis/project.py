@@ -54,6 +54,30 @@ def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
     return ".".join(parts), is_package
 
 
+#: annotations that say nothing about the instance returned
+_NOT_TYPES = frozenset({"builtins.None", "typing.Any", "builtins.object", "builtins.dict", "builtins.list", "builtins.str",
+                        "builtins.int", "builtins.bool", "builtins.float", "builtins.bytes", "builtins.tuple"})
+
+#: runners that call a function they are handed: method or function name -> (position of the
+#: function among the positional arguments, its keyword)
+CALLBACK_RUNNERS: dict[str, tuple[int | None, str]] = {
+    "run_in_executor": (1, "func"),
+    "submit": (0, "fn"),
+    "to_thread": (0, "func"),
+    "add_task": (0, "func"),
+    "call_soon": (0, "callback"),
+    "call_soon_threadsafe": (0, "callback"),
+    "call_later": (1, "callback"),
+    "run_sync": (0, "func"),
+    "start_soon": (0, "func"),
+    "Thread": (None, "target"),
+    "Process": (None, "target"),
+    "Timer": (1, "function"),
+    "add_job": (0, "func"),
+    "apply_async": (0, "func"),
+}
+
+
 @lru_cache(maxsize=None)
 def is_installed_top_level(top: str) -> bool:
     """Whether ``top`` is a standard-library module or one installed in site-packages.
@@ -339,17 +363,22 @@ class Project:
 
         A call of a tool-dispatching helper (``run_tool(name, args)`` looking the tool up by
         ``name``) stands for the tools it can dispatch to with this call's name."""
+        from auditor.analysis.effects import graphql_read_call
         from auditor.frameworks.langchain_tools import dispatch_targets, tool_callees
 
         out: list[FunctionInfo] = []
-        for name in self.resolver(module).call_names(call.node, call.function):
+        resolver = self.resolver(module)
+        for name in resolver.call_names(call.node, call.function):
             fn = self.function(name, near=module)
-            if fn is None:
+            if fn is None or graphql_read_call(call.node, fn, resolver, call.function):
                 continue
             targets = dispatch_targets(call.node, fn, call.function, module, self)
             for target in ([fn] if targets is None else targets):
                 if target not in out:
                     out.append(target)
+        for fn in self._callback_targets(call, module):
+            if fn not in out:
+                out.append(fn)
         if not out:
             # a LangChain tool object called (``tool.invoke(args)``, a registry lookup): the
             # call runs the tool's function -- framework knowledge, imported lazily (the
@@ -360,11 +389,50 @@ class Project:
             out = list(memo)
         return out
 
+    def _callback_targets(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
+        """Functions handed to a runner that calls them: ``loop.run_in_executor(None, send, ...)``,
+        ``executor.submit(send, ...)``, ``asyncio.to_thread(send, ...)``,
+        ``background_tasks.add_task(send, ...)``, ``threading.Thread(target=send)``: the call
+        runs them (now or soon), so their effects are the call's."""
+        func = call.node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        spec = CALLBACK_RUNNERS.get(method or "")
+        if spec is None:
+            return []
+        index, keyword_name = spec
+        target = None
+        for arg in call.node.args:
+            if arg.keyword is not None and arg.keyword.value == keyword_name:
+                target = arg.value
+        if target is None and index is not None:
+            positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+            target = positional[index] if len(positional) > index else None
+        if target is None:
+            return []
+        if isinstance(target, cst.Call):  # functools.partial(send, ...)
+            names = self.resolver(module).call_names(target, call.function)
+            if any(n.endswith("partial") for n in names) and target.args:
+                target = target.args[0].value
+        out = []
+        for name in self.resolver(module).names(target, call.function):
+            fn = self.function(name, near=module)
+            if fn is not None:
+                out.append(fn)
+        return out
+
     def return_type_of(self, qualified: str) -> str | None:
         """``make_client`` returning ``httpx.Client(...)`` has return type ``httpx.Client``."""
         fn = self.lookup(qualified)
         if not isinstance(fn, FunctionInfo):
             return None
+        annotation = fn.node.returns.annotation if fn.node.returns is not None else None
+        if annotation is not None and not isinstance(annotation, cst.SimpleString):
+            # a lazy getter ``def get_client() -> GitHubClient`` returns a module global set
+            # elsewhere: the annotation says what it is
+            names = self.resolver(fn.module).names(annotation, fn.parent)
+            names = {n for n in names if n not in _NOT_TYPES}
+            if names:
+                return sorted(names)[0]
         for ret in fn.returns:
             if isinstance(ret.value, cst.Call):
                 names = self.resolver(fn.module).call_names(ret.value, fn)
