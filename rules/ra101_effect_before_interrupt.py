@@ -7,19 +7,9 @@ from typing import Iterable
 from auditor.analysis.order import completes_before
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
+from auditor.frameworks.langgraph import interrupt_classifier
 
 from .base import Example, Rule, RuleContext
-
-
-def interrupt_classifier(project):
-    """Classifier for ``project.reach``: is this call LangGraph's ``interrupt()``?"""
-
-    def classify(call, module):
-        if project.resolver(module).call_names(call.node, call.function) & langgraph.INTERRUPT:
-            return "interrupt"
-        return None
-
-    return classify
 
 
 class EffectBeforeInterrupt(Rule):

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from auditor.findings import Finding, Related, Severity
 
-from ._langgraph_eo import project_facts, unit_effects
+from auditor.analysis.langgraph_units import project_facts, unit_effects
 from .base import Example, Rule, RuleContext
 
 

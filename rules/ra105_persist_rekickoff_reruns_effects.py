@@ -8,7 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, is_none, keyword
+from auditor.analysis.syntax import argument
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import crewai
 from auditor.frameworks.classes import instance_class, module_constant
@@ -25,19 +25,6 @@ class _Index:
     rekicks: dict[int, list[tuple[CallInfo, ModuleFacts]]] = field(default_factory=dict)
     #: kickoffs with a persisted id whose receiver could not be typed
     untyped: list[tuple[CallInfo, ModuleFacts]] = field(default_factory=list)
-
-
-def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
-    """The persisted id a kickoff runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
-    if not crewai.is_kickoff(call):
-        return None
-    found = crewai.inputs_carry_id(argument(call, 0, "inputs"), scope, module, project)
-    if found is not None:
-        return found
-    fork = keyword(call, "restore_from_state_id")
-    if fork is not None and not is_none(fork.value):
-        return fork.value
-    return None
 
 
 def resume_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
@@ -347,13 +334,11 @@ and `Flow.from_checkpoint(...)`.
         ),
     )
 
-    def __init__(self) -> None:
-        self._index: tuple[int, _Index] | None = None
-
     def _build(self, project) -> _Index:
-        if self._index is not None and self._index[0] == id(project):
-            return self._index[1]
-        index = _Index()
+        memo = project.memo(self.id)
+        if "index" in memo:
+            return memo["index"]
+        index = memo["index"] = _Index()
         # flows are defined where crewai is imported; re-kicks happen wherever kickoff is called
         for module in project.modules_mentioning(["crewai", "kickoff"]):
             uses = module.uses_any(crewai.PACKAGES)
@@ -373,7 +358,6 @@ and `Flow.from_checkpoint(...)`.
                     index.rekicks.setdefault(id(cls), []).append((info, module))
                 elif uses and _untyped_flow_receiver(receiver, info.function, module, project):
                     index.untyped.append((info, module))
-        self._index = (id(project), index)
         return index
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:

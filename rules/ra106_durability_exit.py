@@ -11,7 +11,7 @@ from auditor.analysis.syntax import argument, bool_value, keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
 
-from ._langgraph_eo import graph_anywhere, project_uses_langgraph
+from auditor.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
 from .base import Example, Rule, RuleContext
 
 

@@ -9,24 +9,9 @@ import libcst as cst
 from auditor.analysis.syntax import argument, bool_value, keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph
+from auditor.analysis.resume_plane import resume_command
 
 from .base import Example, Rule, RuleContext
-
-
-def resume_command(expr: cst.BaseExpression | None, fn, ctx: RuleContext) -> cst.Call | None:
-    """The ``Command(resume=...)`` call ``expr`` is (directly or through a local variable)."""
-    if expr is None:
-        return None
-    if isinstance(expr, cst.Name) and fn is not None:
-        found = ctx.resolver.binding_value(expr.value, fn, ctx.module.order(expr))
-        if found is None or found[0].kind != "assign":
-            return None
-        expr = found[0].value
-        fn = found[1]
-    if isinstance(expr, cst.Call) and keyword(expr, "resume") is not None:
-        if ctx.resolver.call_names(expr, fn) & langgraph.COMMAND:
-            return expr
-    return None
 
 
 def run_calls(ctx: RuleContext):

@@ -2,126 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo
-from auditor.analysis.order import completes_before
-from auditor.analysis.syntax import argument, bool_value, is_none, keyword, names_in
+from auditor.analysis.syntax import argument, bool_value, keyword
 from auditor.findings import Finding, Related, Severity
+from auditor.analysis.resume_plane import decided_resume, resume_calls
 from auditor.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
-from .ra201_fork_without_discriminator import resume_command
-
-
-def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [outer]
-    while stack:
-        cur = stack.pop()
-        if cur is inner:
-            return True
-        stack.extend(cur.children)
-    return False
-
-
-def resume_calls(fn: FunctionInfo, ctx: RuleContext) -> list[CallInfo]:
-    """Runs in ``fn`` that deliver a resume: ``Command(resume=...)`` input, or ``None`` input
-    (the ``update_state`` + ``invoke(None, config)`` form)."""
-    out = []
-    for call in fn.calls:
-        f = call.node.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
-            continue
-        first = argument(call.node, 0, "input")
-        if is_none(first) or resume_command(first, fn, ctx) is not None:
-            out.append(call)
-    return out
-
-
-def _bound_name(call: cst.Call, ctx: RuleContext) -> str | None:
-    """``snap = graph.get_state(cfg)`` (or ``= await graph.aget_state(cfg)``): ``snap``."""
-    node: cst.CSTNode = call
-    parent = ctx.module.parent(node)
-    if isinstance(parent, cst.Await):
-        node, parent = parent, ctx.module.parent(parent)
-    if isinstance(parent, (cst.Assign,)) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        return parent.targets[0].target.value
-    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and isinstance(parent.target, cst.Name):
-        return parent.target.value
-    return None
-
-
-#: Snapshot attributes that say whether a thread is parked at an interrupt.
-PARK_ATTRS = frozenset({"next", "interrupts", "tasks"})
-
-
-def _reads_park(expr: cst.CSTNode, snapshot: str | None, derived: set[str], get_state: cst.Call | None) -> bool:
-    """Does ``expr`` read whether the thread is parked: ``snap.next`` / ``snap.interrupts`` /
-    ``snap.tasks`` (or such an attribute straight off the ``get_state`` call), or a name
-    derived from one? Reading ``snap.values`` (does the thread exist?) is not a park check."""
-    stack = [expr]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Name) and cur.value in derived:
-            return True
-        if isinstance(cur, cst.Attribute) and cur.attr.value in PARK_ATTRS:
-            base = cur.value.expression if isinstance(cur.value, cst.Await) else cur.value
-            if (isinstance(base, cst.Name) and base.value == snapshot) or (get_state is not None and base is get_state):
-                return True
-        stack.extend(cur.children)
-    return False
-
-
-def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
-    """Names assigned after the read from the snapshot's park status (``parked = bool(snap.next)``),
-    transitively."""
-    names: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for b in fn.bindings:
-            if b.pos > after and b.name not in names and b.name != seed and b.kind == "assign" and _reads_park(b.value, seed, names, None):
-                names.add(b.name)
-                changed = True
-    return names
-
-
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: RuleContext) -> Iterator[cst.CSTNode]:
-    """``if``/``while`` statements whose test reads the snapshot's park status."""
-    stack: list[cst.CSTNode] = [fn.node.body]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(cur, (cst.If, cst.While)) and _reads_park(cur.test, snapshot, derived, get_state):
-            yield cur
-        stack.extend(cur.children)
-
-
-def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
-    """The same function started the run (a fresh input) before ``run``: the parked run belongs
-    to this caller (an auto-approval loop, a request that starts and drives its own thread),
-    so no second delivery from outside can race it."""
-    for call in fn.calls:
-        f = call.node.func
-        if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
-            continue
-        first = argument(call.node, 0, "input")
-        if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
-            continue
-        if completes_before(call, run, ctx.module, fn.node):
-            return True
-    return False
-
-
-def _guard_exits(stmt: cst.If) -> bool:
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else stmt.body.body  # type: ignore[union-attr]
-    for s in body:
-        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
-            return True
-    return False
 
 
 class GetStateDecidesResume(Rule):
@@ -298,7 +189,7 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                     resumes = resume_calls(fn, ctx)
                 if not resumes:
                     continue
-                decided = self._decided_resume(call, fn, resumes, ctx)
+                decided = decided_resume(call, fn, resumes, ctx)
                 if decided is None:
                     continue
                 decision, resume = decided
@@ -313,21 +204,6 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                         Related(ctx.span(resume.node), "the resume it gates"),
                     ),
                 )
-
-    def _decided_resume(self, call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: RuleContext):
-        if started_run_before(call, fn, ctx):
-            return None
-        bound = _bound_name(call.node, ctx)
-        derived = _derived_names(fn, bound, call.order) if bound else set()
-        for decision in _decisions(fn, bound, derived, call.node, ctx):
-            for resume in resumes:
-                if resume.order < call.order:
-                    continue
-                if _contains_node(decision, resume.node):
-                    return decision, resume
-                if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
-                    return decision, resume
-        return None
 
     def _gate_without_opt_out(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> Finding | None:
         receiver = call.node.func.value  # type: ignore[union-attr]

@@ -13,10 +13,10 @@ from auditor.analysis.syntax import argument, bool_value, is_none, keyword, stri
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph, web
 
-from ._langgraph_eo import graph_anywhere, project_uses_langgraph
+from auditor.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
+from auditor.analysis.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
+
 from .base import Example, Rule, RuleContext
-from .ra201_fork_without_discriminator import resume_command
-from .ra301_get_state_decides_resume import GetStateDecidesResume, started_run_before, resume_calls
 
 #: SQL that takes a claim or a lock: a claim row (unique key), a compare-and-set
 #: UPDATE ... WHERE, SELECT ... FOR UPDATE, advisory / named locks.
@@ -422,7 +422,6 @@ Also not flagged:
 
     def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> set[int]:
         out: set[int] = set()
-        rule = GetStateDecidesResume()
         candidates = None
         for call in fn.calls:
             f = call.node.func
@@ -430,7 +429,7 @@ Also not flagged:
                 continue
             if candidates is None:
                 candidates = resume_calls(fn, ctx)
-            decided = rule._decided_resume(call, fn, candidates, ctx)
+            decided = decided_resume(call, fn, candidates, ctx)
             if decided is not None:
                 out.add(id(decided[1].node))
         return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Iterable
 
 import libcst as cst
@@ -11,9 +10,10 @@ from auditor.analysis.syntax import keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph, web
 
-from ._langgraph_eo import in_memory_constructor, project_facts
+from auditor.analysis.langgraph_units import in_memory_constructor, project_facts
+from auditor.frameworks.langgraph import interrupt_classifier
+
 from .base import Example, Rule, RuleContext
-from .ra101_effect_before_interrupt import interrupt_classifier
 
 
 def _non_empty(expr: cst.BaseExpression | None) -> bool:
@@ -286,14 +286,11 @@ once). Keep `InMemorySaver` for tests and notebooks.
         return None
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _collect(rule: InMemorySaverServed, ctx: RuleContext):
     project = ctx.project
-    cached = _CACHE.get(project)
-    if cached is not None:
-        return cached
+    memo = project.memo(rule.id)
+    if "collected" in memo:
+        return memo["collected"]
     out = []
     seen: set[int] = set()
     for module in project.modules_using(langgraph.PACKAGES):
@@ -308,7 +305,7 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
                 continue
             seen.add(id(construction))
             out.append((construction, where, hitl, _served_handler(where, module, project)))
-    _CACHE[project] = out
+    memo["collected"] = out
     return out
 
 

@@ -172,13 +172,11 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
         ),
     )
 
-    def __init__(self) -> None:
-        self._resumes: tuple[int, tuple[CallInfo, ModuleFacts] | None] | None = None
-
     def _project_resume(self, project):
         """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
-        if self._resumes is not None and self._resumes[0] == id(project):
-            return self._resumes[1]
+        memo = project.memo(self.id)
+        if "resume" in memo:
+            return memo["resume"]
         first = None
         for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
             for info in module.all_calls:
@@ -187,20 +185,19 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
                     break
             if first is not None:
                 break
-        self._resumes = (id(project), first)
+        memo["resume"] = first
         return first
 
     def _project_subclasses(self, project) -> bool:
         """Does any project class extend FileStatePersistence (cached per project)?"""
-        cached = getattr(self, "_subclasses", None)
-        if cached is None or cached[0] != id(project):
-            found = any(
+        memo = project.memo(self.id)
+        if "subclasses" not in memo:
+            memo["subclasses"] = any(
                 pg.is_file_persistence_subclass(c, project)
                 for m in project.modules_using(pg.PACKAGES)
                 for c in m.classes
             )
-            cached = self._subclasses = (id(project), found)
-        return cached[1]
+        return memo["subclasses"]
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(pg.PACKAGES) and not self._project_subclasses(ctx.project):

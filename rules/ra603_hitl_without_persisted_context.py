@@ -304,9 +304,6 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         ),
     )
 
-    def __init__(self) -> None:
-        self._evidence: tuple[int, _Evidence] | None = None
-
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(llamaindex.PACKAGES) and not self._subclass_user(ctx):
             return
@@ -357,16 +354,17 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
     # -- project-wide evidence ------------------------------------------------
     def _subclass_user(self, ctx: RuleContext) -> bool:
         """A module subclassing a project Workflow need not import workflows itself (cached per project)."""
-        cached = getattr(self, "_uses", None)
-        if cached is None or cached[0] != id(ctx.project):
-            cached = self._uses = (id(ctx.project), bool(ctx.project.modules_using(llamaindex.PACKAGES)))
-        return cached[1]
+        memo = ctx.project.memo(self.id)
+        if "uses" not in memo:
+            memo["uses"] = bool(ctx.project.modules_using(llamaindex.PACKAGES))
+        return memo["uses"]
 
     def _project_evidence(self, ctx: RuleContext) -> _Evidence:
         project = ctx.project
-        if self._evidence is not None and self._evidence[0] == id(project):
-            return self._evidence[1]
-        evidence = _Evidence()
+        memo = project.memo(self.id)
+        if "evidence" in memo:
+            return memo["evidence"]
+        evidence = memo["evidence"] = _Evidence()
         # evidence of persistence and human responders: modules naming the workflow APIs
         words = ["to_dict", "from_dict", "WorkflowServer", "send_event", "HumanResponseEvent"]
         for module in project.modules_mentioning(words):
@@ -395,7 +393,6 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         untyped = evidence.responders.get(None, [])
         typed = {id(f) for k, fns in evidence.responders.items() if k is not None for f in fns}
         evidence.responders[None] = [f for f in untyped if id(f) not in typed]
-        self._evidence = (id(project), evidence)
         return evidence
 
     def _persists(self, info: CallInfo, module: ModuleFacts, ctx: RuleContext):

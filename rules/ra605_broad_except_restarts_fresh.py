@@ -14,8 +14,9 @@ from auditor.frameworks import crewai, langgraph, llamaindex
 from auditor.frameworks import pydantic_graph as pg
 from auditor.frameworks.classes import extends, instance_class, module_constant, named_class
 
+from auditor.frameworks.crewai import rekick_id
+
 from .base import Example, Rule, RuleContext
-from .ra105_persist_rekickoff_reruns_effects import rekick_id
 
 _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 

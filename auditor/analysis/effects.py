@@ -303,7 +303,7 @@ class EffectModel:
         url = url_text(argument(node, 0, "url"), resolver, scope)
         if url is None:
             return False
-        if _MODEL_ENDPOINT.search(url):
+        if _MODEL_ENDPOINT.search(url) or _SET_ENDPOINT.search(url):
             return True
         return any(p.match(url) for p in self._safe_urls)
 
@@ -325,6 +325,11 @@ _MODEL_ENDPOINT = re.compile(
     r"(/embeddings?|/chat/completions|/completions|/v1/messages|/v1/responses|/api/generate|/api/chat|/api/embed\w*"
     r"|:generateContent|:streamGenerateContent|:embedContent|/rerank|/v1/embed)(\?|/?$)"
 )
+
+
+#: REST endpoints whose POST adds members to a set (GitHub's issue assignees and labels): a
+#: repeat leaves the same set
+_SET_ENDPOINT = re.compile(r"/issues/[^/]+/(assignees|labels)(\?|/?$)")
 
 
 def url_text(expr: cst.BaseExpression | None, resolver: Resolver, scope: FunctionInfo | None, depth: int = 0) -> str | None:

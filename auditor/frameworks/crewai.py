@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
+from auditor.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
 from .classes import extends, module_constant, project_bases
 
@@ -461,3 +461,16 @@ def _subscript_id_assignment(fn: FunctionInfo, name: str) -> cst.CSTNode | None:
 
 def is_kickoff(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in KICKOFF_METHODS
+
+
+def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
+    """The persisted id a kickoff runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
+    if not is_kickoff(call):
+        return None
+    found = inputs_carry_id(argument(call, 0, "inputs"), scope, module, project)
+    if found is not None:
+        return found
+    fork = keyword(call, "restore_from_state_id")
+    if fork is not None and not is_none(fork.value):
+        return fork.value
+    return None

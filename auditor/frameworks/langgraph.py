@@ -420,3 +420,14 @@ def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
                     if b.name == var and b.kind == "assign":
                         return tool_functions(b.value, None, m, project, depth + 1)
     return []
+
+
+def interrupt_classifier(project):
+    """Classifier for ``project.reach``: is this call LangGraph's ``interrupt()``?"""
+
+    def classify(call, module):
+        if project.resolver(module).call_names(call.node, call.function) & INTERRUPT:
+            return "interrupt"
+        return None
+
+    return classify

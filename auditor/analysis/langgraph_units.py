@@ -1,7 +1,7 @@
-"""Shared machinery of the LangGraph EO rules (RA103, RA104, RA106) and RA601.
+"""Which code LangGraph checkpoints: the analysis the EO rules (RA103, RA104, RA106),
+RA302 and RA601 share.
 
-Not a rule module (the registry only loads ``ra*.py``). Answers, once per
-project: which functions run as nodes of a checkpointed graph, which run as
+Answers, once per project (kept in the project's memo, never in module globals): which functions run as nodes of a checkpointed graph, which run as
 ``@task``s under a checkpointed ``@entrypoint`` or node, and which calls
 reach an effect *outside* any ``@task`` (a task's result is memoised, so
 calling one is not an effect of the caller).
@@ -9,7 +9,6 @@ calling one is not an effect of the caller).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import libcst as cst
@@ -41,14 +40,11 @@ class _ProjectFacts:
     effect_memo: dict[int, Reached | None]
 
 
-_FACTS: "weakref.WeakKeyDictionary[Project, _ProjectFacts]" = weakref.WeakKeyDictionary()
-
-
 def project_facts(project: Project) -> _ProjectFacts:
-    facts = _FACTS.get(project)
-    if facts is None:
-        facts = _FACTS[project] = _build(project)
-    return facts
+    memo = project.memo("langgraph-units")
+    if "facts" not in memo:
+        memo["facts"] = _build(project)
+    return memo["facts"]
 
 
 def _build(project: Project) -> _ProjectFacts:
@@ -222,12 +218,9 @@ def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: Module
     return None
 
 
-_USES: "weakref.WeakKeyDictionary[Project, bool]" = weakref.WeakKeyDictionary()
-
-
 def project_uses_langgraph(project: Project) -> bool:
     """Does any module of the scan import langgraph? (cached per project)"""
-    found = _USES.get(project)
-    if found is None:
-        found = _USES[project] = bool(project.modules_using(langgraph.PACKAGES))
-    return found
+    memo = project.memo("langgraph-units")
+    if "uses" not in memo:
+        memo["uses"] = bool(project.modules_using(langgraph.PACKAGES))
+    return memo["uses"]

@@ -1,0 +1,173 @@
+"""Questions about the LangGraph resume plane that several rules ask.
+
+What is a resume (``Command(resume=...)``, or the ``update_state`` + ``invoke(None, cfg)``
+form), which runs of a function deliver one, whether the function started the run itself,
+and whether a ``get_state`` read decides a resume (check-then-act). RA201, RA301 and RA302
+ask these; they live here so no rule imports another.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Protocol
+
+import libcst as cst
+
+from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.order import completes_before
+from auditor.analysis.resolve import Resolver
+from auditor.analysis.syntax import argument, is_none, keyword
+from auditor.frameworks import langgraph
+
+
+class ModuleContext(Protocol):
+    """What these questions need of a rule's context: the module being checked and its resolver."""
+
+    @property
+    def module(self) -> ModuleFacts: ...
+
+    @property
+    def resolver(self) -> Resolver: ...
+
+
+def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> cst.Call | None:
+    """The ``Command(resume=...)`` call ``expr`` is (directly or through a local variable)."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.Name) and fn is not None:
+        found = ctx.resolver.binding_value(expr.value, fn, ctx.module.order(expr))
+        if found is None or found[0].kind != "assign":
+            return None
+        expr = found[0].value
+        fn = found[1]
+    if isinstance(expr, cst.Call) and keyword(expr, "resume") is not None:
+        if ctx.resolver.call_names(expr, fn) & langgraph.COMMAND:
+            return expr
+    return None
+
+
+def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        cur = stack.pop()
+        if cur is inner:
+            return True
+        stack.extend(cur.children)
+    return False
+
+
+def resume_calls(fn: FunctionInfo, ctx: ModuleContext) -> list[CallInfo]:
+    """Runs in ``fn`` that deliver a resume: ``Command(resume=...)`` input, or ``None`` input
+    (the ``update_state`` + ``invoke(None, config)`` form)."""
+    out = []
+    for call in fn.calls:
+        f = call.node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+            continue
+        first = argument(call.node, 0, "input")
+        if is_none(first) or resume_command(first, fn, ctx) is not None:
+            out.append(call)
+    return out
+
+
+def _bound_name(call: cst.Call, ctx: ModuleContext) -> str | None:
+    """``snap = graph.get_state(cfg)`` (or ``= await graph.aget_state(cfg)``): ``snap``."""
+    node: cst.CSTNode = call
+    parent = ctx.module.parent(node)
+    if isinstance(parent, cst.Await):
+        node, parent = parent, ctx.module.parent(parent)
+    if isinstance(parent, (cst.Assign,)) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
+
+
+#: Snapshot attributes that say whether a thread is parked at an interrupt.
+PARK_ATTRS = frozenset({"next", "interrupts", "tasks"})
+
+
+def _reads_park(expr: cst.CSTNode, snapshot: str | None, derived: set[str], get_state: cst.Call | None) -> bool:
+    """Does ``expr`` read whether the thread is parked: ``snap.next`` / ``snap.interrupts`` /
+    ``snap.tasks`` (or such an attribute straight off the ``get_state`` call), or a name
+    derived from one? Reading ``snap.values`` (does the thread exist?) is not a park check."""
+    stack = [expr]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name) and cur.value in derived:
+            return True
+        if isinstance(cur, cst.Attribute) and cur.attr.value in PARK_ATTRS:
+            base = cur.value.expression if isinstance(cur.value, cst.Await) else cur.value
+            if (isinstance(base, cst.Name) and base.value == snapshot) or (get_state is not None and base is get_state):
+                return True
+        stack.extend(cur.children)
+    return False
+
+
+def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
+    """Names assigned after the read from the snapshot's park status (``parked = bool(snap.next)``),
+    transitively."""
+    names: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for b in fn.bindings:
+            if b.pos > after and b.name not in names and b.name != seed and b.kind == "assign" and _reads_park(b.value, seed, names, None):
+                names.add(b.name)
+                changed = True
+    return names
+
+
+def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+    """``if``/``while`` statements whose test reads the snapshot's park status."""
+    stack: list[cst.CSTNode] = [fn.node.body]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(cur, (cst.If, cst.While)) and _reads_park(cur.test, snapshot, derived, get_state):
+            yield cur
+        stack.extend(cur.children)
+
+
+def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> bool:
+    """The same function started the run (a fresh input) before ``run``: the parked run belongs
+    to this caller (an auto-approval loop, a request that starts and drives its own thread),
+    so no second delivery from outside can race it."""
+    for call in fn.calls:
+        f = call.node.func
+        if call is run or not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+            continue
+        first = argument(call.node, 0, "input")
+        if first is None or is_none(first) or resume_command(first, fn, ctx) is not None:
+            continue
+        if completes_before(call, run, ctx.module, fn.node):
+            return True
+    return False
+
+
+def _guard_exits(stmt: cst.If) -> bool:
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else stmt.body.body  # type: ignore[union-attr]
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
+            return True
+    return False
+
+
+def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: "ModuleContext"):
+    """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
+    parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
+    clause that exits)."""
+    if started_run_before(call, fn, ctx):
+        return None
+    bound = _bound_name(call.node, ctx)
+    derived = _derived_names(fn, bound, call.order) if bound else set()
+    for decision in _decisions(fn, bound, derived, call.node, ctx):
+        for resume in resumes:
+            if resume.order < call.order:
+                continue
+            if _contains_node(decision, resume.node):
+                return decision, resume
+            if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
+                return decision, resume
+    return None
+
