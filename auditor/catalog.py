@@ -13,15 +13,34 @@ from auditor.findings import Severity
 
 
 class RuleDescriptor(Protocol):
-    id: str
-    name: str
-    properties: tuple[str, ...]
-    severity: Severity
-    frameworks: tuple[str, ...]
-    summary: str
-    description: str
-    runtime: str
-    fix: str
+    """Read-only rule metadata: a static rule (class attributes) or a frozen :class:`DynamicRule`."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def properties(self) -> tuple[str, ...]: ...
+
+    @property
+    def severity(self) -> Severity: ...
+
+    @property
+    def frameworks(self) -> tuple[str, ...]: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def runtime(self) -> str: ...
+
+    @property
+    def fix(self) -> str: ...
 
 
 def descriptors() -> dict[str, RuleDescriptor]:

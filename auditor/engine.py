@@ -138,6 +138,7 @@ class _Alarm:
 
     def __enter__(self) -> "_Alarm":
         if self.active:
+            assert self.seconds  # active only with a limit
             self.previous = signal.signal(signal.SIGALRM, self._raise)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
         return self

@@ -35,7 +35,7 @@ class ChangedLines:
 
     def touches(self, path: Path, start: int, end: int) -> bool:
         changed = self.lines.get(path.resolve())
-        return bool(changed) and any(line in changed for line in range(start, end + 1))
+        return changed is not None and any(line in changed for line in range(start, end + 1))
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:

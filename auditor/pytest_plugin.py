@@ -302,7 +302,7 @@ def pytest_runtest_call(item: pytest.Item) -> None:
         else:
             report.assert_conformant(*properties)
     except (ResumeContractError, TargetError, SweepUsageError) as exc:
-        exc._resume_audit_marker = target  # type: ignore[attr-defined]  # reported by pytest_runtest_makereport
+        setattr(exc, "_resume_audit_marker", target)  # reported by pytest_runtest_makereport
         raise
 
 
@@ -313,6 +313,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     target = getattr(excinfo.value, "_resume_audit_marker", None) if excinfo is not None else None
     if target is None or call.when != "call" or item.config.getoption("fulltrace", False):
         return
+    assert excinfo is not None  # a marker target was read from it
     # The failure comes from the marker, not from a line of the test: show where the marker is and the
     # witness, not a traceback whose every entry is plugin code.
     try:

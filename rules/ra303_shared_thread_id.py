@@ -163,6 +163,18 @@ class _Classifier:
             return "non-durable", code
         if names & {"builtins.str", "builtins.int", "builtins.repr"} and len(call.args) == 1:
             return self.classify(call.args[0].value, scope, depth + 1)
+        for name in names:
+            helper = self.project.function(name, near=self.module)
+            if helper is None or not helper.returns:
+                continue
+            # an id minted by a project helper (``def _next_thread_id(): ...; return f"t-{n}"``):
+            # judged by what every return of the helper hands out
+            other = self if helper.module is self.module else type(self)(helper.module, self.project)
+            kinds = [other.classify(r.value, helper, depth + 1) for r in helper.returns if r.value is not None]
+            if kinds and all(k is not None for k in kinds):
+                worst = _worst(kinds)  # type: ignore[arg-type]
+                return (worst[0], f"{code} ({worst[1]})") if worst is not None else ("constant", code)
+            return None
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "format":
             base = self.classify(call.func.value, scope, depth + 1)
             args = [self.classify(a.value, scope, depth + 1) for a in call.args]

@@ -127,6 +127,11 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
     if "pydantic-graph" in frameworks and method in pg.START_METHODS:
         if same_receiver or _is_pg_graph(node.func.value, scope, module, project):  # type: ignore[union-attr]
             return Hit("pydantic-graph", f"{recv}.{method}(<start node>, ...)", recv)
+    if "pydantic-graph" in frameworks and not isinstance(node.func, cst.Attribute):
+        # ``node = StartNode()`` in the handler: the run after the try begins from the start node
+        cls = named_class(node.func, scope, module, project)
+        if cls is not None and extends(cls, pg.BASE_NODE, project):
+            return Hit("pydantic-graph", f"a fresh start node {cls.name}()", None, cls)
     return None
 
 

@@ -21,7 +21,9 @@ from auditor.analysis.syntax import argument, bool_value, is_none
 PACKAGES = ("langgraph",)
 
 #: ``interrupt(value)`` parks the run; on resume the whole node re-runs from its start.
-INTERRUPT = frozenset({"langgraph.types.interrupt"})
+#: ``raise NodeInterrupt(...)`` is the legacy dynamic interrupt (langgraph.errors): it parks the
+#: run the same way and the node re-runs from its start on resume
+INTERRUPT = frozenset({"langgraph.types.interrupt", "langgraph.errors.NodeInterrupt"})
 
 #: ``Command(resume=...)`` delivers a human's answer.
 COMMAND = frozenset({"langgraph.types.Command"})

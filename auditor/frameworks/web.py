@@ -59,8 +59,10 @@ if TYPE_CHECKING:
 #: Top-level packages whose import marks a module as (part of) a served app.
 HTTP_PACKAGES = (
     "fastapi", "starlette", "flask", "quart", "django", "rest_framework", "aiohttp",
-    "litestar", "sanic", "langserve", "chainlit", "gradio", "streamlit",
+    "litestar", "sanic", "langserve", "chainlit", "gradio", "streamlit", "mcp", "fastmcp",
 )
+#: MCP servers: every ``@mcp.tool()`` is a request handler of the clients that call it
+MCP_SERVERS = frozenset({"mcp.server.fastmcp.FastMCP", "mcp.server.FastMCP", "fastmcp.FastMCP", "fastmcp.server.FastMCP"})
 QUEUE_PACKAGES = (
     "celery", "dramatiq", "kafka", "aiokafka", "confluent_kafka", "pika", "aio_pika",
     "google.cloud.pubsub", "google.cloud.pubsub_v1",
@@ -141,7 +143,7 @@ KAFKA_CONSUMERS = frozenset(
 )
 CONSUMER_POLL_METHODS = frozenset({"poll", "consume", "getone", "getmany"})
 #: Apps whose construction in a module makes that module a served app.
-APP_CONSTRUCTORS = APP_TYPES | CELERY_APPS | frozenset({"celery.Celery", "dramatiq.Worker"})
+APP_CONSTRUCTORS = APP_TYPES | CELERY_APPS | MCP_SERVERS | frozenset({"celery.Celery", "dramatiq.Worker"})
 LANGSERVE_ADD_ROUTES = frozenset({"langserve.add_routes", "langserve.server.add_routes"})
 
 
@@ -233,6 +235,8 @@ class _Index:
         owner_types = self._types(target.value, fn.parent, module)
         if method == "task" and owner_types & CELERY_APPS:
             return "Celery task"
+        if method in ("tool", "resource", "prompt") and owner_types & MCP_SERVERS:
+            return f"MCP {method} handler"
         if method in ROUTE_DECORATORS:
             if owner_types & APP_TYPES:
                 return f"{_framework(owner_types & APP_TYPES)} route handler"
