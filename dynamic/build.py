@@ -89,7 +89,7 @@ def build_findings(cells: list[Cell], locator: Locator, target: str) -> list[Fin
         witness = {**hit.witness, "cell": cell.name, "cell_kind": cell.kind}
         if others:
             witness["also_at"] = others
-        related = ()
+        related: tuple[Related, ...] = ()
         if hit.node is None and locator.target is not None:
             related = (Related(locator.definition(None), "the swept target"),)
         findings.append(

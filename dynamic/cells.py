@@ -513,7 +513,7 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
         node = served[0][2] if served else node
     consumed = len([s for s in served if s[2] == node])
     failures = [failure_text(r) for r in racers if not completed(r)]
-    errors = [(r.result or {}).get("error") for r in racers if completed(r) and (r.result or {}).get("error")]
+    errors: list[str] = [error for r in racers if completed(r) and (error := (r.result or {}).get("error"))]
     cell.witness = {"racers": k, "consumed": consumed, "served": [s[3] for s in served if s[2] == node],
                     "racer_errors": sorted(errors), "racer_failures": sorted(failures)}
     if failures:

@@ -168,7 +168,7 @@ def probes(saver: str | None = None, dsn: str | None = None) -> tuple[list[Probe
     """The rows for the frameworks installed here (and rows that can only say why a framework is not swept)."""
     rows: list[Probe] = []
     notes: list[Row] = []
-    lg = dict(target=f"{PROBES}.langgraph_order:build_graph", effects=(f"{PROBES}.langgraph_order:charge_card",),
+    lg: dict[str, Any] = dict(target=f"{PROBES}.langgraph_order:build_graph", effects=(f"{PROBES}.langgraph_order:charge_card",),
               resume=("approve",), input={"order_id": 7, "amount": 30})
     if saver is not None:
         rows.append(Probe("langgraph", "checkpointer", f"--saver {saver}", backend="custom", saver=saver, **lg))

@@ -87,7 +87,7 @@ class ProcessEntry:
 def process_table(*, cmdlines: bool = False) -> list[ProcessEntry]:
     """Every process ``/proc`` shows, zombies included; command lines read only when asked
     (the sweep's group checks need stat alone). Processes that vanish mid-read are skipped."""
-    table = []
+    table: list[ProcessEntry] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

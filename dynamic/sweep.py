@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import partial
 from importlib import metadata
 from typing import Any, Callable
 
@@ -441,13 +442,13 @@ def crash_sweep(
         jobs: list[tuple[str, Callable[[], tuple[Cell, list[ChildRun], str]]]] = []
         if "crash" in wanted or "write-order" in wanted:
             for p in points:
-                jobs.append((f"crash:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref)))
+                jobs.append((f"crash:{p.name}", partial(_crash_cell, sw, "crash", p, ref)))
         if "crash" in wanted and "exception" in modes:
             for p in points:
-                jobs.append((f"crash-exception:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref, mode="exception")))
+                jobs.append((f"crash-exception:{p.name}", partial(_crash_cell, sw, "crash", p, ref, mode="exception")))
         if "parked" in wanted:
             for p in parks:
-                jobs.append((f"parked:{p.name}", lambda p=p: _crash_cell(sw, "parked", p, ref)))
+                jobs.append((f"parked:{p.name}", partial(_crash_cell, sw, "parked", p, ref)))
         stray_point = None
         if "stray" in wanted and not parks and result.get("stray_after_restore"):
             # no park to resume again: the stray delivery is a second restore of the state a recovery restored
@@ -460,11 +461,11 @@ def crash_sweep(
         if "write-order" in wanted:
             for p in points:
                 if p.kind in ("put", "put_writes"):
-                    jobs.append((f"write-order:{p.name}", lambda p=p: _crash_cell(sw, "crash", p, ref, "deferred")))
+                    jobs.append((f"write-order:{p.name}", partial(_crash_cell, sw, "crash", p, ref, "deferred")))
         forms = tuple(result.get("fork_forms") or ("bare", "map"))
         if "fork" in wanted:
             for form in forms:
-                jobs.append((f"fork:{form}", lambda form=form: _fork_cell(sw, form)))
+                jobs.append((f"fork:{form}", partial(_fork_cell, sw, form)))
         ks = sorted({racers, 4})
         concurrent_na = []
         if "concurrent" in wanted:
@@ -473,7 +474,7 @@ def crash_sweep(
                     concurrent_na.append(Cell("concurrent", f"{k} concurrent resumes of one parked interrupt", NOT_APPLICABLE,
                                               detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
                 else:
-                    jobs.append((f"concurrent:{k}", lambda k=k: _concurrent_cell(sw, k, ref)))
+                    jobs.append((f"concurrent:{k}", partial(_concurrent_cell, sw, k, ref)))
         total = len(jobs) + 1
         if progress:
             progress(1, total, "uninterrupted run")
@@ -525,7 +526,7 @@ def crash_sweep(
         if "concurrent" in wanted:
             cells_out += concurrent_na + [outcomes[f"concurrent:{k}"][0] for k in ks if f"concurrent:{k}" in outcomes]
         if "validity" in wanted:
-            sources = [("uninterrupted run", result)]
+            sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", result)]
             for label, (_c, runs, _d) in sorted(outcomes.items()):
                 for r in runs:
                     if r.result and r.result.get("invalid"):

@@ -66,7 +66,8 @@ def _field_annotations(schema: Any) -> dict[str, Any]:
         for name, info in schema.model_fields.items():
             ann = info.annotation
             if info.metadata:
-                ann = typing.Annotated[(ann, *info.metadata)]  # type: ignore[misc]
+                args = (ann, *info.metadata)
+                ann = typing.Annotated[args]
             out[name] = ann
         return out
     try:

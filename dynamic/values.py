@@ -88,13 +88,13 @@ def derive_fork_value(value: Any) -> Any:
     if value is None:
         return True
     if isinstance(value, dict):
-        alt = dict(value)
-        for k, v in alt.items():
+        forked = dict(value)
+        for k, v in forked.items():
             if isinstance(v, (bool, str, int, float)) and not isinstance(v, dict):
-                alt[k] = derive_fork_value(v)
-                return alt
-        alt["resume_audit_fork"] = True
-        return alt
+                forked[k] = derive_fork_value(v)
+                return forked
+        forked["resume_audit_fork"] = True
+        return forked
     if isinstance(value, list):
         return [*value, "fork"]
     return {"resume_audit_fork": True}

@@ -46,7 +46,8 @@ import os
 import sqlite3
 import threading
 import uuid
-from typing import Any, Callable
+from types import MethodType
+from typing import Any, Callable, cast
 
 from ..killpoints import InjectedCrash
 from ..validity import describe_schema, validate_values
@@ -140,7 +141,7 @@ def _patch() -> None:
     # 1. every event's handlers complete before the emitter goes on (schedule control)
     original_emit = CrewAIEventsBus.emit
 
-    def emit(self, source, event):  # type: ignore[no-untyped-def]
+    def emit(self, source, event):
         if _QUIET.is_set():
             return None
         future = original_emit(self, source, event)
@@ -157,7 +158,7 @@ def _patch() -> None:
     for provider_cls in (JsonProvider, SqliteProvider):
         original = provider_cls.checkpoint
 
-        def checkpoint(self, data, location, *, parent_id=None, branch="main", __original=original):  # type: ignore[no-untyped-def]
+        def checkpoint(self, data, location, *, parent_id=None, branch="main", __original=original):
             result = __original(self, data, location, parent_id=parent_id, branch=branch)
             if os.path.realpath(str(result).split("#")[0]).startswith(os.path.realpath(_store_dir()) + os.sep):
                 with open(_journal_path(), "a", encoding="utf-8") as fh:
@@ -170,7 +171,7 @@ def _patch() -> None:
 
     original_do = checkpoint_listener._do_checkpoint
 
-    def do_checkpoint(state, cfg, event=None):  # type: ignore[no-untyped-def]
+    def do_checkpoint(state, cfg, event=None):
         original_do(state, cfg, event)
         trigger = getattr(event, "type", None) or "manual"
         method = getattr(event, "method_name", None)
@@ -188,7 +189,7 @@ def _patch() -> None:
 
     original_init = CheckpointConfig.__init__
 
-    def config_init(self, **data):  # type: ignore[no-untyped-def]
+    def config_init(self, **data):
         original_init(self, **data)
         if self.restore_from is None:
             object.__setattr__(self, "location", _store_location(self))
@@ -196,9 +197,9 @@ def _patch() -> None:
     CheckpointConfig.__init__ = config_init  # type: ignore[method-assign]
 
     # 3. @persist saves (class- and method-level both go through persist_state)
-    original_persist = PersistenceDecorator.persist_state.__func__
+    original_persist = cast(MethodType, PersistenceDecorator.persist_state).__func__  # a classmethod, bound to the class
 
-    def persist_state(cls, flow_instance, method_name, persistence_instance, verbose=False):  # type: ignore[no-untyped-def]
+    def persist_state(cls, flow_instance, method_name, persistence_instance, verbose=False):
         original_persist(cls, flow_instance, method_name, persistence_instance, verbose)
         _emit("persist", f"save_state of method {method_name}", str(method_name))
 
@@ -207,7 +208,7 @@ def _patch() -> None:
     # 4. unit starts: record the method run, raise a crash deferred from a handler thread
     original_execute = flow_runtime.Flow._execute_method
 
-    async def execute_method(self, method_name, method, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def execute_method(self, method_name, method, *args, **kwargs):
         if _INSTRUMENTS is not None:
             _INSTRUMENTS.events.raise_deferred()
             name = str(method_name)
@@ -238,7 +239,7 @@ def _redirect_persistence(flow_cls: type) -> list[Any]:
     """Point every SQLiteFlowPersistence the flow class (or its methods) was decorated with at the store."""
     from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 
-    found = []
+    found: list[Any] = []
     holders = [flow_cls] + [v for k in dir(flow_cls) if not k.startswith("__")
                             for v in [getattr(flow_cls, k, None)] if callable(v)]
     for holder in holders:
@@ -373,6 +374,7 @@ class CrewAISession(Session):
     def describe(self) -> dict[str, Any]:
         if self.plane == "checkpoint":
             cfg = self.cfg
+            assert cfg is not None  # the checkpoint plane is chosen only with a CheckpointConfig
             return {"plane": f"CheckpointConfig(on_events={list(cfg.on_events)})", "durable": True,
                     "store": type(cfg.provider).__name__,
                     "restore": ("Flow.from_checkpoint(cfg).kickoff()" if self.restore_mode == "from_checkpoint"
@@ -512,15 +514,17 @@ class CrewAIAdapter(Adapter):
     def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
         from crewai.flow.runtime import Flow
 
+        make: Callable[[], Any]
         if isinstance(obj, type):
             missing = required_parameters(obj)
             make, how = obj, f"instantiated the Flow subclass {obj.__name__}"
         elif isinstance(obj, Flow):
             cls, checkpoint = type(obj), obj.checkpoint
 
-            def make() -> Any:
+            def rebuild() -> Any:
                 return cls(checkpoint=checkpoint) if checkpoint is not None else cls()
 
+            make = rebuild
             how = f"rebuilt the {cls.__name__} instance the target holds (with its checkpoint setting) for each kickoff"
             missing = None
         elif callable(obj):

@@ -42,7 +42,8 @@ import asyncio
 import inspect
 import re
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..validity import describe_schema, validate_values
 from ..values import canonical, to_jsonable
@@ -59,6 +60,9 @@ from .base import (
     StoreSettings,
     function_location,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 INTERRUPT = "__interrupt__"
@@ -123,7 +127,7 @@ class SaverSequencer:
             finally:
                 self._advance(seq)
 
-        run.__resume_audit_seq__ = seq  # type: ignore[attr-defined]
+        run.__resume_audit_seq__ = seq
         return run
 
     def wrap_async(self, fn):
@@ -171,7 +175,8 @@ _PATCHED = False
 RUNNER_SUBMIT_KEY = "__pregel_runner_submit"
 
 
-def inline_submit(fn, *args, __name__=None, __cancel_on_exit__=False, __reraise_on_exit__=True, __next_tick__=False, **kwargs):  # type: ignore[no-untyped-def]
+def inline_submit(fn: Callable[..., Any], *args: Any, __name__: str | None = None, __cancel_on_exit__: bool = False,
+                  __reraise_on_exit__: bool = True, __next_tick__: bool = False, **kwargs: Any) -> Future[Any]:
     """Run a task to completion at submission, in its own context copy, and return its future.
 
     Given to the runner of sync graphs through ``RUNNER_SUBMIT_KEY``: the tasks
@@ -185,7 +190,7 @@ def inline_submit(fn, *args, __name__=None, __cancel_on_exit__=False, __reraise_
     import concurrent.futures
     import contextvars
 
-    fut: concurrent.futures.Future = concurrent.futures.Future()
+    fut: Future[Any] = concurrent.futures.Future()
     try:
         fut.set_result(contextvars.copy_context().run(fn, *args, **kwargs))
     except BaseException as exc:  # the thread pool would have stored it the same way
@@ -320,18 +325,18 @@ def _instrumented_class(cls: type) -> type:
     saver the user's code already holds.
     """
 
-    class Instrumented(cls):  # type: ignore[valid-type, misc]
+    class Instrumented(cls):
         __slots__ = ()
         _ra_instrumented = True
         _ra_probe: SaverProbe
 
-        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
+        def put(self, config, checkpoint, metadata, new_versions):
             result = super().put(config, checkpoint, metadata, new_versions)
             self._ra_probe.after_put(config, checkpoint, metadata)
             self._ra_flush()
             return result
 
-        def put_writes(self, config, writes, task_id, task_path=""):  # type: ignore[no-untyped-def]
+        def put_writes(self, config, writes, task_id, task_path=""):
             probe = self._ra_probe
             if probe.defer:
                 with probe._lock:
@@ -351,13 +356,13 @@ def _instrumented_class(cls: type) -> type:
                 super().put_writes(*item)
                 probe.after_put_writes(*item)
 
-        async def aput(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
+        async def aput(self, config, checkpoint, metadata, new_versions):
             result = await super().aput(config, checkpoint, metadata, new_versions)
             self._ra_probe.after_put(config, checkpoint, metadata)
             await self._ra_aflush()
             return result
 
-        async def aput_writes(self, config, writes, task_id, task_path=""):  # type: ignore[no-untyped-def]
+        async def aput_writes(self, config, writes, task_id, task_path=""):
             probe = self._ra_probe
             if probe.defer:
                 with probe._lock:
@@ -439,7 +444,7 @@ def _make_recorder(instruments: Instruments, is_async: bool):
         class AsyncNodeRecorder(AsyncCallbackHandler):
             run_inline = True
 
-            async def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):  # type: ignore[no-untyped-def]
+            async def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
                 started = node_start(run_id, parent_run_id, metadata)
                 if started:
                     await SEQUENCER.adrain()
@@ -450,7 +455,7 @@ def _make_recorder(instruments: Instruments, is_async: bool):
     class NodeRecorder(BaseCallbackHandler):
         run_inline = True
 
-        def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):  # type: ignore[no-untyped-def]
+        def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
             started = node_start(run_id, parent_run_id, metadata)
             if started:
                 SEQUENCER.drain()
@@ -785,13 +790,14 @@ class LangGraphSession(Session):
     def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
         out: dict[str, SourceLocation] = {}
         # functional-API tasks are not graph nodes; they run under their function's name
+        task_function: type | None
         try:
-            from langgraph.func import _TaskFunction
+            from langgraph.func import _TaskFunction as task_function
         except ImportError:  # pragma: no cover - older or newer layouts
-            _TaskFunction = None
-        if module is not None and _TaskFunction is not None:
+            task_function = None
+        if module is not None and task_function is not None:
             for value in vars(module).values():
-                if isinstance(value, _TaskFunction):
+                if isinstance(value, task_function):
                     func = getattr(value, "func", None)
                     loc = _function_location(func) if func is not None else None
                     if loc is not None:

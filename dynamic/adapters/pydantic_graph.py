@@ -106,30 +106,30 @@ def _instrumented_persistence(instruments: Instruments, path: Path) -> Any:
         return type(node).__name__
 
     class InstrumentedFileStatePersistence(FileStatePersistence):
-        async def snapshot_node(self, state, next_node):  # type: ignore[no-untyped-def]
+        async def snapshot_node(self, state, next_node):
             await super().snapshot_node(state, next_node)
             emit(f"snapshot of node {name_of(next_node)} (created)", name_of(next_node))
 
-        async def snapshot_node_if_new(self, snapshot_id, state, next_node):  # type: ignore[no-untyped-def]
+        async def snapshot_node_if_new(self, snapshot_id, state, next_node):
             before = len(await self.load_all())
             await super().snapshot_node_if_new(snapshot_id, state, next_node)
             if len(await self.load_all()) > before:
                 emit(f"snapshot of node {name_of(next_node)} (created)", name_of(next_node))
 
-        async def snapshot_end(self, state, end):  # type: ignore[no-untyped-def]
+        async def snapshot_end(self, state, end):
             await super().snapshot_end(state, end)
             emit("snapshot of the end", _CURRENT_NODE.get())
 
-        def record_run(self, snapshot_id):  # type: ignore[no-untyped-def]
+        def record_run(self, snapshot_id):
             inner = super().record_run(snapshot_id)
             node = _CURRENT_NODE.get()
 
             class Recorded:
-                async def __aenter__(self_inner):  # type: ignore[no-untyped-def]
+                async def __aenter__(self_inner):
                     await inner.__aenter__()
                     emit(f"snapshot of node {node} marked running", node)
 
-                async def __aexit__(self_inner, *exc):  # type: ignore[no-untyped-def]
+                async def __aexit__(self_inner, *exc):
                     result = await inner.__aexit__(*exc)
                     emit(f"snapshot of node {node} marked {'error' if exc[0] else 'success'}", node)
                     return result
@@ -282,7 +282,8 @@ class PydanticGraphSession(Session):
     def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
         out = {}
         for node_id, node_def in getattr(self.graph, "node_defs", {}).items():
-            loc = class_location(getattr(node_def, "node", None))
+            node_class = getattr(node_def, "node", None)
+            loc = class_location(node_class) if isinstance(node_class, type) else None
             if loc is not None:
                 out[node_id] = loc
         return out
@@ -323,13 +324,17 @@ class PydanticGraphAdapter(Adapter):
 
     def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
         available, version = persistence_available()
-        legacy = _legacy_graph_class()
+        # Any: the graph is duck-typed (node_defs, _state_type), as those differ across pydantic-graph versions
+        legacy: Any = _legacy_graph_class()
         if not available or legacy is None:
             raise ShapeError(
                 f"pydantic-graph {version} has no persistence module (pydantic_graph.persistence was removed in 2.x, "
                 "and its Graph is the builder-based one): there is no documented resume path to sweep"
             )
         park_at: list[str] = list(config.get("park_at") or [])
+        graph: Any
+        start: Any
+        state: Any
         if isinstance(obj, dict):
             graph, start, state = obj.get("graph"), obj.get("start"), obj.get("state")
             park_at += list(obj.get("park_at") or [])
