@@ -9,7 +9,8 @@ import libcst as cst
 from auditor.analysis.facts import CallInfo, FunctionInfo
 from auditor.analysis.syntax import argument, bool_value, keyword
 from auditor.findings import Finding, Related, Severity
-from auditor.analysis.resume_plane import decided_resume, resume_calls
+from auditor.analysis.langgraph_units import project_uses_langgraph
+from auditor.analysis.resume_plane import decided_resume, delegated_resume_calls, resume_calls
 from auditor.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
@@ -174,7 +175,9 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(langgraph.PACKAGES) and not ctx.module.uses_any(("remit",)):
-            return
+            # a controller that imports the compiled graph from a project module need not import langgraph
+            if not (project_uses_langgraph(ctx.project) and any(w in ctx.module.source for w in langgraph.GET_STATE_METHODS)):
+                return
         for fn in ctx.module.functions:
             resumes = None
             for call in fn.calls:
@@ -186,7 +189,7 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                     yield gated
                     continue
                 if resumes is None:
-                    resumes = resume_calls(fn, ctx)
+                    resumes = resume_calls(fn, ctx) + delegated_resume_calls(fn, ctx)
                 if not resumes:
                     continue
                 decided = decided_resume(call, fn, resumes, ctx)

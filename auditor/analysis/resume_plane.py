@@ -8,7 +8,7 @@ ask these; they live here so no rule imports another.
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
@@ -17,6 +17,9 @@ from auditor.analysis.order import completes_before
 from auditor.analysis.resolve import Resolver
 from auditor.analysis.syntax import argument, is_none, keyword
 from auditor.frameworks import langgraph
+
+if TYPE_CHECKING:
+    from auditor.analysis.project import Project
 
 
 class ModuleContext(Protocol):
@@ -27,6 +30,9 @@ class ModuleContext(Protocol):
 
     @property
     def resolver(self) -> Resolver: ...
+
+    @property
+    def project(self) -> Project: ...
 
 
 def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> cst.Call | None:
@@ -67,6 +73,42 @@ def resume_calls(fn: FunctionInfo, ctx: ModuleContext) -> list[CallInfo]:
         if is_none(first) or resume_command(first, fn, ctx) is not None:
             out.append(call)
     return out
+
+
+def delegated_resume_calls(fn: FunctionInfo, ctx: ModuleContext, depth: int = 2) -> list[CallInfo]:
+    """Calls in ``fn`` of project helpers that deliver a resume (``asyncio.create_task(
+    resume_workflow(thread_id))``, ``background_tasks.add_task(resume, ...)``), up to ``depth``
+    helpers deep: a ``get_state`` check in ``fn`` decides them just as it decides a direct resume."""
+    project = ctx.project
+    out = []
+    for call in fn.calls:
+        if _helper_resumes(project.callees(call, fn.module), project, depth, set()):
+            out.append(call)
+    return out
+
+
+def _helper_resumes(callees: list[FunctionInfo], project, depth: int, seen: set[int]) -> bool:
+    for callee in callees:
+        if id(callee) in seen or depth <= 0:
+            continue
+        seen.add(id(callee))
+        if resume_calls(callee, _HelperContext(callee.module, project)):
+            return True
+        if any(_helper_resumes(project.callees(c, callee.module), project, depth - 1, seen) for c in callee.calls):
+            return True
+    return False
+
+
+class _HelperContext:
+    """A :class:`ModuleContext` for a helper in another module."""
+
+    def __init__(self, module: ModuleFacts, project) -> None:
+        self.module = module
+        self.project = project
+
+    @property
+    def resolver(self) -> Resolver:
+        return self.project.resolver(self.module)
 
 
 def _bound_name(call: cst.Call, ctx: ModuleContext) -> str | None:
