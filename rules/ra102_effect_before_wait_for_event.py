@@ -21,7 +21,7 @@ def _method(call: cst.Call, name: str) -> bool:
 def _is_context_receiver(call: cst.Call, fn, ctx: RuleContext) -> bool:
     """``ctx.wait_for_event``: the receiver is typed as a workflows Context, or the
     function is a ``@step`` (whose context parameter may be unannotated)."""
-    receiver = call.func.value  # type: ignore[union-attr]
+    receiver = call.func.value  # type: ignore[attr-defined]
     if ctx.resolver.names(receiver, fn) & llamaindex.CONTEXT:
         return True
     return any(ctx.resolver.names(d.target, fn.parent) & llamaindex.STEP for d in fn.decorators)

@@ -343,16 +343,16 @@ and `Flow.from_checkpoint(...)`.
         for module in project.modules_mentioning(["crewai", "kickoff"]):
             uses = module.uses_any(crewai.PACKAGES)
             if uses:
-                for cls in crewai.flow_classes(module, project):
-                    p = crewai.persistence_of(cls, project)
+                for flow in crewai.flow_classes(module, project):
+                    p = crewai.persistence_of(flow, project)
                     if p.any:
-                        index.persisted[id(cls)] = (cls, p)
+                        index.persisted[id(flow)] = (flow, p)
             for info in module.all_calls:
                 if not crewai.is_kickoff(info.node):
                     continue
                 if resume_id(info.node, info.function, module, project) is None:
                     continue
-                receiver = info.node.func.value  # type: ignore[union-attr]
+                receiver = info.node.func.value
                 cls = instance_class(receiver, info.function, module, project)
                 if cls is not None:
                     index.rekicks.setdefault(id(cls), []).append((info, module))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import libcst as cst
 
@@ -292,7 +292,7 @@ either way.
         if origin is None:
             return []
         node, where = origin
-        value = node
+        value: Any = node
         if isinstance(node, cst.AssignTarget):
             assign = where.parent(node)
             value = assign.value if isinstance(assign, cst.Assign) else None
@@ -303,6 +303,8 @@ either way.
         if where is not ctx.module:
             return []
         target = node_override if node_override is not None else (node if not isinstance(node, cst.AssignTarget) else where.parent(node))
+        if target is None:
+            return []
         return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"')]
 
     def _graph(self, receiver: cst.BaseExpression, scope, ctx: RuleContext, depth: int = 0):
@@ -312,9 +314,9 @@ either way.
         if isinstance(expr, cst.Name):
             found = ctx.resolver.binding_value(expr.value, scope, ctx.module.order(expr))
             if found is not None and found[0].kind == "assign" and _is_with_config(found[0].value):
-                return self._graph(found[0].value.func.value, found[1], ctx, depth + 1)  # type: ignore[union-attr]
+                return self._graph(found[0].value.func.value, found[1], ctx, depth + 1)  # type: ignore[attr-defined]
         if _is_with_config(expr):
-            return self._graph(expr.func.value, scope, ctx, depth + 1)  # type: ignore[union-attr]
+            return self._graph(expr.func.value, scope, ctx, depth + 1)  # type: ignore[attr-defined]
         return graph_anywhere(expr, scope, ctx.module, ctx.project)
 
     def _graph_effect(self, graph, ctx: RuleContext):

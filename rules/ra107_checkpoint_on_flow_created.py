@@ -51,9 +51,9 @@ def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleF
         tgt = parent.targets[0].target
         if isinstance(tgt, cst.Name):
             # class body: `checkpoint = CheckpointConfig(...)` in a Flow subclass
-            for cls in module.classes:
-                if any(b.value is call for b in cls.body_bindings):
-                    kind = _owner_kind(set(), cls, project)
+            for owner in module.classes:
+                if any(b.value is call for b in owner.body_bindings):
+                    kind = _owner_kind(set(), owner, project)
                     return {kind} if kind else set()
             calls = scope.calls if scope is not None else module.module_calls
             for info in calls:
@@ -63,9 +63,10 @@ def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleF
     kinds: set[str] = set()
     resolver = project.resolver(module)
     for node in targets:
-        arg = module.parent(node)
-        if not isinstance(arg, cst.Arg):
+        parent = module.parent(node)
+        if not isinstance(parent, cst.Arg):
             continue
+        arg = parent
         user = module.parent(arg)
         if not isinstance(user, cst.Call):
             continue

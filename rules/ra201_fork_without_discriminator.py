@@ -203,7 +203,7 @@ def _project_uses_langgraph(ctx: RuleContext) -> bool:
 
 def _remit_forks_explicit_checkpoints(call: cst.Call, fn, ctx: RuleContext) -> bool:
     """Is the receiver a graph compiled with ``remit.wrap(...)`` that treats explicit checkpoint ids as forks?"""
-    receiver = call.func.value  # type: ignore[union-attr]
+    receiver = call.func.value  # type: ignore[attr-defined]
     graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
     if graph is None:
         return False

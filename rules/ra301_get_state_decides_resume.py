@@ -209,13 +209,13 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                 )
 
     def _gate_without_opt_out(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> Finding | None:
-        receiver = call.node.func.value  # type: ignore[union-attr]
+        receiver = call.node.func.value  # type: ignore[attr-defined]
         graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
         if graph is None:
             return None
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
         gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
-        if gate is None or bool_value(gate.value) is not True:
+        if wrap is None or gate is None or bool_value(gate.value) is not True:
             return None
         config = argument(call.node, 0, "config")
         if config is None:

@@ -59,7 +59,8 @@ def claim_classifier(project):
             text = string_value(first)
             if text is not None and _SQL_CLAIM.search(text):
                 return "claim"
-        if method == "set" and (keyword(node, "nx") is not None and bool_value(keyword(node, "nx").value) is True):
+        nx = keyword(node, "nx") if method == "set" else None
+        if nx is not None and bool_value(nx.value) is True:
             return "claim"
         if method == "lock" and isinstance(f, cst.Attribute):
             receiver = " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
@@ -412,7 +413,7 @@ Also not flagged:
                 continue
             graph = graph_anywhere(f.value, fn, ctx.module, ctx.project)
             if isinstance(graph, langgraph.CompiledGraph) and any(
-                keyword(graph.compile_call, k) is not None and not is_none(keyword(graph.compile_call, k).value)
+                (kw := keyword(graph.compile_call, k)) is not None and not is_none(kw.value)
                 for k in ("interrupt_before", "interrupt_after")
             ):
                 yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
@@ -436,7 +437,7 @@ Also not flagged:
 
     # -- what is a dedupe ------------------------------------------------------
     def _remit_gate(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
-        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[union-attr]
+        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
         if not isinstance(graph, langgraph.CompiledGraph):
             return False
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)

@@ -268,7 +268,7 @@ def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project) -> tup
                     return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node
         for param in cur.param_names():
             if param not in ("self", "cls") and _IDENTITY_PARAM.search(param):
-                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param)
+                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param) or cur.node
         cur = cur.parent
     return None
 
@@ -503,10 +503,11 @@ database, or the authenticated user's session
             for info in module.all_calls:
                 if not crewai.is_kickoff(info.node):
                     continue
-                value = crewai.inputs_carry_id(argument(info.node, 0, "inputs"), info.function, module, ctx.project)
-                if value is None or not isinstance(value, cst.BaseExpression):
+                carried = crewai.inputs_carry_id(argument(info.node, 0, "inputs"), info.function, module, ctx.project)
+                if carried is None or not isinstance(carried, cst.BaseExpression):
                     continue
-                cls = instance_class(info.node.func.value, info.function, module, ctx.project)  # type: ignore[union-attr]
+                value = carried
+                cls = instance_class(info.node.func.value, info.function, module, ctx.project)  # type: ignore[attr-defined]
                 if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
                     continue
                 yield Site(value, info.function, "crewai", info.node)
@@ -564,7 +565,7 @@ database, or the authenticated user's session
         var = None
         parent = module.parent(anchor)
         if isinstance(anchor, cst.Assign):  # cfg["configurable"]["thread_id"] = ...
-            base = anchor.targets[0].target
+            base: cst.BaseExpression = anchor.targets[0].target
             while isinstance(base, cst.Subscript):
                 base = base.value
             var = base.value if isinstance(base, cst.Name) else None

@@ -64,7 +64,7 @@ def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, modul
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("ctx", "context"):
         call = _follow_call(expr.value, fn, module, project)
         if call is not None and llamaindex.is_method_call(call, llamaindex.RUN_METHOD):
-            return _workflow_class(instance_class(call.func.value, fn, module, project), project)  # type: ignore[union-attr]
+            return _workflow_class(instance_class(call.func.value, fn, module, project), project)  # type: ignore[attr-defined]
         return None
     if isinstance(expr, cst.Name):
         call = _follow_call(expr, fn, module, project)
@@ -335,15 +335,15 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             if not is_step:
                 continue
             for ret in fn.returns:
-                call = _follow_call(ret.value, fn, ctx.module, project)
-                if call is None or not _input_required(call, fn, ctx.module, project):
+                event = _follow_call(ret.value, fn, ctx.module, project)
+                if event is None or not _input_required(event, fn, ctx.module, project):
                     continue
                 related = [_where_it_lives(ctx, fn, workflow)]
-                if ret.value is not call:
-                    related.append(Related(ctx.span(call), "the InputRequiredEvent"))
+                if ret.value is not event:
+                    related.append(Related(ctx.span(event), "the InputRequiredEvent"))
                 yield ctx.finding(
                     ret.value if ret.value is not None else ret,
-                    f"Step '{fn.qualname}' returns {ctx.module.code(call.func)}, parking the run for a human, and "
+                    f"Step '{fn.qualname}' returns {ctx.module.code(event.func)}, parking the run for a human, and "
                     f"nothing in the project persists the run's Context (no Context.from_dict restore, no "
                     f"ctx.to_dict() stored durably, no durable WorkflowServer store). A restart while the run waits "
                     f"loses it: the answer has nothing to resume and the run must start over.",
@@ -380,7 +380,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
                 if fn is None or llamaindex.is_step(fn, resolver):
                     continue
                 if llamaindex.is_method_call(info.node, "send_event"):
-                    workflow = workflow_of_context(info.node.func.value, fn, module, project)  # type: ignore[union-attr]
+                    workflow = workflow_of_context(info.node.func.value, fn, module, project)  # type: ignore[attr-defined]
                 elif resolver.call_names(info.node, fn) & llamaindex.HUMAN_RESPONSE_EVENT:
                     workflow = None
                 else:
@@ -424,10 +424,10 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         if (
             llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT)
             and fn is not None
-            and _is_context_like(node.func.value, fn, resolver)  # type: ignore[union-attr]
+            and _is_context_like(node.func.value, fn, resolver)  # type: ignore[attr-defined]
             and self._stores_durably(fn, module, ctx, node)
         ):
-            workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[union-attr]
+            workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[attr-defined]
             return "ctx.to_dict() stored", [workflow] if workflow is not None else []
         return None
 

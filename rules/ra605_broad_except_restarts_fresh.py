@@ -69,11 +69,11 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
             return Hit("langgraph", f"{recv}.{method}({form}, ...)", recv)
     # CrewAI
     if method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING:
-        cls = named_class(node.func.value, scope, module, project)  # type: ignore[union-attr]
-        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(node.func.value, scope) & (crewai.FLOW | crewai.CREW):  # type: ignore[union-attr]
+        cls = named_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(node.func.value, scope) & (crewai.FLOW | crewai.CREW):  # type: ignore[attr-defined]
             return Hit("crewai", f"{recv}.{method}(...)", None, cls)
     if crewai.is_kickoff(node):
-        cls = instance_class(node.func.value, scope, module, project)  # type: ignore[union-attr]
+        cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
         is_flow = cls is not None and crewai.is_flow_class(cls, project)
         if is_flow or module.uses_any(crewai.PACKAGES):
             if keyword(node, "from_checkpoint") is not None:
@@ -103,11 +103,11 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
     if "langgraph" in frameworks and method in langgraph.RUN_METHODS:
         first = argument(node, 0, "input")
         if first is not None and not is_none(first) and not _is_resume_command(first, scope, module, project):
-            if same_receiver or langgraph.graph_of(node.func.value, scope, module, project) is not None:  # type: ignore[union-attr]
+            if same_receiver or langgraph.graph_of(node.func.value, scope, module, project) is not None:  # type: ignore[attr-defined]
                 return Hit("langgraph", f"{recv}.{method}(<new input>, ...)", recv)
     if "crewai" in frameworks:
         if crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None and rekick_id(node, scope, module, project) is None:
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[union-attr]
+            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
             if same_receiver or (cls is not None and crewai.is_flow_class(cls, project)):
                 return Hit("crewai", f"{recv}.{method}() on a new flow", recv, cls)
         cls = named_class(node.func, scope, module, project)
@@ -119,13 +119,13 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
             fresh_ctx = ctx_arg is None or (
                 isinstance(ctx_arg.value, cst.Call) and resolver.call_names(ctx_arg.value, scope) & llamaindex.CONTEXT
             )
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[union-attr]
+            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
             if fresh_ctx and cls is not None and extends(cls, llamaindex.WORKFLOW, project):
                 return Hit("llamaindex", f"{recv}.run() with a fresh context", recv, cls)
         if resolver.call_names(node, scope) & llamaindex.CONTEXT:
             return Hit("llamaindex", f"a fresh {module.code(node.func)}(...)", None)
     if "pydantic-graph" in frameworks and method in pg.START_METHODS:
-        if same_receiver or _is_pg_graph(node.func.value, scope, module, project):  # type: ignore[union-attr]
+        if same_receiver or _is_pg_graph(node.func.value, scope, module, project):  # type: ignore[attr-defined]
             return Hit("pydantic-graph", f"{recv}.{method}(<start node>, ...)", recv)
     if "pydantic-graph" in frameworks and not isinstance(node.func, cst.Attribute):
         # ``node = StartNode()`` in the handler: the run after the try begins from the start node

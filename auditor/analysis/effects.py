@@ -124,7 +124,8 @@ def _sql_argument_writes(call: cst.Call) -> bool:
     if isinstance(first, cst.Call):  # psycopg sql.SQL("..."), sqlalchemy text("...")
         inner = argument(first, 0, "text")
         if inner is None:
-            inner = positional(first, 0).value if positional(first, 0) else None
+            first_arg = positional(first, 0)
+            inner = first_arg.value if first_arg is not None else None
         first = inner
     text = string_value(first)
     return text is not None and sql_write_text(text)
@@ -313,9 +314,9 @@ class EffectModel:
                 if regex.match(name) and (spec.when is None or spec.when(node)):
                     return Effect(spec.kind, name, spec.consequence)
         if isinstance(node.func, cst.Attribute):
-            spec = self._name_only.get(node.func.attr.value)
-            if spec is not None and (spec.when is None or spec.when(node)):
-                return Effect(spec.kind, f".{node.func.attr.value}()", spec.consequence)
+            named = self._name_only.get(node.func.attr.value)
+            if named is not None and (named.when is None or named.when(node)):
+                return Effect(named.kind, f".{node.func.attr.value}()", named.consequence)
         return None
 
 
@@ -500,8 +501,8 @@ def is_keyed(call: cst.Call, resolver: Resolver, scope: FunctionInfo | None) -> 
         if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value):
             return True
     for header_kw in ("headers", "extra_headers"):
-        arg = keyword(call, header_kw)
-        if arg is not None and _headers_carry_key(arg.value, resolver, scope):
+        header = keyword(call, header_kw)
+        if header is not None and _headers_carry_key(header.value, resolver, scope):
             return True
     return False
 

@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Any, Iterator, Union
 import builtins
 
 import libcst as cst
@@ -175,7 +175,7 @@ class ModuleFacts:
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
         top = self._top_statement(node)
         if top is not None and self._positions is None:
-            shifted = self._statement_positions.get(top)
+            shifted: Any = self._statement_positions.get(top)
             if shifted is None:
                 shifted = self._statement_positions[top] = _statement_positions(self.tree, self.source, top) or False
             if shifted:

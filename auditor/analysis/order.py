@@ -30,9 +30,10 @@ def _chain(node: cst.CSTNode, module: ModuleFacts, stop: cst.CSTNode) -> list[cs
     out = [node]
     cur = node
     while cur is not stop:
-        cur = module.parent(cur)
-        if cur is None:
+        parent = module.parent(cur)
+        if parent is None:
             break
+        cur = parent
         out.append(cur)
     return out
 

@@ -188,7 +188,7 @@ def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> b
 
 
 def _guard_exits(stmt: cst.If) -> bool:
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else stmt.body.body  # type: ignore[union-attr]
+    body = stmt.body.body
     for s in body:
         if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
             return True

@@ -263,11 +263,11 @@ def _registry_tools(
                 _add(out, tool_targets(el.value, scope, module, project, depth + 1) or _plain_functions(el.value, scope, module, project))
         return out
     if isinstance(expr, cst.Dict):
-        for el in expr.elements:
-            if isinstance(el, cst.DictElement):
-                _add(out, tool_targets(el.value, scope, module, project, depth + 1) or _plain_functions(el.value, scope, module, project))
-            elif isinstance(el, cst.StarredDictElement):
-                _add(out, registry_tools(el.value, scope, module, project, depth + 1))
+        for item in expr.elements:
+            if isinstance(item, cst.DictElement):
+                _add(out, tool_targets(item.value, scope, module, project, depth + 1) or _plain_functions(item.value, scope, module, project))
+            elif isinstance(item, cst.StarredDictElement):
+                _add(out, registry_tools(item.value, scope, module, project, depth + 1))
         return out
     if isinstance(expr, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return _comprehension_tools(expr, scope, module, project, depth + 1, falsy)

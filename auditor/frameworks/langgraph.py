@@ -145,7 +145,7 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
     if not is_compile_call(call):
         return None
-    receiver = call.func.value  # type: ignore[union-attr]
+    receiver = call.func.value  # type: ignore[attr-defined]
     builder_name = receiver.value if isinstance(receiver, cst.Name) else None
     found = _follow_to_call(receiver, scope, module, project)
     builder_call = None
