@@ -395,6 +395,45 @@ def rules_command(
     Console(no_color="NO_COLOR" in os.environ, width=max(Console().width, 120)).print(table)
 
 
+@app.command("effects")
+def effects_command(
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (a table) or json."),
+) -> None:
+    """List the effect catalog: which SDK calls the EO rules treat as effects, what a repeat does,
+    and the idempotency key the SDK accepts. Add your own with effect-sinks in [tool.resume-audit].
+
+    Example: resume-audit effects --format json
+    """
+    from auditor.analysis.effect_catalog import CATALOG, GENERIC_SINKS
+
+    rows = [
+        {
+            "sdk": sdk.name,
+            "modules": list(sdk.modules),
+            "client": sdk.client,
+            "calls": [p for w in sdk.writes for p in w.patterns],
+            "any_receiver_methods": [m for w in sdk.writes for m in w.methods],
+            "why": "; ".join(dict.fromkeys(w.consequence for w in sdk.writes)),
+            "idempotency_key": sdk.idempotency_key,
+        }
+        for sdk in (*GENERIC_SINKS, *CATALOG)
+    ]
+    if format == OutputFormat.json:
+        import json
+
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if format != OutputFormat.text:
+        raise fail("effects supports --format text or json")
+    table = Table(title="resume-audit effect catalog", show_lines=True)
+    for col in ("SDK", "calls that write", "a repeat", "idempotency key"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        calls = list(r["calls"]) + [f".{m}() on any receiver" for m in r["any_receiver_methods"]]
+        table.add_row(str(r["sdk"]), "\n".join(calls), str(r["why"]), str(r["idempotency_key"] or "-"))
+    Console(no_color=bool(os.environ.get("NO_COLOR")), width=max(Console().width, 140)).print(table)
+
+
 @app.command()
 def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -> None:
     """Print a rule's full documentation: what it finds, why it breaks at runtime, an example, the fix.

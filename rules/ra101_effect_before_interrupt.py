@@ -217,7 +217,7 @@ durably and skip it when already done.
                     call.node,
                     f"{what}{via} runs before interrupt() at line {line} in node '{fn.qualname}'. "
                     f"LangGraph re-runs the whole node when the run is resumed, so this {effect.hit.kind} effect "
-                    f"fires again on every resume (once per answer delivered).",
+                    f"fires again on every resume (once per answer delivered): each resume {effect.hit.repeat}.",
                     related=(Related(ctx.span(icall.node), interrupt_note), *related),
                     flows=(flow,) if effect.via_helper else (),
                 )

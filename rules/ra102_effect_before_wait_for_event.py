@@ -227,7 +227,7 @@ effect must come first, key it with an idempotency key.
                     call.node,
                     f"{effect.hit.label}{via} runs before wait_for_event() at line {wait_line} in step '{fn.qualname}'. "
                     f"The workflow replays the whole step when the awaited event arrives (in process, and again after a "
-                    f"Context restore), so this {effect.hit.kind} effect fires twice or more.",
+                    f"Context restore), so this {effect.hit.kind} effect fires twice or more: each replay {effect.hit.repeat}.",
                     related=(*related, *more),
                     flows=(flow,) if effect.via_helper else (),
                 )

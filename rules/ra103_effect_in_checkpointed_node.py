@@ -281,7 +281,7 @@ but does not close it.
                     f"{what}{via} in {where} '{fn.qualname}' of a checkpointed graph has no idempotency key. "
                     f"If the process dies after this {reached.hit.kind} effect and before the {where}'s writes are "
                     f"durable (with the default durability=\"async\" they are saved in the background while the next "
-                    f"step starts), resuming the thread re-runs the {where} and the effect fires again.",
+                    f"step starts), resuming the thread re-runs the {where} and {reached.hit.repeat}.",
                     related=(Related(ctx.span(unit.anchor, unit.anchor_module), anchor_note), *related),
                     flows=(flow,) if reached.via_helper else (),
                     module=fn.module,

@@ -183,7 +183,7 @@ its result is saved (RA103).
                     call.node,
                     f"{what}{via} runs in the body of @entrypoint '{fn.qualname}', outside any @task. Only task "
                     f"results are memoised: every resume of this workflow (after an interrupt, a crash or an "
-                    f"error) re-runs the body from its first line and this {reached.hit.kind} effect fires again.",
+                    f"error) re-runs the body from its first line and {reached.hit.repeat}.",
                     related=(Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body"), *related),
                     flows=(flow,) if reached.via_helper else (),
                 )

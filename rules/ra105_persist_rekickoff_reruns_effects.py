@@ -403,7 +403,7 @@ and `Flow.from_checkpoint(...)`.
             ]
             yield ctx.finding(
                 call.node,
-                f"{effect.hit.label}{via} in flow method '{fn.name}' fires again when the flow is resumed. {how} "
+                f"{effect.hit.label}{via} in flow method '{fn.name}' fires again when the flow is resumed ({effect.hit.repeat}). {how} "
                 f"(measured on crewai 1.15.30: state 11 -> 22, every effect twice).",
                 related=related,
                 flows=(flow,) if effect.via_helper else (),

@@ -67,12 +67,16 @@ def _node(snippet: str) -> str:
     )
 
 
-def _flags(tmp_path: Path, snippet: str) -> bool:
+def _findings(tmp_path: Path, snippet: str) -> list:
     write_tree(tmp_path, {"node.py": _node(snippet)})
     config = Config(select=["RA101"], effect_sinks=["billing.charge"], safe_calls=["billing.audit"])
     result = scan([tmp_path], config, tmp_path, jobs=1)
     assert result.notifications == [], result.notifications
-    return any(f.rule_id == "RA101" for f in result.findings)
+    return [f for f in result.findings if f.rule_id == "RA101"]
+
+
+def _flags(tmp_path: Path, snippet: str) -> bool:
+    return bool(_findings(tmp_path, snippet))
 
 
 @pytest.mark.parametrize("name", sorted(EFFECTS))
@@ -83,3 +87,52 @@ def test_effect_is_recognised(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NOT_EFFECTS))
 def test_non_effect_is_not_flagged(tmp_path: Path, name: str) -> None:
     assert not _flags(tmp_path, NOT_EFFECTS[name]), textwrap.indent(_node(NOT_EFFECTS[name]), "  ")
+
+
+def test_effects_command_lists_the_catalog() -> None:
+    """`resume-audit effects` lists every SDK of the catalog with its calls, consequence and key."""
+    import json
+    import subprocess
+    import sys
+
+    from auditor.analysis.effect_catalog import CATALOG
+
+    out = subprocess.run([sys.executable, "-m", "auditor.cli", "effects", "--format", "json"], capture_output=True, text=True, check=True)
+    rows = {r["sdk"]: r for r in json.loads(out.stdout)}
+    for sdk in CATALOG:
+        assert sdk.name in rows
+    slack = rows["Slack (slack_sdk, slack_bolt)"]
+    assert "slack_sdk.*.chat_postMessage" in slack["calls"] and "posts the Slack message again" in slack["why"]
+    assert rows["Payments (stripe, braintree, paypalrestsdk, square, Adyen)"]["idempotency_key"] == "Stripe: `idempotency_key=`"
+    text = subprocess.run([sys.executable, "-m", "auditor.cli", "effects"], capture_output=True, text=True, check=True,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}).stdout
+    assert "Google APIs" in text and "MCP" in text
+
+
+SDK_EFFECTS = {
+    "gmail send chain": ('from googleapiclient.discovery import build\n{i}build("gmail", "v1").users().messages().send(userId="me", body={{}}).execute()', "sends the Gmail message again"),
+    "calendar insert via request name": ('{i}req = svc.events().insert(calendarId="primary", body={{}})\n{i}req.execute()', "creates a second Calendar event"),
+    "salesforce task": ('from simple_salesforce import Salesforce\n{i}sf = Salesforce(username="u")\n{i}sf.Task.create({{"Subject": "x"}})', "creates a second Salesforce record"),
+    "notion page": ('from notion_client import Client\n{i}Client(auth="t").pages.create(parent={{}})', "creates a second Notion page"),
+    "github issue": ('{i}repo.create_issue(title="x")', "opens a second GitHub issue"),
+    "twilio sms": ('from twilio.rest import Client\n{i}Client("a", "b").messages.create(to="+1", body="x")', "sends the SMS again"),
+    "mcp write tool": ('{i}session.call_tool("delete_record", {{}})', "calls the MCP tool again"),
+}
+SDK_READS = {
+    "gmail list": '{i}svc.users().messages().list(userId="me").execute()',
+    "gmail label change": '{i}svc.users().messages().modify(userId="me", id="1", body={{}}).execute()',
+    "mcp read tool": '{i}session.call_tool("get_record", {{}})',
+    "slack history": 'from slack_sdk import WebClient\n{i}WebClient(token="t").conversations_history(channel="c")',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SDK_EFFECTS))
+def test_sdk_write_is_an_effect_with_its_consequence(tmp_path: Path, name: str) -> None:
+    snippet, consequence = SDK_EFFECTS[name]
+    findings = _findings(tmp_path, snippet)
+    assert findings and consequence in findings[0].message, findings
+
+
+@pytest.mark.parametrize("name", sorted(SDK_READS))
+def test_sdk_read_is_not_an_effect(tmp_path: Path, name: str) -> None:
+    assert not _flags(tmp_path, SDK_READS[name])

@@ -262,6 +262,43 @@ CATALOG: tuple[Sdk, ...] = (
 )
 
 
+#: The generic sinks of :mod:`auditor.analysis.effects`, described for ``resume-audit effects``
+#: (they are matched there, with argument checks this table does not repeat).
+GENERIC_SINKS: tuple[Sdk, ...] = (
+    Sdk("HTTP clients", ("requests", "httpx", "aiohttp", "urllib3", "urllib"), "requests.Session() / httpx.Client()", "http",
+        (Write(("requests.post|put|patch|delete", "httpx.*.post|put|patch|delete", "aiohttp.ClientSession.post|...",
+                "*.request(method=POST|PUT|PATCH|DELETE)", "urllib.request.urlopen(data=...)"),
+               "sends the HTTP request again (POSTs to model endpoints such as /embeddings and /chat/completions, "
+               "GraphQL queries, and URLs listed in safe-urls are reads)"),),
+        "an `Idempotency-Key` header where the API honours one"),
+    Sdk("Payments (stripe, braintree, paypalrestsdk, square, Adyen)", ("stripe", "braintree", "paypalrestsdk", "square", "Adyen"),
+        "stripe.api_key = ... / StripeClient(...)", "payment",
+        (Write(("stripe.*.create|confirm|capture|refund|...", "braintree.*.sale|refund|...", "paypalrestsdk.*.create|execute"),
+               "moves the money again (a second charge or refund)"),),
+        "Stripe: `idempotency_key=`"),
+    Sdk("Email (smtplib, yagmail, django.core.mail, flask_mail, fastapi_mail)", ("smtplib", "yagmail", "django", "flask_mail", "fastapi_mail"),
+        "smtplib.SMTP(host)", "email", (Write(("smtplib.SMTP.sendmail|send_message", "django.core.mail.send_mail"), "sends the email again"),)),
+    Sdk("Message brokers (kafka, pika, pubsub, redis, celery, nats)", ("kafka", "confluent_kafka", "pika", "google.cloud.pubsub", "redis", "celery", "nats"),
+        "KafkaProducer(...) / channel / redis.Redis()", "message",
+        (Write(("kafka.KafkaProducer.send", "*.basic_publish", "google.cloud.pubsub*.publish", "redis.*.publish|xadd|lpush|incr",
+                "*.apply_async", "celery.*.send_task"), "publishes the message again"),),
+        "SQS FIFO: `MessageDeduplicationId=`"),
+    Sdk("Cloud SDK writes (boto3, google-cloud-storage/firestore, azure blob)", ("boto3", "google.cloud", "azure"),
+        "boto3.client('s3') / storage.Client()", "cloud",
+        (Write(("boto3.*.put_object|put_item|send_message|publish|send_email|invoke|...", "google.cloud.storage.*.upload_from_*",
+                "google.cloud.firestore.*.set|add|update|delete", "azure.storage.blob.*.upload_blob|delete_blob"),
+               "repeats the cloud write"),),
+        "AWS: `ClientToken=` / `ClientRequestToken=`"),
+    Sdk("SQL writes", ("sqlite3", "psycopg", "sqlalchemy", "pymongo", "django"), "cursor / session / collection", "sql",
+        (Write(("*.execute('INSERT|UPDATE|DELETE ...')", "session.add(...); session.commit()", "*.objects.create",
+                "pymongo.*.insert_one|update_one|..."), "repeats the database write (upserts from the statement's own values and merge-only commits are not reported)"),),
+        "`INSERT ... ON CONFLICT DO NOTHING` / a unique key"),
+    Sdk("Files and processes", ("builtins", "os", "shutil", "pathlib", "subprocess"), "-", "file",
+        (Write(("open(..., 'a'|'x')", "os.remove|rename", "shutil.rmtree|move", "subprocess.run|Popen (except local read-only commands)"),
+               "repeats the file change / runs the command again (overwrites with 'w' replay harmlessly)"),)),
+)
+
+
 def catalog_specs() -> list[tuple[str, str, str]]:
     """``(pattern, kind, consequence)`` for every qualified-name pattern in the catalog."""
     out = []

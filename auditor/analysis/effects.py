@@ -229,7 +229,8 @@ BUILTIN_SINKS: tuple[SinkSpec, ...] = (
     SinkSpec("asyncio.create_subprocess_*", "subprocess"),
 )
 
-BUILTIN_SINKS = BUILTIN_SINKS + tuple(SinkSpec(p, kind, None, why) for p, kind, why in catalog_specs())
+#: the catalog first: its entries carry the precise consequence ("sends the SMS again")
+BUILTIN_SINKS = tuple(SinkSpec(p, kind, None, why) for p, kind, why in catalog_specs()) + BUILTIN_SINKS
 
 #: Methods recognised by name alone, whatever the receiver: distinctive enough
 #: that a match is an effect (``path.write_text``, ``channel.basic_publish``)
