@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_tree
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -37,3 +39,49 @@ def test_bench_dynamic_tiny_run():
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["a_kill_points"] > 0 and result["a_ratio"] > 0
+
+
+def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
+    """score.py checks out a pinned commit of a git mirror laid out as fetch lays them out,
+    scans it with the CLI and scores hazard / safe labels: one true positive, one correct
+    silence, one miss."""
+    repo = tmp_path / "src"
+    write_tree(repo, {
+        "app/graph.py": (
+            "import requests\n"
+            "from langgraph.types import interrupt\n\n\n"
+            "def node(state):\n"
+            "    requests.post('https://x.example/charge', json=state)\n"
+            "    return {'ok': interrupt('go?')}\n\n\n"
+            "def other(state):\n"
+            "    answer = interrupt('go?')\n"
+            "    return {'ok': answer}\n"
+        ),
+    })
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "x"], check=True)
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "acme+agent").mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirrors / "acme+agent" / "repo")], check=True)
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{
+        "repo": "acme/agent", "commit": commit, "scan_paths": ["."],
+        "labels": [
+            {"file": "app/graph.py", "line": 6, "rule": "RA101", "verdict": "hazard", "why": "post before interrupt"},
+            {"file": "app/graph.py", "line": 10, "rule": "RA101", "verdict": "safe", "why": "no effect"},
+            {"file": "app/graph.py", "line": 11, "rule": "RA303", "verdict": "hazard", "why": "made up to count a miss"},
+        ],
+    }]))
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "realworld" / "score.py"), "--mirrors", str(mirrors),
+         "--corpus", str(corpus), "--work", str(tmp_path / "work"), "--json", str(tmp_path / "scores.json")],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert scores["rules"]["RA101"]["tp"] == 1 and scores["rules"]["RA101"]["fp"] == 0
+    assert scores["rules"]["RA303"]["fn"] == 1
+    assert scores["overall"]["recall"] == 0.5 and scores["overall"]["precision"] == 1.0
+    assert "acme/agent" in out

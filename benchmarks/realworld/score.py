@@ -1,7 +1,6 @@
 """Scan the real-world corpus and score the static stage against hand labels.
 
-The corpus (``corpus.json`` beside this file, assembled from ``labels/*.json``)
-lists public repositories that use the four frameworks in real apps, each pinned
+The corpus (``corpus.json`` beside this file) lists public repositories that use the four frameworks in real apps, each pinned
 to a commit, with the paths to scan and labels written by reading the code::
 
     {"repo": "owner/name", "commit": "<40 hex>", "scan_paths": ["."],
@@ -79,12 +78,10 @@ class RepoResult:
 
 
 def load_corpus(path: Path | None) -> list[Entry]:
-    """Read ``corpus.json``, or, when absent, every ``labels/*.json`` file."""
-    raw: list[dict]
-    if path is not None and path.exists():
-        raw = json.loads(path.read_text())
-    else:
-        raw = [json.loads(p.read_text()) for p in sorted((HERE / "labels").glob("*.json"))]
+    """Read the corpus: a JSON list of entries (``corpus.json``, or a file with one entry being labelled)."""
+    raw: list[dict] = json.loads(path.read_text()) if path is not None else []
+    if isinstance(raw, dict):
+        raw = [raw]
     return [
         Entry(
             repo=d["repo"],
