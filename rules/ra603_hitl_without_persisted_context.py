@@ -9,7 +9,7 @@ import libcst as cst
 
 from auditor.analysis.deployments import deployment_of
 from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, keyword, names_in
+from auditor.analysis.syntax import argument, contains_node, keyword, names_in
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import llamaindex
 from auditor.frameworks.classes import extends, instance_class, named_class
@@ -437,7 +437,7 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
         resolver = ctx.project.resolver(module)
         derived = _names_derived_from(snapshot, fn)
         for call in fn.calls:
-            if not (_contains(call.node, snapshot) or names_in(call.node) & derived):
+            if not (contains_node(call.node, snapshot) or names_in(call.node) & derived):
                 continue
             if resolver.call_names(call.node, fn) & _DUMPS:
                 return True
@@ -447,16 +447,6 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
             if isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value in ("set", "hset", "put", "save", "upsert"):
                 return True
         return False
-
-
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [outer]
-    while stack:
-        cur = stack.pop()
-        if cur is inner:
-            return True
-        stack.extend(cur.children)
-    return False
 
 
 def _names_derived_from(snapshot: cst.Call, fn: FunctionInfo) -> set[str]:
@@ -476,7 +466,7 @@ def _carries(value: cst.BaseExpression, snapshot: cst.Call, names: set[str]) -> 
     if value is snapshot or (isinstance(value, cst.Name) and value.value in names):
         return True
     if isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.FormattedString)):
-        return _contains(value, snapshot) or bool(names_in(value) & names)
+        return contains_node(value, snapshot) or bool(names_in(value) & names)
     if isinstance(value, cst.Call):
         func = value.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""

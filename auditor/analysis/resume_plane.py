@@ -15,7 +15,7 @@ import libcst as cst
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.order import completes_before
 from auditor.analysis.resolve import Resolver
-from auditor.analysis.syntax import argument, is_none, keyword
+from auditor.analysis.syntax import argument, contains_node, is_none, keyword
 from auditor.frameworks import langgraph
 
 if TYPE_CHECKING:
@@ -49,16 +49,6 @@ def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> c
         if ctx.resolver.call_names(expr, fn) & langgraph.COMMAND:
             return expr
     return None
-
-
-def _contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [outer]
-    while stack:
-        cur = stack.pop()
-        if cur is inner:
-            return True
-        stack.extend(cur.children)
-    return False
 
 
 def resume_calls(fn: FunctionInfo, ctx: ModuleContext) -> list[CallInfo]:
@@ -207,7 +197,7 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
         for resume in resumes:
             if resume.order < call.order:
                 continue
-            if _contains_node(decision, resume.node):
+            if contains_node(decision, resume.node):
                 return decision, resume
             if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
                 return decision, resume

@@ -129,3 +129,14 @@ def subscript_keys_assigned(body: cst.CSTNode, name: str) -> list[str]:
 
     visit_fast(body, _V())
     return keys
+
+
+def contains_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Is ``inner`` ``outer`` itself or somewhere below it (a walk, no parent map needed)?"""
+    stack = [outer]
+    while stack:
+        cur = stack.pop()
+        if cur is inner:
+            return True
+        stack.extend(cur.children)
+    return False
