@@ -12,7 +12,7 @@ import sys
 import traceback
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
@@ -406,7 +406,7 @@ def effects_command(
     """
     from auditor.analysis.effect_catalog import CATALOG, GENERIC_SINKS
 
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "sdk": sdk.name,
             "modules": list(sdk.modules),
