@@ -136,3 +136,102 @@ def test_sdk_write_is_an_effect_with_its_consequence(tmp_path: Path, name: str) 
 @pytest.mark.parametrize("name", sorted(SDK_READS))
 def test_sdk_read_is_not_an_effect(tmp_path: Path, name: str) -> None:
     assert not _flags(tmp_path, SDK_READS[name])
+
+
+TOOL_FORMS = {
+    "StructuredTool.from_function": '''
+        from langchain_core.tools import StructuredTool
+        import requests
+
+        def _refund(order: str) -> str:
+            requests.post("https://pay.example.com/refunds", json={"order": order})
+            return "ok"
+
+        refund = StructuredTool.from_function(func=_refund, name="refund", description="refund an order")
+    ''',
+    "BaseTool subclass": '''
+        from langchain_core.tools import BaseTool
+        import requests
+
+        class RefundTool(BaseTool):
+            name: str = "refund"
+            description: str = "refund an order"
+
+            def _run(self, order: str) -> str:
+                requests.post("https://pay.example.com/refunds", json={"order": order})
+                return "ok"
+
+        refund = RefundTool()
+    ''',
+    "@tool in a dict(zip(...)) registry": '''
+        from langchain_core.tools import tool
+        import requests
+
+        @tool
+        def refund_tool(order: str) -> str:
+            """Refund an order."""
+            requests.post("https://pay.example.com/refunds", json={"order": order})
+            return "ok"
+
+        refund = dict(zip(["refund"], [refund_tool]))["refund"]
+    ''',
+}
+
+
+@pytest.mark.parametrize("form", sorted(TOOL_FORMS))
+def test_tool_invoke_reaches_the_tool_function(tmp_path: Path, form: str) -> None:
+    """``refund.invoke(...)`` before ``interrupt()`` runs the tool's function: an RA101 at the call."""
+    write_tree(tmp_path, {
+        "agent/tools.py": textwrap.dedent(TOOL_FORMS[form]),
+        "agent/graph.py": textwrap.dedent('''
+            from langgraph.types import interrupt
+
+            from agent.tools import refund
+
+
+            def node(state):
+                refund.invoke({"order": state["order"]})
+                return {"ok": interrupt("go?")}
+        '''),
+    })
+    result = scan([tmp_path], Config(select=["RA101"]), tmp_path, jobs=1)
+    assert [(f.span.path, f.span.start_line) for f in result.findings] == [("agent/graph.py", 8)], result.findings
+
+
+def test_tool_node_tools_are_units_of_a_checkpointed_graph(tmp_path: Path) -> None:
+    """A ``ToolNode([...])`` node of a checkpointed graph runs its tools: RA103 at the tool's effect."""
+    write_tree(tmp_path, {"agent.py": textwrap.dedent('''
+        from typing import TypedDict
+
+        import requests
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import StateGraph
+        from langgraph.prebuilt import ToolNode
+
+
+        @tool
+        def open_ticket(title: str) -> str:
+            """Open a ticket."""
+            requests.post("https://tickets.example.com/api", json={"title": title})
+            return "ok"
+
+
+        @tool
+        def search_tickets(query: str) -> str:
+            """Search tickets."""
+            return requests.get("https://tickets.example.com/api", params={"q": query}).text
+
+
+        class State(TypedDict):
+            messages: list
+
+
+        def build(conn):
+            builder = StateGraph(State)
+            builder.add_node("tools", ToolNode([open_ticket, search_tickets]))
+            builder.set_entry_point("tools")
+            return builder.compile(checkpointer=SqliteSaver(conn))
+    ''')})
+    result = scan([tmp_path], Config(select=["RA103"]), tmp_path, jobs=1)
+    assert [(f.rule_id, f.span.start_line) for f in result.findings] == [("RA103", 14)], result.findings

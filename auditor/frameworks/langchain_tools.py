@@ -222,8 +222,18 @@ def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: M
         elif isinstance(target, ClassInfo) and extends(target, _BASE_TOOL, project):
             _add(out, _runs_of(target))
         else:
-            _add(out, _module_variable_tools(name, project, depth + 1))
+            _add(out, _module_variable_tool(name, project, depth + 1) or _module_variable_tools(name, project, depth + 1))
     return out
+
+
+def _module_variable_tool(qualified: str, project, depth: int) -> list[FunctionInfo]:
+    """``refund = StructuredTool.from_function(...)`` / ``refund = RefundTool()`` in another module."""
+    mod_name, _, var = qualified.rpartition(".")
+    for m in project.by_name.get(mod_name, ()):
+        for b in reversed(m.module_bindings):
+            if b.name == var and b.kind in ("assign", "annotation"):
+                return tool_targets(b.value, None, m, project, depth + 1)
+    return []
 
 
 def registry_tools(
