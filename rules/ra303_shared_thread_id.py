@@ -144,6 +144,15 @@ class _Classifier:
                 return None
             worst = _worst([left, right])
             return worst if worst is not None else ("constant", self.module.code(expr))
+        if isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
+            # ``task.id if task.id is not None else str(len(store) + 1)``, ``body.id or next(counter)``:
+            # the branch that mints the id decides whenever it runs, whatever the other branch is
+            branches = [expr.body, expr.orelse] if isinstance(expr, cst.IfExp) else [expr.left, expr.right]
+            kinds = [k for k in (self.classify(b, scope, depth + 1) for b in branches) if k is not None]
+            worst = _worst(kinds)
+            if worst is not None:
+                return worst
+            return ("constant", self.module.code(expr)) if len(kinds) == len(branches) else None
         if isinstance(expr, cst.Call):
             return self._call(expr, scope, depth)
         if isinstance(expr, cst.Name):
@@ -196,6 +205,8 @@ class _Classifier:
     def _name(self, name: cst.Name, scope, depth):
         resolver = self.project.resolver(self.module)
         found = resolver.binding_value(name.value, scope, self.module.order(name))
+        if scope is not None and (found is None or found[0].kind == "param-annotation") and scope.param(name.value) is not None:
+            return self._parameter(scope, name.value, depth)
         if found is None:
             # a constant from a project settings module
             for q in resolver.names(name, scope):
@@ -212,6 +223,18 @@ class _Classifier:
         if inner is not None and inner[0] == "constant" and owner is None:
             return "constant", f"{name.value} = {inner[1]}"
         return inner
+
+    def _parameter(self, fn: FunctionInfo, param: str, depth: int):
+        """A parameter holds what its callers pass (``background_tasks.add_task(run, task_id)``):
+        the most hazardous argument any caller hands it, when one does."""
+        kinds = []
+        for arg in self.project.arguments_for(fn, param):
+            other = self if arg.module is self.module else type(self)(arg.module, self.project)
+            kind = other.classify(arg.value, arg.scope, depth + 1)
+            if kind is not None and kind[0] != "constant":
+                where = f" (passed by {arg.module.display_path}:{arg.module.line(arg.value)})" if arg.call is not None else ""
+                kinds.append((kind[0], f"{param}, which is {kind[1]}{where}"))
+        return _worst(kinds)
 
     def _attribute(self, expr: cst.Attribute, scope, depth):
         # self.counter incremented elsewhere in the class: an in-memory counter

@@ -118,6 +118,17 @@ class Reached(Generic[T]):
         return len(self.calls) > 1
 
 
+@dataclass(frozen=True)
+class Argument:
+    """A value a caller passes to a parameter (or the parameter's default, ``call`` None)."""
+
+    value: cst.BaseExpression
+    #: the scope ``value`` is evaluated in (None: module level)
+    scope: FunctionInfo | None
+    module: ModuleFacts
+    call: CallInfo | None
+
+
 class Project:
     """All files of one scan, indexed for cross-module resolution.
 
@@ -418,6 +429,62 @@ class Project:
             fn = self.function(name, near=module)
             if fn is not None:
                 out.append(fn)
+        return out
+
+    def arguments_for(self, fn: FunctionInfo, param: str) -> list[Argument]:
+        """What callers pass to ``fn``'s parameter ``param``: every call in the project that
+        invokes ``fn`` directly (positionally or by keyword) or hands it to a runner with its
+        arguments (``background_tasks.add_task(fn, a, b)``, ``executor.submit(fn, a)``), plus
+        the parameter's default. A value crosses the function boundary this way, so a rule
+        judging what a parameter holds (an id minted by the route that schedules the job) can
+        look at where it comes from. Memoised per function and parameter."""
+        memo = self.memo("arguments_for")
+        key = (id(fn), param)
+        if key in memo:
+            return memo[key]
+        memo[key] = []  # recursion guard
+        names = fn.param_names()
+        if param not in names:
+            return []
+        index = names.index(param) - (1 if fn.is_method and names and names[0] in ("self", "cls") else 0)
+        out: list[Argument] = []
+        p = fn.param(param)
+        if p is not None and p.default is not None:
+            out.append(Argument(p.default, fn.parent, fn.module, None))
+        for module in self.modules_mentioning([fn.name]):
+            for call in module.all_calls:
+                value = self._argument_at(call, module, fn, param, index)
+                if value is not None:
+                    out.append(Argument(value, call.function, module, call))
+        memo[key] = out
+        return out
+
+    def _argument_at(self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int) -> cst.BaseExpression | None:
+        node = call.node
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                direct = any(c is fn for c in self._direct_callees(call, module))
+                if direct or fn in self._callback_targets(call, module):
+                    return arg.value
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if any(c is fn for c in self._direct_callees(call, module)):
+            return positional[index] if 0 <= index < len(positional) else None
+        if fn in self._callback_targets(call, module):
+            func = node.func
+            method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            at, _ = CALLBACK_RUNNERS.get(method, (None, ""))
+            if at is None:
+                return None
+            rest = positional[at + 1:]
+            return rest[index] if 0 <= index < len(rest) else None
+        return None
+
+    def _direct_callees(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
+        out = []
+        for name in self.resolver(module).call_names(call.node, call.function):
+            found = self.function(name, near=module)
+            if found is not None:
+                out.append(found)
         return out
 
     def return_type_of(self, qualified: str) -> str | None:
