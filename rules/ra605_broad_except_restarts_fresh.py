@@ -87,7 +87,19 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
     # pydantic-graph: graph.iter_from_persistence(p) / p.load_next()
     if method == pg.ITER_FROM_PERSISTENCE or (method == pg.LOAD_NEXT and module.uses_any(pg.PACKAGES)):
         return Hit("pydantic-graph", f"{recv}.{method}(...)", recv if method == pg.ITER_FROM_PERSISTENCE else None)
+    # CrewAI, by hand: a helper that rebuilds a Flow and copies stored fields into its state
+    for callee in project.callees(call, module):
+        hydration = _hydration(callee, project)
+        if hydration is not None:
+            return Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state in {callee.qualname}()", None, hydration.flow)
     return None
+
+
+def _hydration(fn: FunctionInfo, project) -> crewai.Hydration | None:
+    memo = project.memo("ra605-hydration")
+    if id(fn) not in memo:
+        memo[id(fn)] = crewai.hydration_in(fn.node.body, fn, project) if ".state" in fn.module.source else None
+    return memo[id(fn)]
 
 
 def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]) -> Hit | None:
@@ -165,6 +177,13 @@ def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
     found from those calls upwards -- no walk over the whole tree."""
     found: list[cst.Try] = []
     seen: set[int] = set()
+    if ".state" in module.source:
+        # a Flow's state restored by hand inside the try itself
+        for fn in module.functions:
+            for tr in _tries_in(fn):
+                if id(tr) not in seen and crewai.hydration_in(tr.body, fn, project) is not None:
+                    seen.add(id(tr))
+                    found.append(tr)
     for info in module.all_calls:
         if project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), info, module) is None:
             continue
@@ -179,6 +198,24 @@ def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
     return found
 
 
+def _tries_in(fn: FunctionInfo) -> list[cst.Try]:
+    """``try`` statements of ``fn``'s own body (not of nested functions)."""
+    out: list[cst.Try] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn.node
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Try(self, node: cst.Try) -> None:
+            out.append(node)
+
+    fn.node.visit(_V())
+    return out
+
+
 def _inside(module: ModuleFacts, call: CallInfo, block: cst.CSTNode) -> bool:
     return module.order(block) < call.order and call.done < module.done(block)
 
@@ -189,6 +226,12 @@ class BroadExceptRestartsFresh(Rule):
     properties = ("LV", "EO")
     severity = Severity.ERROR
     frameworks = ("langgraph", "crewai", "llamaindex-workflows", "pydantic-graph")
+    #: a Flow's state restored by hand (``flow.state.stage = row.stage``) sits in modules that
+    #: import only the app's own Flow subclass, never crewai
+    triggers = (
+        *(f"{kw} {p}" for p in ("langgraph", "crewai", "workflows", "llama_index", "pydantic_graph") for kw in ("import", "from")),
+        ".state.",
+    )
     summary = "A broad except around a resume/restore falls back to starting the run fresh: the failed resume is hidden and every completed effect re-runs."
     description = """
 A resume or restore -- LangGraph `invoke(Command(resume=...))` /
@@ -381,16 +424,17 @@ first and record that the run was restarted.
             scope = module.enclosing_function(tr)
             calls = scope.calls if scope is not None else module.module_calls
             body_calls = [c for c in calls if _inside(module, c, tr.body)]
-            if not body_calls:
-                continue
-            resumed: list[tuple[CallInfo, Hit, object]] = []
+            resumed: list[tuple[cst.CSTNode, Hit]] = []
+            hydration = crewai.hydration_in(tr.body, scope, project) if scope is not None and ".state" in module.source else None
+            if hydration is not None:
+                resumed.append((hydration.node, Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state", None, hydration.flow)))
             for c in body_calls:
                 reached = project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), c, module)
                 if reached is not None:
-                    resumed.append((c, reached.hit, reached))
+                    resumed.append((c.node, reached.hit))
             if not resumed:
                 continue
-            hits = [h for _, h, _ in resumed]
+            hits = [h for _, h in resumed]
             for handler in tr.handlers:
                 broad = _broad(handler, scope, module, project)
                 if broad is None:
@@ -411,9 +455,9 @@ first and record that the run was restarted.
                         if reached is None or not reached.via_helper:
                             continue
                         fresh = reached.hit
-                    rcall, rhit, rreach = resumed[0]
+                    rnode, rhit = resumed[0]
                     related = [
-                        Related(ctx.span(rcall.node), f"the resume: {rhit.label}"),
+                        Related(ctx.span(rnode), f"the resume: {rhit.label}"),
                         Related(ctx.span(c.node), f"the fallback: {fresh.label}"),
                     ]
                     flows = []

@@ -38,7 +38,7 @@ import libcst as cst
 from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
-from .classes import extends, module_constant, project_bases
+from .classes import extends, module_constant, named_class, project_bases
 
 PACKAGES = ("crewai",)
 
@@ -473,4 +473,86 @@ def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNod
     fork = keyword(call, "restore_from_state_id")
     if fork is not None and not is_none(fork.value):
         return fork.value
+    return None
+
+
+@dataclass(frozen=True)
+class Hydration:
+    """A hand-rolled restore: a new Flow instance whose ``state`` is filled from stored data."""
+
+    flow: ClassInfo
+    #: the first assignment that copies stored data into the state
+    node: cst.CSTNode
+
+
+def _root_name(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _state_owner(target: cst.BaseExpression) -> str | None:
+    """``flow`` for ``flow.state`` / ``flow.state.field``; None otherwise."""
+    cur = target
+    while isinstance(cur, cst.Attribute):
+        if cur.attr.value == "state" and isinstance(cur.value, cst.Name):
+            return cur.value.value
+        cur = cur.value  # type: ignore[assignment]
+    return None
+
+
+def hydration_in(block: cst.CSTNode, fn: FunctionInfo, project) -> Hydration | None:
+    """Does ``block`` (in ``fn``) restore a Flow's state by hand? Apps that keep a flow's state in
+    their own store (Redis, a leads table, a JSON snapshot) rebuild it as ``flow = MyFlow()``
+    followed by ``flow.state.stage = row.stage`` or ``setattr(flow.state, key, value)`` over the
+    stored fields -- CrewAI's persistence is not involved, but it is a restore all the same, and
+    a fallback to a bare ``MyFlow()`` forgets the user's progress. Copying a bare parameter or a
+    constant (``flow.state.user = user_id``) initialises rather than restores, so it does not count;
+    a field of a record (``row.stage``, ``saved["stage"]``) does."""
+    module = fn.module
+    resolver = project.resolver(module)
+    params = set(fn.param_names())
+    found: list[tuple[str, cst.CSTNode]] = []
+
+    def loaded(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Call):
+            # ``str(row.stage)``, ``Model(**data)``: what the call is given
+            return any(loaded(a.value) or a.star == "**" for a in value.args)
+        if not isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)):
+            return False
+        root = _root_name(value)
+        if root is None or root == "self":
+            return False
+        if root in params:
+            # ``row.stage`` of a record handed in is stored data; the bare parameter is an input
+            return not isinstance(value, cst.Name)
+        if isinstance(value, cst.Name):
+            # a loop variable over stored items: ``for key, value in data.items()``
+            bound = resolver.binding_value(root, fn, None)
+            return bound is not None and bound[0].kind == "for"
+        bound = resolver.binding_value(root, fn, None)
+        return bound is not None and bound[0].kind in ("assign", "for", "with")
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                owner = _state_owner(t.target)
+                if owner is not None and loaded(node.value):
+                    found.append((owner, node))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+                owner = _state_owner(node.args[0].value)
+                key, value = node.args[1].value, node.args[2].value
+                if owner is not None and string_value(key) is None and loaded(value):
+                    found.append((owner, node))
+
+    visit_fast(block, _V())
+    for owner, node in found:
+        bound = resolver.binding_value(owner, fn, None)
+        if bound is None or not isinstance(bound[0].value, cst.Call):
+            continue
+        cls = named_class(bound[0].value.func, bound[1], module, project)
+        if cls is not None and is_flow_class(cls, project):
+            return Hydration(cls, node)
     return None
