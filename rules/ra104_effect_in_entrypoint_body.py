@@ -6,7 +6,7 @@ from typing import Iterable
 
 from auditor.findings import Finding, Related, Severity
 
-from auditor.analysis.langgraph_units import project_facts, unit_effects
+from auditor.analysis.langgraph_units import project_facts, regressing_overwrites, unit_effects
 from .base import Example, Rule, RuleContext
 
 
@@ -185,5 +185,23 @@ its result is saved (RA103).
                     f"results are memoised: every resume of this workflow (after an interrupt, a crash or an "
                     f"error) re-runs the body from its first line and {reached.hit.repeat}.",
                     related=(Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body"), *related),
+                    flows=(flow,) if reached.via_helper else (),
+                )
+            for call, reached, later in regressing_overwrites(ctx, fn):
+                what = reached.hit.label
+                via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
+                related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} write {what}")
+                yield ctx.finding(
+                    call.node,
+                    f"{what}{via} runs in the body of @entrypoint '{fn.qualname}', outside any @task, and "
+                    f"{ctx.describe_call(later.node)} writes the same place after the next interrupt. The write "
+                    f"replays harmlessly on its own, but every resume re-runs the body from its first line: it "
+                    f"puts the older value back over the newer one until the later write runs again, and a crash "
+                    f"or an error in between leaves the older value stored.",
+                    related=(
+                        Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body"),
+                        Related(ctx.span(later.node), "the later write to the same place"),
+                        *related,
+                    ),
                     flows=(flow,) if reached.via_helper else (),
                 )

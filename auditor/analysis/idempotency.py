@@ -94,21 +94,27 @@ def _mentions_thread(node: cst.CSTNode, fn: FunctionInfo, depth: int = 0) -> boo
     return False
 
 
-def _has_check_call(test: cst.BaseExpression) -> bool:
+def _check_calls(test: cst.BaseExpression) -> list[cst.Call]:
+    out: list[cst.Call] = []
     stack: list[cst.CSTNode] = [test]
     while stack:
         cur = stack.pop()
         if isinstance(cur, cst.Call):
             if not (isinstance(cur.func, cst.Name) and cur.func.value in _NOT_CHECKS):
-                return True
+                out.append(cur)
         stack.extend(cur.children)
-    return False
+    return out
 
 
 def _is_done_check(test: cst.BaseExpression, fn: FunctionInfo) -> bool:
-    if not _has_check_call(test):
-        return False
-    return _mentions_thread(test, fn)
+    """A call in the test that is given the thread (``already_done(thread_id, "charge")``). The
+    thread must be in the call's own arguments: ``if state.get("response"): return`` is a look
+    into the in-memory state, even when ``state`` was built from a dict holding a thread id."""
+    return any(
+        _mentions_thread(arg.value, fn) or (isinstance(call.func, cst.Attribute) and _mentions_thread(call.func.value, fn, 2))
+        for call in _check_calls(test)
+        for arg in call.args
+    )
 
 
 def _terminates(stmt: cst.CSTNode) -> bool:
@@ -146,7 +152,13 @@ _OVERWRITES = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile"})
 
 _UPSERT = re.compile(r"\bON\s+CONFLICT\b.*?\bDO\s+UPDATE\s+SET\b(?P<set>.*)|\bON\s+DUPLICATE\s+KEY\s+UPDATE\b(?P<set2>.*)", re.IGNORECASE | re.DOTALL)
 _SET_ITEM = re.compile(r"(?P<col>\w+)\s*=\s*(?P<value>[^,]+)")
-_FROM_STATEMENT = re.compile(r"^\s*(excluded\.\w+|values\s*\(\s*\w+\s*\)|new\.\w+|[?]|%s|\$\d+|:\w+|%\(\w+\)s)\s*$", re.IGNORECASE)
+#: a value taken from the statement itself, or a write timestamp (``updated_at = CURRENT_TIMESTAMP``:
+#: a repeat moves the timestamp, the row's data stays the same)
+_FROM_STATEMENT = re.compile(
+    r"^\s*(excluded\.\w+|values\s*\(\s*\w+\s*\)|new\.\w+|[?]|%s|\$\d+|:\w+|%\(\w+\)s"
+    r"|current_timestamp|current_date|localtimestamp|now\(\s*\)|datetime\(\s*'now'\s*\)|utc_timestamp\(\s*\))\s*$",
+    re.IGNORECASE,
+)
 
 
 def _upsert_from_own_values(sql: str) -> bool:
@@ -188,3 +200,24 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
         mode = string_value(argument(call, 1, "mode"))
         return mode is not None and "w" in mode and "a" not in mode and "x" not in mode
     return False
+
+
+_WRITTEN_TABLE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|REPLACE\s+INTO)\s+[`\"\[]?(?P<table>[\w.]+)", re.IGNORECASE)
+
+
+def write_target(call: cst.Call, effect, module: ModuleFacts) -> str:
+    """Where a write lands, as far as the source says: the table of an SQL statement, the path
+    expression of a file write, else the sink's name. Two writes with one target overwrite each
+    other."""
+    from auditor.analysis.syntax import argument
+
+    kind = getattr(effect, "kind", None)
+    first = argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement") or argument(call, 0, "file")
+    if kind == "sql":
+        sql = string_value(first)
+        m = _WRITTEN_TABLE.search(sql or "")
+        if m is not None:
+            return f"table {m.group('table').lower()}"
+    if kind == "file" and first is not None:
+        return f"file {module.code(first)}"
+    return str(getattr(effect, "label", ""))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly
+from auditor.analysis.order import completes_before
+from auditor.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
 from auditor.analysis.project import Project, Reached
 from auditor.analysis.syntax import argument, bool_value, is_none
 from auditor.frameworks import langgraph
@@ -38,6 +39,8 @@ class _ProjectFacts:
     units: dict[int, Unit]
     entrypoints: dict[int, langgraph.Entrypoint]
     effect_memo: dict[int, Reached | None]
+    #: the same, counting writes that replay harmlessly (overwrites, upserts from own values)
+    overwrite_memo: dict[int, Reached | None]
 
 
 def project_facts(project: Project) -> _ProjectFacts:
@@ -113,23 +116,25 @@ def _build(project: Project) -> _ProjectFacts:
                 if langgraph.is_task(callee, project) and id(callee) not in units:
                     units[id(callee)] = Unit(callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}")
                 queue.append((callee, root, depth + 1))
-    return _ProjectFacts(units, entrypoints, {})
+    return _ProjectFacts(units, entrypoints, {}, {})
 
 
-def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None) -> Reached | None:
+def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False) -> Reached | None:
     """The effect ``call`` performs outside any ``@task``: directly, or through project helpers
     that are not tasks, not guarded by a durable done-check, and not handed an idempotency key
-    they forward."""
+    they forward. Writes that replay harmlessly (a file overwrite, an upsert of the statement's
+    own values) are skipped unless ``overwrites``."""
     m = module or ctx.module
     project: Project = ctx.project
-    memo = project_facts(project).effect_memo
+    facts = project_facts(project)
+    memo = facts.overwrite_memo if overwrites else facts.effect_memo
 
     def reach(c: CallInfo, mod: ModuleFacts, depth: int) -> Reached | None:
         if depth > 10 or langgraph.calls_task(c.node, c.function, mod, project):
             return None
         hit = ctx.effects.classify(c, mod, project.resolver(mod))
         if hit is not None:
-            return None if replays_harmlessly(c.node, hit) else Reached((c,), (mod,), hit)
+            return None if not overwrites and replays_harmlessly(c.node, hit) else Reached((c,), (mod,), hit)
         for callee in project.callees(c, mod):
             if langgraph.is_task(callee, project) or forwards_key(c, callee):
                 continue
@@ -164,6 +169,41 @@ def unit_effects(ctx, fn: FunctionInfo):
         reached = effect_outside_tasks(ctx, call, fn.module)
         if reached is not None:
             yield call, reached
+
+
+def regressing_overwrites(ctx, fn: FunctionInfo):
+    """(call, reached, later) for writes in an entrypoint body that replay harmlessly on their own
+    (an upsert, a file overwrite) but are followed -- after an ``interrupt()`` -- by another write
+    to the same place. The body re-runs from its first line on every resume, so each resume puts
+    the older value back over the newer one (a recorded stage goes from "review" back to "draft")
+    until the later write runs again; a crash in between leaves the regressed value."""
+    project: Project = ctx.project
+    classify = langgraph.interrupt_classifier(project)
+    interrupts = [c for c in fn.calls if project.reach("langgraph-interrupt", classify, c, fn.module) is not None]
+    if not interrupts:
+        return
+    writes = []
+    for call in fn.calls:
+        if done_check_guard(call, fn, fn.module) is not None:
+            continue
+        reached = effect_outside_tasks(ctx, call, fn.module, overwrites=True)
+        if reached is not None:
+            writes.append((call, reached))
+    def target(reached: Reached) -> str:
+        return write_target(reached.calls[-1].node, reached.hit, reached.modules[-1])
+
+    for call, reached in writes:
+        if not replays_harmlessly(reached.calls[-1].node, reached.hit):
+            continue
+        for later, other in writes:
+            if later is call or target(other) != target(reached):
+                continue
+            if any(
+                completes_before(call, gate, fn.module, fn.node) and completes_before(gate, later, fn.module, fn.node)
+                for gate in interrupts
+            ):
+                yield call, reached, later
+                break
 
 
 def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project):

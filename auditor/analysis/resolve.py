@@ -110,6 +110,9 @@ class Resolver:
             bases = self._name_base(base, scope, at, depth)
         elif isinstance(base, (cst.Call, cst.Await, cst.Subscript)):
             bases = self._names(base, scope, at, depth + 1)
+            if attrs and isinstance(_strip_await(base), cst.Call) and self.project is not None:
+                # ``get_store().save(...)``: a method of what the project helper returns
+                bases = {self.project.return_type_of(b) or b for b in bases}
         else:
             return set()
         current = bases
