@@ -10,7 +10,7 @@ from auditor.analysis.facts import CallInfo, FunctionInfo
 from auditor.analysis.syntax import argument, bool_value, keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.analysis.langgraph_units import project_uses_langgraph
-from auditor.analysis.resume_plane import decided_resume, delegated_resume_calls, resume_calls
+from auditor.analysis.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
 from auditor.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
@@ -190,10 +190,24 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                     continue
                 if resumes is None:
                     resumes = resume_calls(fn, ctx) + delegated_resume_calls(fn, ctx)
-                if not resumes:
-                    continue
-                decided = decided_resume(call, fn, resumes, ctx)
+                decided = decided_resume(call, fn, resumes, ctx) if resumes else None
                 if decided is None:
+                    through = decided_through_helper(fn, ctx)
+                    if through is None:
+                        continue
+                    decision, resume_info, where = through
+                    yield ctx.finding(
+                        call.node,
+                        f"{ctx.describe_call(call.node)} tells '{fn.qualname}' whether the thread is parked, and "
+                        f"{where.display_path}:{where.line(resume_info.node)} resumes only if it says so. The check "
+                        f"and the resume are not atomic: two deliveries of the same approval both see the parked "
+                        f"interrupt and both resume, firing the gated effect twice (LangGraph has no compare-and-swap "
+                        f"on interrupt consumption).",
+                        related=(
+                            Related(ctx.span(decision, where), "the decision asks the helper"),
+                            Related(ctx.span(resume_info.node, where), "the resume it gates"),
+                        ),
+                    )
                     continue
                 decision, resume = decided
                 yield ctx.finding(

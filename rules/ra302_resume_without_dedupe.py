@@ -136,7 +136,10 @@ Also not flagged:
 - resumes outside any handler or consumer (scripts, tests, notebooks, CLI tools);
 - auto-resumes in the function that started the run (`invoke(inputs, cfg)` then `invoke(Command(resume=...), cfg)`): the parked run belongs to this request, no second delivery can reach it;
 - resumes inside a lambda or callback handed to an executor or job queue (`runs.submit(id, lambda: graph.invoke(Command(...)))`): not followed;
-- resumes already reported by RA301 (a `get_state` check deciding this resume): one hazard, one finding;
+- resumes already reported by RA301 in the same function (a `get_state` check a few lines above
+  deciding this resume): one hazard, one finding. When the check sits in a helper (`if not
+  has_pending(tid): raise`), RA301 reports the helper's `get_state` and this rule still reports
+  the resume, so the line that needs the claim carries a finding;
 - resumes at the same place as an RA201 finding (a fork addressed to a `checkpoint_id`);
 - `invoke(None, ...)` with no `update_state` before it on a graph without static breakpoints (a plain continue after a crash);
 - LangGraph Platform / SDK runs (`client.runs.create(..., command=...)`), which the server serialises per thread.

@@ -459,6 +459,19 @@ class Project:
         memo[key] = out
         return out
 
+    def callers(self, fn: FunctionInfo) -> list[tuple[CallInfo, ModuleFacts]]:
+        """Calls anywhere in the project that invoke ``fn`` directly (not through a runner):
+        where a value ``fn`` returns is used. Memoised."""
+        memo = self.memo("callers")
+        if id(fn) not in memo:
+            memo[id(fn)] = [
+                (call, module)
+                for module in self.modules_mentioning([fn.name])
+                for call in module.all_calls
+                if any(c is fn for c in self._direct_callees(call, module))
+            ]
+        return memo[id(fn)]
+
     def _argument_at(self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int) -> cst.BaseExpression | None:
         node = call.node
         for arg in node.args:

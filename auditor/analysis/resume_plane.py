@@ -203,3 +203,77 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
                 return decision, resume
     return None
 
+
+
+def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
+    """Does ``fn`` return whether a thread is parked -- a value read off a ``get_state`` snapshot's
+    ``next`` / ``interrupts`` / ``tasks`` (``return bool(snap.next)``, ``return payload or None``
+    where the payload came from ``snap.interrupts``) or what such a helper returns
+    (``return _pending_payload(tid) is not None``)? Two helpers deep."""
+    memo = ctx.project.memo("resume-plane-returns-park")
+    if id(fn) in memo:
+        return memo[id(fn)]
+    memo[id(fn)] = False
+    found = False
+    for call in fn.calls:
+        f = call.node.func
+        if isinstance(f, cst.Attribute) and f.attr.value in langgraph.GET_STATE_METHODS:
+            helper_ctx = _HelperContext(fn.module, ctx.project)
+            bound = _bound_name(call.node, helper_ctx)
+            derived = _derived_names(fn, bound, call.order) if bound else set()
+            if any(r.value is not None and _reads_park(r.value, bound, derived, call.node) for r in fn.returns):
+                found = True
+                break
+    if not found and depth < 2:
+        for ret in fn.returns:
+            if ret.value is None:
+                continue
+            for call in fn.calls:
+                if contains_node(ret.value, call.node) and any(
+                    _returns_park(callee, ctx, depth + 1) for callee in ctx.project.callees(call, fn.module)
+                ):
+                    found = True
+                    break
+            if found:
+                break
+    memo[id(fn)] = found
+    return found
+
+
+def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0):
+    """When ``fn`` returns a snapshot's park status, the (decision, resume, module) of a caller that
+    resumes only if it says "parked": ``if not has_pending_interrupt(tid): raise ...`` followed by
+    ``graph.invoke(Command(resume=...), cfg)`` -- check-then-act split over two functions."""
+    if not _returns_park(fn, ctx):
+        return None
+    for call, module in ctx.project.callers(fn):
+        caller = call.function
+        if caller is None:
+            continue
+        helper_ctx = _HelperContext(module, ctx.project)
+        resumes = resume_calls(caller, helper_ctx) + delegated_resume_calls(caller, helper_ctx)
+        for decision in _decision_statements(caller):
+            if not contains_node(decision.test, call.node):
+                continue
+            for resume in resumes:
+                if contains_node(decision, resume.node) or (
+                    isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > module.done(decision)
+                ):
+                    return decision, resume, module
+        if depth < 2 and _returns_park(caller, ctx):
+            found = decided_through_helper(caller, ctx, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _decision_statements(fn: FunctionInfo) -> Iterator[cst.If | cst.While]:
+    stack: list[cst.CSTNode] = [fn.node.body]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(cur, (cst.If, cst.While)):
+            yield cur
+        stack.extend(cur.children)
+
