@@ -130,16 +130,14 @@ UPDATE`, `pg_advisory_lock` / `pg_try_advisory_xact_lock` / MySQL
 file locks (`filelock`, `fcntl.flock`, `portalocker` -- these serialise one
 host only), and a graph compiled with `remit.wrap(..., cross_process_gate=True)`.
 Not counted: `threading.Lock` / `asyncio.Lock` / `multiprocessing.Lock` (one
-process), an in-memory "seen" set, and `get_state` checks.
+process), an in-memory "seen" set, and `get_state` checks (a resume decided by one is
+reported here *and* by RA301 at the check: the check is the wrong fix, the resume line is
+where the claim goes).
 
 Also not flagged:
 - resumes outside any handler or consumer (scripts, tests, notebooks, CLI tools);
 - auto-resumes in the function that started the run (`invoke(inputs, cfg)` then `invoke(Command(resume=...), cfg)`): the parked run belongs to this request, no second delivery can reach it;
 - resumes inside a lambda or callback handed to an executor or job queue (`runs.submit(id, lambda: graph.invoke(Command(...)))`): not followed;
-- resumes already reported by RA301 in the same function (a `get_state` check a few lines above
-  deciding this resume): one hazard, one finding. When the check sits in a helper (`if not
-  has_pending(tid): raise`), RA301 reports the helper's `get_state` and this rule still reports
-  the resume, so the line that needs the claim carries a finding;
 - resumes at the same place as an RA201 finding (a fork addressed to a `checkpoint_id`);
 - `invoke(None, ...)` with no `update_state` before it on a graph without static breakpoints (a plain continue after a crash);
 - LangGraph Platform / SDK runs (`client.runs.create(..., command=...)`), which the server serialises per thread.
@@ -361,7 +359,7 @@ Also not flagged:
                 continue
             gated_by_301 = self._decided_by_get_state(fn, ctx)
             for report, run, form in resumes:
-                if id(run.node) in gated_by_301 or self._remit_gate(run, fn, ctx):
+                if self._remit_gate(run, fn, ctx):
                     continue
                 if self._started_here(run, fn, ctx):
                     continue
@@ -382,12 +380,19 @@ Also not flagged:
                 related = [Related(ctx.span(handler.node, handler.module), f"{handler.kind}: runs once per delivery")]
                 if report is not run.node:
                     related.append(Related(ctx.span(run.node), "the run that delivers it"))
+                check = gated_by_301.get(id(run.node))
+                check_note = (
+                    f" The get_state check at line {check} before it does not stop this: both deliveries pass it "
+                    f"(RA301)."
+                    if check is not None
+                    else ""
+                )
                 yield ctx.finding(
                     report,
                     f"{form} is delivered from {where} with no dedupe or lock. Two deliveries of one answer (a "
                     f"double click, a retried request, a redelivered message, two workers) both resume the parked "
                     f"interrupt and both run the gated node -- LangGraph has no compare-and-swap on interrupt "
-                    f"consumption.{lock_note}",
+                    f"consumption.{lock_note}{check_note}",
                     related=related,
                 )
 
@@ -424,8 +429,9 @@ Also not flagged:
     def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         return started_run_before(run, fn, ctx)
 
-    def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> set[int]:
-        out: set[int] = set()
+    def _decided_by_get_state(self, fn: FunctionInfo, ctx: RuleContext) -> dict[int, int]:
+        """id of each resume node a ``get_state`` check in ``fn`` decides -> the check's line."""
+        out: dict[int, int] = {}
         candidates = None
         for call in fn.calls:
             f = call.node.func
@@ -435,7 +441,7 @@ Also not flagged:
                 candidates = resume_calls(fn, ctx)
             decided = decided_resume(call, fn, candidates, ctx)
             if decided is not None:
-                out.add(id(decided[1].node))
+                out[id(decided[1].node)] = ctx.module.line(call.node)
         return out
 
     # -- what is a dedupe ------------------------------------------------------

@@ -68,7 +68,7 @@ def test_scan_bundled_example_text_report() -> None:
     assert "ERROR RA101 effect-before-interrupt  line 19:5" in text
     assert "What will happen:" in text and "Fix:" in text and "Related (line 25)" in text
     assert "> 19 |     email_customer(" in text
-    assert "6 findings (3 error, 3 warning) in 2 files" in text
+    assert "7 findings (3 error, 4 warning) in 2 files" in text
 
 
 def test_exit_codes(tmp_path: Path) -> None:
@@ -104,18 +104,18 @@ def test_output_file_and_formats(tmp_path: Path) -> None:
     assert out.stdout == ""
     assert "written to" in out.stderr
     sarif = json.loads(target.read_text())
-    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 6
+    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 7
 
     gh = run("scan", "fixtures/myagent", "-f", "github")
     lines = gh.stdout.splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 7
     assert lines[0].startswith("::warning file=fixtures/myagent/myagent/api.py,line=25,endLine=25,col=16,")
     assert "title=RA301 get-state-decides-resume::" in lines[0]
     assert any(line.startswith("::error ") and "title=RA201 fork-without-discriminator" in line for line in lines)
 
     js = json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)
-    assert js["summary"]["findings"] == 6
-    assert js["summary"]["by_rule"] == {"RA101": 2, "RA103": 1, "RA201": 1, "RA301": 1, "RA401": 1}
+    assert js["summary"]["findings"] == 7
+    assert js["summary"]["by_rule"] == {"RA101": 2, "RA103": 1, "RA201": 1, "RA301": 1, "RA302": 1, "RA401": 1}
 
 
 def test_json_is_byte_identical_across_runs() -> None:
