@@ -148,11 +148,11 @@ class _Classifier:
             # ``task.id if task.id is not None else str(len(store) + 1)``, ``body.id or next(counter)``:
             # the branch that mints the id decides whenever it runs, whatever the other branch is
             branches = [expr.body, expr.orelse] if isinstance(expr, cst.IfExp) else [expr.left, expr.right]
-            kinds = [k for k in (self.classify(b, scope, depth + 1) for b in branches) if k is not None]
-            worst = _worst(kinds)
+            known = [k for k in (self.classify(b, scope, depth + 1) for b in branches) if k is not None]
+            worst = _worst(known)
             if worst is not None:
                 return worst
-            return ("constant", self.module.code(expr)) if len(kinds) == len(branches) else None
+            return ("constant", self.module.code(expr)) if len(known) == len(branches) else None
         if isinstance(expr, cst.Call):
             return self._call(expr, scope, depth)
         if isinstance(expr, cst.Name):

@@ -7,7 +7,7 @@ from typing import Iterable
 import libcst as cst
 
 from auditor.analysis.facts import ClassInfo, FunctionInfo
-from auditor.analysis.syntax import keyword
+from auditor.analysis.syntax import keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph, pydantic
 
@@ -45,21 +45,119 @@ def _is_pydantic(cls: ClassInfo, ctx: RuleContext, depth: int) -> bool:
 
 
 def _returns_validated(fn: FunctionInfo, state: ClassInfo, ctx: RuleContext) -> bool:
-    """Every ``return`` of the node builds the state model (constructor or model_validate)."""
+    """Every ``return`` of the node hands LangGraph a validated value: the state model itself
+    (constructor or ``model_validate``), or an update dict each of whose values is validated
+    already (see :func:`_validated_value`)."""
     if not fn.returns:
         return False
+    return all(ret.value is not None and _validated_value(ret.value, fn, state, ctx, 0) for ret in fn.returns)
+
+
+_PLAIN_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def _validated_value(value: cst.BaseExpression, fn: FunctionInfo, state: ClassInfo, ctx: RuleContext, depth: int) -> bool:
+    """A value pydantic has already checked, or one that cannot be wrong for a typed field:
+
+    * an instance of a pydantic model -- the state model or any other (``Plan(...)``,
+      ``Review.model_validate(raw)``), directly, through a local name, or as a parameter
+      annotated with the model (a tool's arguments are parsed into it);
+    * a field of such an instance (``plan.steps``): it carries the model's type;
+    * a string or number literal for a field annotated with that very type (``"done"`` for
+      ``status: str``; ``"urgent"`` for ``priority: int`` is exactly the invalid write);
+    * a LangChain message (``ToolMessage(...)``: a pydantic model too), and a list of such values;
+    * an update dict (or ``Command(update=...)``) whose every value is one of these.
+
+    Anything else -- ``state.items + [x]``, a model's raw JSON, a value from a tool call -- is
+    saved unchecked."""
+    if depth > 4:
+        return False
     resolver = ctx.project.resolver(fn.module)
-    for ret in fn.returns:
-        value = ret.value
-        if not isinstance(value, cst.Call):
-            return False
-        names = resolver.call_names(value, fn)
-        ok = state.full_name in names or any(
-            n == f"{state.full_name}.{m}" for n in names for m in pydantic.VALIDATING_CONSTRUCTORS
+    if isinstance(value, cst.Dict):
+        for el in value.elements:
+            if not isinstance(el, cst.DictElement):
+                return False
+            if isinstance(el.value, _PLAIN_LITERALS):
+                if not _literal_fits(el.key, el.value, state):
+                    return False
+            elif not _validated_value(el.value, fn, state, ctx, depth + 1):
+                return False
+        return True
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return all(
+            isinstance(el, cst.Element) and _validated_value(el.value, fn, state, ctx, depth + 1) for el in value.elements
         )
-        if not ok:
+    if isinstance(value, cst.Call):
+        names = resolver.call_names(value, fn)
+        if names & langgraph.COMMAND:
+            update = keyword(value, "update")
+            return update is None or _validated_value(update.value, fn, state, ctx, depth + 1)
+        if any(n.startswith(pydantic.LIBRARY_MODEL_PREFIXES) for n in names):
+            return True
+        for name in names:
+            owner = name.rsplit(".", 1)[0] if name.rsplit(".", 1)[-1] in pydantic.VALIDATING_CONSTRUCTORS else name
+            cls = ctx.project.lookup(owner, near=fn.module)
+            if isinstance(cls, ClassInfo) and _is_pydantic(cls, ctx, 0):
+                return True
+        return False
+    if isinstance(value, cst.Name):
+        found = resolver.binding_value(value.value, fn, fn.module.order(value))
+        if found is None or found[1] is not fn:
             return False
-    return True
+        if found[0].kind == "param-annotation":
+            # ``def record(progress: Progress)``: a tool's arguments are parsed into the model
+            return any(
+                isinstance(cls := ctx.project.lookup(n, near=fn.module), ClassInfo) and _is_pydantic(cls, ctx, 0)
+                for n in resolver.names(found[0].value, fn.parent)
+            )
+        if found[0].kind != "assign":
+            return False
+        return _validated_value(found[0].value, fn, state, ctx, depth + 1)
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+        # a field of a validated model bound in this node (``plan.steps``); not the incoming state
+        param_names = fn.param_names()
+        if param_names and value.value.value == param_names[0]:
+            return False
+        return _validated_value(value.value, fn, state, ctx, depth + 1)
+    return False
+
+
+_LITERAL_TYPES = {cst.SimpleString: "str", cst.ConcatenatedString: "str", cst.Integer: "int", cst.Float: "float"}
+
+
+def _literal_fits(key: cst.BaseExpression, value: cst.BaseExpression, state: ClassInfo) -> bool:
+    """Is the literal ``value`` of the type the state model declares for field ``key``?"""
+    field = string_value(key)
+    if field is None:
+        return False
+    for stmt in state.node.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == field:
+                annotation = small.annotation.annotation
+                return isinstance(annotation, cst.Name) and annotation.value == _LITERAL_TYPES.get(type(value))
+    return False
+
+
+def _unvalidated_tools(add_call: cst.Call, graph, state: ClassInfo, ctx: RuleContext) -> list[FunctionInfo]:
+    """Tools of a ``ToolNode`` added as a node that write the state by returning
+    ``Command(update=...)`` with an unvalidated value. A tool returning anything else
+    becomes a ToolMessage, which LangGraph builds itself."""
+    scope = graph.module.enclosing_function(add_call)
+    positional = [a.value for a in add_call.args if a.keyword is None]
+    target = keyword(add_call, "action")
+    expr = target.value if target is not None else (positional[1] if len(positional) > 1 else None)
+    out = []
+    for tool in langgraph.tool_functions(expr, scope, graph.module, ctx.project):
+        resolver = ctx.project.resolver(tool.module)
+        commands = [
+            r.value for r in tool.returns
+            if isinstance(r.value, cst.Call) and resolver.call_names(r.value, tool) & langgraph.COMMAND
+        ]
+        if any(not _validated_value(c, tool, state, ctx, 0) for c in commands):
+            out.append(tool)
+    return out
 
 
 class UnvalidatedPydanticState(Rule):
@@ -97,7 +195,12 @@ which raises `RemitValidityError` before anything is persisted.
 - TypedDict and dataclass states (no validation is promised);
 - graphs compiled without a checkpointer (nothing is persisted);
 - graphs whose checkpointer is `remit.wrap(..., validator=...)`;
-- graphs whose every node (resolvable in the project) returns a constructed or `model_validate`d state.
+- graphs whose every node (resolvable in the project) returns a validated value: the state
+  model itself, or an update dict whose values are pydantic models (`Plan(...)`,
+  `Review.model_validate(raw)`, a model from `with_structured_output`... bound in the node),
+  fields of such models (`plan.steps`), or literals of the field's declared type;
+- graphs whose nodes cannot be found (a builder filled in elsewhere): unknown, not clean and
+  not a hazard.
 """
 
     INVALID = (
@@ -210,6 +313,47 @@ which raises `RemitValidityError` before anything is persisted.
             """,
             note="No checkpointer: nothing is persisted.",
         ),
+        Example(
+            """
+            from pydantic import BaseModel
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            class Plan(BaseModel):
+                steps: list[str]
+
+            class Job(BaseModel):
+                plan: Plan | None = None
+                steps: list[str] = []
+                status: str = "new"
+
+            def plan(state: Job, raw: dict):
+                parsed = Plan.model_validate(raw)
+                return {"plan": parsed, "steps": parsed.steps, "status": "planned"}
+
+            builder = StateGraph(Job)
+            builder.add_node("plan", plan)
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            note="The update's values are a validated model, one of its fields, and a literal of the field's type.",
+        ),
+        Example(
+            """
+            from pydantic import BaseModel
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            from .nodes import register_nodes
+
+            class Job(BaseModel):
+                status: str = "new"
+
+            builder = StateGraph(Job)
+            register_nodes(builder)
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            note="The nodes are added elsewhere and cannot be seen: unknown, not reported.",
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
@@ -225,16 +369,16 @@ which raises `RemitValidityError` before anything is persisted.
             wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
             if wrap is not None and keyword(wrap, "validator") is not None:
                 continue
-            nodes = langgraph.node_functions(graph, ctx.project)
-            unvalidated = [(call, fn) for call, fn in nodes if fn is None or not _returns_validated(fn, state, ctx)]
-            if nodes and not unvalidated:
+            nodes = langgraph.all_node_functions(graph, ctx.project)
+            # a node whose function cannot be found is unknown, not unvalidated; no nodes found
+            # at all (a builder filled elsewhere) says nothing either way
+            unvalidated = [(fn, "node") for _, fn in nodes if fn is not None and not _returns_validated(fn, state, ctx)]
+            unvalidated += [(tool, "tool") for call, fn in nodes if fn is None for tool in _unvalidated_tools(call, graph, state, ctx)]
+            if not unvalidated:
                 continue
             related = [Related(ctx.span(state.node.name, state.module), f"state schema {state.name} is a pydantic model")]
-            for call, fn in unvalidated[:3]:
-                if fn is not None:
-                    related.append(Related(ctx.span(fn.node.name, fn.module), f"node {fn.qualname} returns an unvalidated update"))
-                else:
-                    related.append(Related(ctx.span(call), "node whose output is not validated"))
+            for fn, kind in unvalidated[:3]:
+                related.append(Related(ctx.span(fn.node.name, fn.module), f"{kind} {fn.qualname} returns an unvalidated update"))
             yield ctx.finding(
                 info.node,
                 f"The graph's state {state.name} is a pydantic model and this graph is persisted by a checkpointer, "
@@ -242,3 +386,4 @@ which raises `RemitValidityError` before anything is persisted.
                 f"and the thread's reads fail later, far from the faulting node.",
                 related=related,
             )
+

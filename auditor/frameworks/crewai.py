@@ -497,7 +497,7 @@ def _state_owner(target: cst.BaseExpression) -> str | None:
     while isinstance(cur, cst.Attribute):
         if cur.attr.value == "state" and isinstance(cur.value, cst.Name):
             return cur.value.value
-        cur = cur.value  # type: ignore[assignment]
+        cur = cur.value
     return None
 
 

@@ -10,3 +10,7 @@ BASE_MODEL = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "pydant
 DATACLASS = frozenset({"pydantic.dataclasses.dataclass", "pydantic.v1.dataclasses.dataclass"})
 #: class methods that build a validated instance from raw data
 VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "model_validate_json", "parse_obj", "validate"})
+
+#: Library classes that are pydantic models themselves: an instance is validated when built
+#: (LangChain's messages are ``BaseMessage``, a pydantic model).
+LIBRARY_MODEL_PREFIXES = ("langchain_core.messages.", "langchain.schema.messages.", "langchain_core.documents.")
