@@ -13,7 +13,7 @@ from auditor.analysis.syntax import argument, bool_value, is_none, keyword, stri
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph, web
 
-from auditor.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
+from auditor.analysis.langgraph_units import graph_anywhere, graph_is_pure, project_uses_langgraph
 from auditor.analysis.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
 
 from .base import Example, Rule, RuleContext
@@ -119,6 +119,10 @@ cross_process_gate=True)` (or `PostgresSaver`), which refuses the losing
 racer with `RemitConsumeConflict` before any node runs.
 """
     not_flagged = """
+A resume of a graph whose every node is known and reaches no effect (LLM calls, state
+updates only) is reported as a **note**: a second delivery repeats nothing outside the
+graph, but the answer is still consumed twice.
+
 What counts as dedupe or lock (any of them in the handler, in a function on
 the call path from the handler, or in a helper they call, completing before
 the resume): a SQL `INSERT` (a claim row -- the rule trusts you put a
@@ -387,6 +391,18 @@ Also not flagged:
                     if check is not None
                     else ""
                 )
+                if self._resumes_pure_graph(run, fn, ctx):
+                    # nothing outside repeats; one answer is still consumed twice (CO)
+                    yield ctx.finding(
+                        report,
+                        f"{form} is delivered from {where} with no dedupe or lock. No node of the resumed graph "
+                        f"reaches an effect, so nothing outside fires twice -- but two deliveries of one answer "
+                        f"both resume the parked interrupt: the answer is consumed twice and the graph runs twice "
+                        f"(two model bills, two results racing for the thread's last checkpoint).{lock_note}{check_note}",
+                        related=related,
+                        severity=Severity.NOTE,
+                    )
+                    continue
                 yield ctx.finding(
                     report,
                     f"{form} is delivered from {where} with no dedupe or lock. Two deliveries of one answer (a "
@@ -443,6 +459,12 @@ Also not flagged:
             if decided is not None:
                 out[id(decided[1].node)] = ctx.module.line(call.node)
         return out
+
+    def _resumes_pure_graph(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+        """The resumed graph is known and none of its nodes reaches an effect: a second delivery
+        runs pure code again and fires nothing twice."""
+        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
+        return isinstance(graph, langgraph.CompiledGraph) and graph_is_pure(ctx, graph)
 
     # -- what is a dedupe ------------------------------------------------------
     def _remit_gate(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:

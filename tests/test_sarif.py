@@ -45,7 +45,7 @@ def test_fixture_sarif_is_schema_valid_and_complete() -> None:
     assert len(run["results"]) >= 16
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
-        assert result["level"] in ("error", "warning")
+        assert result["level"] in ("error", "warning", "note")
         loc = result["locations"][0]["physicalLocation"]
         assert loc["artifactLocation"]["uriBaseId"] == "SRCROOT"
         assert loc["artifactLocation"]["uri"].startswith("fixtures/")

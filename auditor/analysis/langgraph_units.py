@@ -264,3 +264,46 @@ def project_uses_langgraph(project: Project) -> bool:
     if "uses" not in memo:
         memo["uses"] = bool(project.modules_using(langgraph.PACKAGES))
     return memo["uses"]
+
+
+def graph_is_pure(ctx, graph: langgraph.CompiledGraph) -> bool:
+    """True only when every node of ``graph`` is known (functions, ToolNode tools, subgraphs
+    followed) and none of them reaches an effect: a resume delivered twice then runs pure
+    code twice, which repeats nothing outside. Unknown nodes make the answer False."""
+    project: Project = ctx.project
+    pending, seen = [graph], {id(graph.compile_call)}
+    while pending:
+        current = pending.pop()
+        nodes = langgraph.all_node_functions(current, project)
+        if not nodes:
+            return False
+        for add_call, fn in nodes:
+            functions: list[FunctionInfo] = []
+            if fn is not None:
+                functions = [fn]
+            else:
+                scope = current.module.enclosing_function(add_call)
+                target = argument(add_call, 1, "action")
+                positional = [a.value for a in add_call.args if a.keyword is None]
+                if target is None and len(positional) == 1:
+                    target = positional[0]
+                sub = graph_anywhere(target, scope, current.module, project) if target is not None else None
+                if isinstance(sub, langgraph.CompiledGraph):
+                    if id(sub.compile_call) not in seen:
+                        seen.add(id(sub.compile_call))
+                        pending.append(sub)
+                    continue
+                functions = langgraph.tool_functions(target, scope, current.module, project)
+                if not functions:
+                    return False
+            for f in functions:
+                if any(effect_outside_tasks(ctx, c, f.module) is not None for c in f.calls):
+                    return False
+                # effects inside the node's tasks run on a resume too
+                for c in f.calls:
+                    for callee in project.callees(c, f.module):
+                        if langgraph.is_task(callee, project) and any(
+                            effect_outside_tasks(ctx, cc, callee.module) is not None for cc in callee.calls
+                        ):
+                            return False
+    return True
