@@ -256,6 +256,9 @@ CATALOG: tuple[Sdk, ...] = (
         (
             Write(("mcp.*.call_tool", "fastmcp.*.call_tool"),
                   "calls the MCP tool again (whatever it does on the server side)", ("call_tool",)),
+            Write(("<ToolNode(tools).invoke / create_react_agent(model, tools).invoke over MultiServerMCPClient.get_tools() "
+                   "or load_mcp_tools(session) tools>",),
+                  "calls the MCP tool the model picked again (whatever it does on the server side)"),
         ),
         "whatever the server's tool accepts; names starting with get_/list_/search_/read_ are treated as reads",
     ),

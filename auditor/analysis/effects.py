@@ -282,6 +282,13 @@ class EffectModel:
         if any(p.match(n) for p in self._safe for n in names):
             return None
         effect = self._match(node, names) or google_chain_write(node, resolver, call.function) or _orm_session_commit(call)
+        if effect is None and resolver.project is not None and isinstance(node.func, cst.Attribute):
+            # framework knowledge, imported lazily (the frameworks package builds on this module)
+            from auditor.frameworks.langchain_tools import mcp_adapter_tool_run
+
+            runs = mcp_adapter_tool_run(node, call.function, module, resolver.project)
+            if runs is not None:
+                effect = Effect("mcp", f"{runs} ({module.code(node.func)})", "calls the MCP tool the model picked again (whatever it does on the server side)")
         if effect is None:
             return None
         if effect.kind == "http" and self._reads_only(node, resolver, call.function):

@@ -465,3 +465,79 @@ def _add(out: list[FunctionInfo], more: list[FunctionInfo]) -> None:
     for fn in more:
         if all(fn is not o for o in out):
             out.append(fn)
+
+
+# -- tools served by MCP servers through langchain-mcp-adapters ----------------------------
+#: Where langchain-mcp-adapters hands out LangChain tools that call an MCP server's tools
+#: (checked against langchain-mcp-adapters 0.1: ``MultiServerMCPClient.get_tools()``,
+#: ``langchain_mcp_adapters.tools.load_mcp_tools(session)``). Each tool's ``ainvoke`` is a
+#: ``session.call_tool(name, args)`` on the server: whatever the server does, it does again.
+MCP_ADAPTER_TOOL_SOURCES = frozenset(
+    {
+        "langchain_mcp_adapters.client.MultiServerMCPClient.get_tools",
+        "langchain_mcp_adapters.tools.load_mcp_tools",
+    }
+)
+#: Runners that execute whichever tool of their list the model picked.
+TOOL_RUNNER_METHODS = frozenset({"invoke", "ainvoke", "batch", "abatch", "stream", "astream"})
+
+
+def _mcp_source_classifier(project):
+    def classify(call, module):
+        names = project.resolver(module).call_names(call.node, call.function)
+        return "mcp-tools" if names & MCP_ADAPTER_TOOL_SOURCES else None
+
+    return classify
+
+
+def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> bool:
+    """Does ``expr`` hold tools from an MCP server (``await client.get_tools()``, a project helper
+    that gathers them, a list that includes them)?"""
+    if expr is None or depth > 5:
+        return False
+    if isinstance(expr, cst.Await):
+        return holds_mcp_adapter_tools(expr.expression, scope, module, project, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return any(holds_mcp_adapter_tools(el.value, scope, module, project, depth + 1) for el in expr.elements)
+    if isinstance(expr, cst.BinaryOperation):
+        return holds_mcp_adapter_tools(expr.left, scope, module, project, depth + 1) or holds_mcp_adapter_tools(expr.right, scope, module, project, depth + 1)
+    if isinstance(expr, cst.Name):
+        found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
+        if found is None or found[0].kind != "assign":
+            return False
+        return holds_mcp_adapter_tools(found[0].value, found[1], module, project, depth + 1)
+    if isinstance(expr, cst.Call):
+        info = module.call_info(expr)
+        if info is None:
+            return False
+        # the tools come from the adapters here or from a project helper that fetches them
+        return project.reach("langchain-mcp-adapter-tools", _mcp_source_classifier(project), info, module) is not None
+    return False
+
+
+def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> str | None:
+    """``tool_node.ainvoke(state)`` / ``agent.invoke(...)`` where the ``ToolNode`` or prebuilt agent
+    was built over MCP adapter tools: the call runs a tool on an MCP server. Returns what runs."""
+    from auditor.frameworks.langgraph import CREATE_REACT_AGENT, TOOL_NODE
+
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_RUNNER_METHODS):
+        return None
+    receiver: cst.BaseExpression = func.value
+    if isinstance(receiver, cst.Name):
+        found = project.resolver(module).binding_value(receiver.value, scope, module.order(receiver))
+        if found is None or found[0].kind != "assign":
+            return None
+        receiver, scope = found[0].value, found[1]
+    if not isinstance(receiver, cst.Call):
+        return None
+    names = project.resolver(module).call_names(receiver, scope)
+    if names & TOOL_NODE:
+        tools = argument(receiver, 0, "tools")
+        what = "a ToolNode over MCP server tools"
+    elif names & CREATE_REACT_AGENT:
+        tools = argument(receiver, 1, "tools")
+        what = "a prebuilt agent over MCP server tools"
+    else:
+        return None
+    return what if holds_mcp_adapter_tools(tools, scope, module, project) else None
