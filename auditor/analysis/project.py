@@ -118,6 +118,34 @@ class Reached(Generic[T]):
         return len(self.calls) > 1
 
 
+def _call_words(name: str) -> list[str]:
+    """Text a module must hold to call ``name`` or hand it to a runner: the byte search that
+    keeps a question about a common name (``run``) from parsing every file that says "run"."""
+    return [f"{name}(", f"{name},", f"{name})", f"={name}"]
+
+
+def _called_name(call: cst.Call) -> str | None:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+
+
+def _may_call(call: cst.Call, name: str) -> bool:
+    """Syntactically, can ``call`` invoke a function called ``name``: by that name, or as a
+    runner (``add_task``, ``submit``...) handed something spelled ``name``?"""
+    called = _called_name(call)
+    if called == name:
+        return True
+    if called not in CALLBACK_RUNNERS:
+        return False
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.Call):  # functools.partial(fn, ...)
+            value = value.args[0].value if value.args else value
+        if (isinstance(value, cst.Name) and value.value == name) or (isinstance(value, cst.Attribute) and value.attr.value == name):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Argument:
     """A value a caller passes to a parameter (or the parameter's default, ``call`` None)."""
@@ -451,8 +479,10 @@ class Project:
         p = fn.param(param)
         if p is not None and p.default is not None:
             out.append(Argument(p.default, fn.parent, fn.module, None))
-        for module in self.modules_mentioning([fn.name]):
+        for module in self.modules_mentioning(_call_words(fn.name)):
             for call in module.all_calls:
+                if not _may_call(call.node, fn.name):
+                    continue
                 value = self._argument_at(call, module, fn, param, index)
                 if value is not None:
                     out.append(Argument(value, call.function, module, call))
@@ -466,9 +496,9 @@ class Project:
         if id(fn) not in memo:
             memo[id(fn)] = [
                 (call, module)
-                for module in self.modules_mentioning([fn.name])
+                for module in self.modules_mentioning([f"{fn.name}("])
                 for call in module.all_calls
-                if any(c is fn for c in self._direct_callees(call, module))
+                if _called_name(call.node) == fn.name and any(c is fn for c in self._direct_callees(call, module))
             ]
         return memo[id(fn)]
 
