@@ -134,7 +134,9 @@ UPDATE`, `pg_advisory_lock` / `pg_try_advisory_xact_lock` / MySQL
 file locks (`filelock`, `fcntl.flock`, `portalocker` -- these serialise one
 host only), and a graph compiled with `remit.wrap(..., cross_process_gate=True)`.
 Not counted: `threading.Lock` / `asyncio.Lock` / `multiprocessing.Lock` (one
-process), an in-memory "seen" set, and `get_state` checks (a resume decided by one is
+process), an in-memory "seen" set (except in an MCP server's tool handler, which
+runs in one process: there `pending.pop(thread_id)` on a module-level container
+before the resume consumes the answer once), and `get_state` checks (a resume decided by one is
 reported here *and* by RA301 at the check: the check is the wrong fix, the resume line is
 where the claim goes).
 
@@ -369,6 +371,8 @@ Also not flagged:
                     continue
                 if self._claimed_before(run, fn, path, ctx):
                     continue
+                if path.handler.kind.startswith("MCP ") and self._consumed_in_process(run, fn, ctx):
+                    continue
                 handler = path.handler
                 where = (
                     f"{handler.kind} '{handler.function.qualname}'"
@@ -494,6 +498,22 @@ Also not flagged:
             if call is before or not completes_before(call, before, module, fn.node):
                 continue
             if project.reach("ra302-claim", classify, call, module) is not None:
+                return True
+        return False
+
+    def _consumed_in_process(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+        """``pending.pop(thread_id)`` / ``pending.remove(thread_id)`` on a module-level container
+        before the resume: the pop is atomic and raises for the second delivery, so one answer is
+        consumed once -- within one process, which is what an MCP server is (stdio, or one SSE
+        process per server). A web app with several workers gets no such pass."""
+        for call in fn.calls:
+            f = call.node.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in ("pop", "remove") and len(call.node.args) == 1):
+                continue
+            if not isinstance(f.value, cst.Name) or not completes_before(call, run, ctx.module, fn.node):
+                continue
+            found = ctx.resolver.binding_value(f.value.value, fn, None)
+            if found is not None and found[1] is None:
                 return True
         return False
 
