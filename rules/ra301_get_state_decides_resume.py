@@ -212,8 +212,8 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
                 decision, resume = decided
                 yield ctx.finding(
                     call.node,
-                    f"{ctx.describe_call(call.node)} checks whether the thread is parked and the resume at line "
-                    f"{resume.line} runs only if so. The check and the resume are not atomic: two deliveries of "
+                    f"{ctx.describe_call(call.node)} checks whether the thread is parked and the run at line "
+                    f"{resume.line} {'sends a resume' if isinstance(decision, cst.IfExp) else 'resumes'} only if so. The check and the resume are not atomic: two deliveries of "
                     f"the same approval both see the parked interrupt and both resume, firing the gated effect twice "
                     f"(LangGraph has no compare-and-swap on interrupt consumption).",
                     related=(

@@ -45,10 +45,24 @@ def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> c
             return None
         expr = found[0].value
         fn = found[1]
+    if isinstance(expr, cst.IfExp):
+        # ``Command(resume=x) if snap.next else {"messages": [...]}``: the state chooses what is sent
+        return resume_command(expr.body, fn, ctx) or resume_command(expr.orelse, fn, ctx)
     if isinstance(expr, cst.Call) and keyword(expr, "resume") is not None:
         if ctx.resolver.call_names(expr, fn) & langgraph.COMMAND:
             return expr
     return None
+
+
+def _chosen_input(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> cst.IfExp | None:
+    """The conditional expression that chooses a run's input (directly or through a local name)."""
+    expr = argument(run.node, 0, "input")
+    if isinstance(expr, cst.Name):
+        found = ctx.resolver.binding_value(expr.value, fn, ctx.module.order(expr))
+        if found is None or found[0].kind != "assign" or found[1] is not fn:
+            return None
+        expr = found[0].value
+    return expr if isinstance(expr, cst.IfExp) else None
 
 
 def resume_calls(fn: FunctionInfo, ctx: ModuleContext) -> list[CallInfo]:
@@ -156,7 +170,7 @@ def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_st
         cur = stack.pop()
         if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(cur, (cst.If, cst.While)) and _reads_park(cur.test, snapshot, derived, get_state):
+        if isinstance(cur, (cst.If, cst.While, cst.IfExp)) and _reads_park(cur.test, snapshot, derived, get_state):
             yield cur
         stack.extend(cur.children)
 
@@ -197,7 +211,7 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
         for resume in resumes:
             if resume.order < call.order:
                 continue
-            if contains_node(decision, resume.node):
+            if contains_node(decision, resume.node) or (isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision):
                 return decision, resume
             if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
                 return decision, resume
