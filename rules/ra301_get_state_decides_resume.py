@@ -178,7 +178,7 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
             # a controller that imports the compiled graph from a project module need not import langgraph
             if not (project_uses_langgraph(ctx.project) and any(w in ctx.module.source for w in langgraph.GET_STATE_METHODS)):
                 return
-        for fn in ctx.module.functions:
+        for fn in [*ctx.module.functions, ctx.module.script_body]:
             resumes = None
             for call in fn.calls:
                 f = call.node.func

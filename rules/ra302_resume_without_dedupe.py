@@ -9,7 +9,7 @@ import libcst as cst
 
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.order import completes_before
-from auditor.analysis.syntax import argument, bool_value, is_none, keyword, string_value
+from auditor.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import langgraph, web
 
@@ -356,7 +356,7 @@ Also not flagged:
         project = ctx.project
         if not module.uses_any(langgraph.PACKAGES) and not project_uses_langgraph(project):
             return
-        for fn in module.functions:
+        for fn in [*module.functions, module.script_body]:
             path = web.served_path(fn, project)
             if path is None:
                 continue
@@ -367,12 +367,16 @@ Also not flagged:
             for report, run, form in resumes:
                 if self._remit_gate(run, fn, ctx):
                     continue
-                if self._started_here(run, fn, ctx):
+                if path.handler.kind != web.STREAMLIT_RUN and self._started_here(run, fn, ctx):
+                    # (a Streamlit page starts the run under one button and resumes it under
+                    # another: two different script runs, two deliveries)
                     continue
                 if self._claimed_before(run, fn, path, ctx):
                     continue
                 if path.handler.kind.startswith("MCP ") and self._consumed_in_process(run, fn, ctx):
                     continue
+                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(self._thread_value(run, fn, ctx), fn, ctx.module, project):
+                    continue  # one script run per session at a time, and this session's own thread
                 handler = path.handler
                 where = (
                     f"{handler.kind} '{handler.function.qualname}'"
@@ -428,7 +432,7 @@ Also not flagged:
             if cmd is not None:
                 yield cmd, call, "Command(resume=...)"
                 continue
-            if not is_none(first):
+            if not (is_none(first) or self._maybe_none(first, fn)):
                 continue
             updates = [
                 c for c in fn.calls
@@ -445,6 +449,11 @@ Also not flagged:
                 for k in ("interrupt_before", "interrupt_after")
             ):
                 yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
+
+    @staticmethod
+    def _maybe_none(expr: cst.BaseExpression | None, fn: FunctionInfo) -> bool:
+        """A local the function sets to ``None`` on the resume path (``inp = None  # resuming``)."""
+        return isinstance(expr, cst.Name) and any(b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings)
 
     def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         return started_run_before(run, fn, ctx)
@@ -500,6 +509,26 @@ Also not flagged:
             if project.reach("ra302-claim", classify, call, module) is not None:
                 return True
         return False
+
+    def _thread_value(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> cst.BaseExpression | None:
+        """The ``thread_id`` expression of the config a run is given (through a local or module name)."""
+        config = argument(run.node, 1, "config")
+        scope: FunctionInfo | None = fn
+        for _ in range(3):
+            if not isinstance(config, cst.Name):
+                break
+            found = ctx.resolver.binding_value(config.value, scope, ctx.module.order(config))
+            if found is None or found[0].kind != "assign":
+                return None
+            config, scope = found[0].value, found[1]
+        if not isinstance(config, cst.Dict):
+            return None
+        for key, value in dict_items(config):
+            if key == "configurable" and isinstance(value, cst.Dict):
+                for inner_key, inner in dict_items(value):
+                    if inner_key == "thread_id":
+                        return inner
+        return None
 
     def _consumed_in_process(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         """``pending.pop(thread_id)`` / ``pending.remove(thread_id)`` on a module-level container

@@ -13,6 +13,7 @@ from auditor.analysis.syntax import argument, dict_items, keyword, string_value
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import crewai, langgraph
 from auditor.frameworks.classes import instance_class, module_constant
+from auditor.frameworks.web import session_state_values
 
 from .base import Example, Rule, RuleContext
 
@@ -122,6 +123,8 @@ class _Classifier:
         self.module = module
         self.project = project
         self.mutated = _mutated_globals(module)
+        #: where a constant id was minted when that is not at the site (a session-state default)
+        self.origin: cst.CSTNode | None = None
 
     def classify(self, expr: cst.BaseExpression, scope: FunctionInfo | None, depth: int = 0) -> tuple[str, str] | None:
         """("constant" | "reused" | "non-durable", description) or None. "reused": values a process
@@ -236,6 +239,17 @@ class _Classifier:
                 kinds.append((kind[0], f"{param}, which is {kind[1]}{where}"))
         return _worst(kinds)
 
+    def _session_state(self, expr: cst.Attribute, depth):
+        """``st.session_state.thread_id`` only ever set to literals: the same id for every session."""
+        if not (isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "session_state"):
+            return None
+        values = session_state_values(self.module, expr.attr.value)
+        kinds = [self.classify(v, None, depth + 1) for v in values]
+        if values and all(k is not None and k[0] == "constant" for k in kinds):
+            self.origin = values[0]
+            return "constant", f"st.session_state.{expr.attr.value} = {self.module.code(values[0])}"
+        return None
+
     def _attribute(self, expr: cst.Attribute, scope, depth):
         # self.counter incremented elsewhere in the class: an in-memory counter
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope is not None:
@@ -243,6 +257,10 @@ class _Classifier:
             if cls is not None and _augassigned_attr(cls.node, expr.attr.value):
                 return "non-durable", f"the in-memory counter self.{expr.attr.value}"
             return None
+        if self.module.uses_any(("streamlit",)):
+            found = self._session_state(expr, depth)
+            if found is not None:
+                return found
         resolver = self.project.resolver(self.module)
         for q in resolver.names(expr, scope):
             value = module_constant(q, self.project)
@@ -510,11 +528,12 @@ database, or the authenticated user's session
         for site in self._sites(ctx):
             if classifier is None:
                 classifier = _Classifier(module, ctx.project)
+            classifier.origin = None
             verdict = classifier.classify(site.value, site.scope)
             if verdict is None:
                 continue
             kind, what = verdict
-            yield from self._judge(ctx, site, kind, what)
+            yield from self._judge(ctx, site, kind, what, classifier.origin)
 
     def _sites(self, ctx: RuleContext) -> Iterator[Site]:
         module = ctx.module
@@ -535,7 +554,7 @@ database, or the authenticated user's session
                     continue
                 yield Site(value, info.function, "crewai", info.node)
 
-    def _judge(self, ctx: RuleContext, site: Site, kind: str, what: str) -> Iterable[Finding]:
+    def _judge(self, ctx: RuleContext, site: Site, kind: str, what: str, origin: cst.CSTNode | None = None) -> Iterable[Finding]:
         module = ctx.module
         project = ctx.project
         id_name = "thread_id" if site.kind == "langgraph" else "persisted flow id"
@@ -549,12 +568,15 @@ database, or the authenticated user's session
             if served is None:
                 return
             reason, where = served
+            related = [Related(ctx.span(where), reason)]
+            if origin is not None:
+                related.append(Related(ctx.span(site.value), "the config that uses it"))
             yield ctx.finding(
-                site.value,
+                origin if origin is not None else site.value,
                 f"The {id_name} is the constant {what}, and {reason}: every caller shares one "
                 f"{'thread' if site.kind == 'langgraph' else 'persisted state'} -- one caller's answer resumes "
                 f"another's interrupt and each run reads the others' state.",
-                related=(Related(ctx.span(where), reason),),
+                related=related,
             )
             return
         # reused / non-durable

@@ -222,6 +222,24 @@ class ModuleFacts:
     def code(self, node: cst.CSTNode) -> str:
         return self.tree.code_for_node(node)
 
+    @property
+    def script_body(self) -> FunctionInfo:
+        """The module's top-level code as a function body: a script's ``while True:`` loop, its
+        ``if __name__ == "__main__":`` block, or a Streamlit page (which re-runs top to bottom
+        on every interaction) runs like the body of a function called once per run. Its calls
+        and bindings are the module-level ones; its node is a synthetic ``def <module>()`` over
+        the module's own statements (the same node objects), never part of the tree."""
+        if self._script_body is None:
+            node = cst.FunctionDef(name=cst.Name("__module__"), params=cst.Parameters(), body=cst.IndentedBlock(body=list(self.tree.body)))
+            self._script_body = FunctionInfo(
+                node=node, name="<module>", qualname="<module>", full_name=f"{self.module_name}.<module>", module=self,
+                class_info=None, parent=None, decorators=[], is_async=False,
+                calls=self.module_calls, bindings=self.module_bindings,
+            )
+        return self._script_body
+
+    _script_body: "FunctionInfo | None" = None
+
     # -- lookups ----------------------------------------------------------
     def enclosing_function(self, node: cst.CSTNode) -> FunctionInfo | None:
         for anc in self.ancestors(node):
