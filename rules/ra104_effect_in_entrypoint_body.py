@@ -175,33 +175,33 @@ its result is saved (RA103).
             ep = entrypoints.get(id(fn))
             if ep is None or not ep.persisted:
                 continue
+            anchor = Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body")
             for call, reached in unit_effects(ctx, fn):
-                what = reached.hit.label
-                via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
-                related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} effect {what}")
-                yield ctx.finding(
-                    call.node,
-                    f"{what}{via} runs in the body of @entrypoint '{fn.qualname}', outside any @task. Only task "
-                    f"results are memoised: every resume of this workflow (after an interrupt, a crash or an "
-                    f"error) re-runs the body from its first line and {reached.hit.repeat}.",
-                    related=(Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body"), *related),
-                    flows=(flow,) if reached.via_helper else (),
+                yield self._report(
+                    ctx, call, reached, anchor, (),
+                    f"runs in the body of @entrypoint '{fn.qualname}', outside any @task. Only task results are "
+                    f"memoised: every resume of this workflow (after an interrupt, a crash or an error) re-runs the "
+                    f"body from its first line and {reached.hit.repeat}.",
                 )
             for call, reached, later in regressing_overwrites(ctx, fn):
-                what = reached.hit.label
-                via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
-                related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} write {what}")
-                yield ctx.finding(
-                    call.node,
-                    f"{what}{via} runs in the body of @entrypoint '{fn.qualname}', outside any @task, and "
+                yield self._report(
+                    ctx, call, reached, anchor, (Related(ctx.span(later.node), "the later write to the same place"),),
+                    f"runs in the body of @entrypoint '{fn.qualname}', outside any @task, and "
                     f"{ctx.describe_call(later.node)} writes the same place after the next interrupt. The write "
                     f"replays harmlessly on its own, but every resume re-runs the body from its first line: it "
                     f"puts the older value back over the newer one until the later write runs again, and a crash "
                     f"or an error in between leaves the older value stored.",
-                    related=(
-                        Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body"),
-                        Related(ctx.span(later.node), "the later write to the same place"),
-                        *related,
-                    ),
-                    flows=(flow,) if reached.via_helper else (),
                 )
+
+    @staticmethod
+    def _report(ctx: RuleContext, call, reached, anchor: Related, extra: tuple[Related, ...], what_happens: str) -> Finding:
+        """One finding for an effect reached from the entrypoint body (directly or via helpers)."""
+        what = reached.hit.label
+        via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""
+        related, flow = ctx.reached_related(reached, f"the {reached.hit.kind} effect {what}")
+        return ctx.finding(
+            call.node,
+            f"{what}{via} {what_happens}",
+            related=(anchor, *extra, *related),
+            flows=(flow,) if reached.via_helper else (),
+        )
