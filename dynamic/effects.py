@@ -86,9 +86,18 @@ def _resolve(spec: EffectSpec) -> tuple[Any, str, Any]:
     except AttributeError as exc:
         raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {last!r} not found in {spec.module}") from exc
     func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
-    if not callable(func):
-        raise EffectSpecError(f"--effect {spec.module}:{spec.attr} is not callable")
+    if not callable(func) and _tool_functions(raw) == []:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr} is not callable (nor a LangChain tool with a function)")
     return owner, last, raw
+
+
+def _tool_functions(obj: Any) -> list[str] | None:
+    """For a LangChain tool object (``@tool``, ``StructuredTool.from_function``, ``Tool``): the
+    attributes holding its functions (``func`` and/or ``coroutine``), which ``invoke``/``ainvoke``
+    call -- wrapping them records every call however the tool is run. None for anything else."""
+    if not (hasattr(obj, "invoke") and hasattr(obj, "name") and (hasattr(obj, "func") or hasattr(obj, "coroutine"))):
+        return None
+    return [a for a in ("func", "coroutine") if callable(getattr(obj, a, None))]
 
 
 def install_effects(
@@ -103,6 +112,20 @@ def install_effects(
     locations: dict[str, str] = {}
     for spec in specs:
         owner, attr, raw = _resolve(spec)
+        tool_attrs = _tool_functions(raw)
+        if tool_attrs:
+            # a LangChain tool: wrap its function(s) on the tool object every graph holds
+            for name in tool_attrs:
+                inner = getattr(raw, name)
+                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, stub))
+                replaced[id(inner)] = (inner, getattr(raw, name))
+            first = getattr(raw, tool_attrs[0])
+            try:
+                target = inspect.unwrap(first)
+                locations[spec.display] = f"{inspect.getsourcefile(target)}:{inspect.getsourcelines(target)[1]}"
+            except (OSError, TypeError):
+                locations[spec.display] = ""
+            continue
         func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
         wrapper = _make_wrapper(func, spec.display, ledger, events, context, stub)
         new_raw = type(raw)(wrapper) if isinstance(raw, (classmethod, staticmethod)) else wrapper

@@ -262,3 +262,16 @@ def test_functional_api_entrypoint_through_a_factory(sweep):
     assert cell(report, "validity", "schema").verdict == "n/a"
     [ra701] = [f for f in report.findings if f.rule_id == "RA701"]
     assert open("fixtures/dynamic/langgraph/functional_api.py").read().splitlines()[ra701.span.start_line - 1].startswith("def charge(")
+
+
+# -- a LangChain @tool named as the effect ---------------------------------------------------
+def test_a_langchain_tool_is_an_effect_by_its_own_name(sweep):
+    """``--effect module:tool`` on a ``@tool`` object records every ``tool.invoke`` in the ledger,
+    and the crash after it re-fires the refund as it would for a plain function."""
+    report = sweep("tool_refund.py:build_graph", effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"])
+    dry = cell(report, "dry-run", "uninterrupted")
+    assert report.complete and dry.verdict == "pass"
+    assert dry.effects == {"tool_refund.issue_refund": (1, 1)}
+    crash = cell(report, "crash", "resume 1: after effect tool_refund.issue_refund in node refund")
+    assert crash.verdict == "fail" and crash.rules == ("RA701",)
+    assert crash.effects["tool_refund.issue_refund"] == (1, 2)
