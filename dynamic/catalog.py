@@ -212,8 +212,10 @@ RA707 = DynamicRule(
     description="""
 The probe re-ran the crash cells under an adversarial but legal checkpointer
 that defers each `put_writes` past the following `put`, killed the process at
-the same named point, and resumed. The recovered run's effects, node runs or
-final state differ from recovery under the natural order.
+the same named point, and resumed. The recovered run's effects, final state or
+verdicts differ from recovery under the natural order. A pure node that runs
+once more under one order (same effects, same final state) is shown in the
+cell's detail but not reported: nothing outside the graph can tell.
 """,
     runtime="""
 Task writes and the superstep checkpoint are persisted by separate operations
