@@ -226,6 +226,8 @@ def crash_sweep_command(
     framework: Optional[str] = typer.Option(None, "--framework", help="langgraph, crewai, llamaindex or pydantic-graph [default: detected]."),
     crash_mode: Optional[List[str]] = typer.Option(None, "--crash-mode", help="How crash cells crash: sigkill (default) and/or exception (an error raised at the kill point); repeatable."),
     saver: Optional[str] = typer.Option(None, "--saver", help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Comma-separated rule ids or prefixes to report (overrides [tool.resume-audit] select)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Comma-separated rule ids or prefixes not to report (overrides [tool.resume-audit] ignore). Per-path ignores and '# resume-audit: ignore[RA7xx]' comments on the flagged line apply too."),
 ) -> None:
     """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
@@ -245,6 +247,17 @@ def crash_sweep_command(
     if not isinstance(extra, dict):
         raise fail("--config must be a JSON object of configurable keys, e.g. --config '{\"user_id\": \"u1\"}'")
     stub_value = NO_STUB if stub is None else _json_option(stub, "--stub")
+    from auditor.config import ConfigError
+    from auditor.dynamic.filtering import apply_settings, sweep_config
+
+    target_file = target.rsplit(":", 1)[0]
+    try:
+        settings = sweep_config(
+            Path(target_file) if target_file.endswith(".py") else None,
+            _split_ids(select), _split_ids(ignore),
+        )
+    except ConfigError as exc:
+        raise fail(str(exc))
     err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
     try:
         with rich_progress(err) as progress:
@@ -276,6 +289,8 @@ def crash_sweep_command(
     if report.artifacts:
         typer.echo(f"resume-audit: artifacts kept in {report.artifacts}", err=True)
     result = report.to_scan_result()
+    filtered = apply_settings(result.findings, settings, Path(report.cwd))
+    result.findings, result.suppressed = filtered.kept, filtered.suppressed
     if format == OutputFormat.json:
         import json
 

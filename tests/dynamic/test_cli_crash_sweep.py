@@ -107,3 +107,22 @@ def test_conformance_with_no_framework_installed_fails_clearly():
     proc = _without_frameworks("conformance")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "no framework the probes cover" in proc.stderr and "resume-audit[dynamic]" in proc.stderr
+
+
+def test_rule_settings_and_inline_suppressions_apply_to_sweep_findings(tmp_path):
+    """Noise from a probe can be silenced the way scan findings are: --ignore, the pyproject table
+    above the target, and a suppression comment on the flagged line."""
+    source = (REPO / FIXTURES / "order_approval.py").read_text()
+    source = source.replace("def charge(state: OrderState) -> dict:", "def charge(state: OrderState) -> dict:  # resume-audit: ignore[RA701]")
+    (tmp_path / "order_approval.py").write_text(source)
+    (tmp_path / "pyproject.toml").write_text('[tool.resume-audit]\nignore = ["RA705"]\n')
+    args = ("order_approval.py:build_graph", "--effect", "order_approval:charge_card", "--input", '{"order_id": 7}',
+            "--resume", '"approve"', "--format", "json")
+    everything = json.loads(run(*args, cwd=tmp_path).stdout)
+    assert {f["rule_id"] for f in everything["findings"]} == {"RA703"}
+    assert everything["summary"]["suppressed"] >= 2  # RA701 by the comment, RA705 by the table
+    quiet = run(*args, "--ignore", "RA703,RA705", cwd=tmp_path)  # the command line replaces the table's list, as in scan
+    assert quiet.returncode == 0, quiet.stderr
+    assert json.loads(quiet.stdout)["findings"] == []
+    bad = run(*args, "--select", "RA799", cwd=tmp_path)
+    assert bad.returncode == 2 and "RA799" in bad.stderr
