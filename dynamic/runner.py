@@ -231,8 +231,12 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
 
 
 def run_child(spec: ChildSpec, preload: list[str], timeout: float) -> ChildRun:
-    started = time.monotonic()
+    """Run one child with ``timeout`` seconds from the moment it exists. The first start also
+    launches the fork server, which imports the framework modules (every installed framework
+    when the target's own source names none): that one-off cost is the auditor's, not the
+    user's graph's, so it is not charged to the child's budget."""
     proc = start(spec, preload)
+    started = time.monotonic()
     return finish(proc, spec, started + timeout, started)
 
 
@@ -240,7 +244,7 @@ def run_racers(specs: list[ChildSpec], preload: list[str], timeout: float) -> li
     """Start k racers released together by one barrier; wait for all of them."""
     ctx = context(preload)
     barrier = ctx.Barrier(len(specs))
-    started = time.monotonic()
     procs = [start(spec, preload, barrier) for spec in specs]
+    started = time.monotonic()
     deadline = started + timeout
     return [finish(p, s, deadline, started) for p, s in zip(procs, specs)]

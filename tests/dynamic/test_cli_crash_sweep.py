@@ -126,3 +126,14 @@ def test_rule_settings_and_inline_suppressions_apply_to_sweep_findings(tmp_path)
     assert json.loads(quiet.stdout)["findings"] == []
     bad = run(*args, "--select", "RA799", cwd=tmp_path)
     assert bad.returncode == 2 and "RA799" in bad.stderr
+
+
+def test_framework_preloading_is_not_charged_to_the_first_childs_timeout(tmp_path):
+    """A target whose own file imports no framework (the graph comes from a sibling module) makes
+    the fork server preload every installed framework -- seconds of imports. Measured before the
+    fix: `--timeout 5` killed the uninterrupted run and nothing was swept."""
+    (tmp_path / "graphs.py").write_text((REPO / FIXTURES / "typed_states.py").read_text())
+    (tmp_path / "entry.py").write_text("from graphs import typeddict_graph\n\nbuild = typeddict_graph\n")
+    proc = run("entry.py:build", "--input", '{"n": 1}', "--timeout", "5", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["sweep"]["summary"]["fail"] == 0
