@@ -12,10 +12,12 @@ therefore, before importing anything of the user's:
   deletions and renames outside the cell directory, and records every process
   the graph spawns so the report can say so.
 
-Audit hooks see Python-level operations. C libraries that open their own
-sockets or files (libpq, a native SDK) are not seen; the hook is a guard
-against accidents and careless code, not a security boundary against hostile
-native code.
+Audit hooks see Python-level operations only. Where the kernel offers Landlock
+(Linux 5.13+), the child also confines itself with it (:mod:`auditor.dynamic.landlock`):
+file creation, writes, truncation, renames and deletions outside the cell (and
+``/dev/shm``, ``/dev/null``) then fail with EACCES for the graph, the processes it
+starts and native code alike. Sockets opened by C libraries (libpq, a native SDK)
+are still not seen by the network rule.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class Sandbox:
     allow_network: bool = False
     #: called with (kind, detail) for every refusal and spawn; must not itself write outside ``root``
     report: Callable[[str, str], None] | None = None
+    #: whether Landlock enforces the write rule on this process and its children (see install)
+    kernel_confined: bool = False
     _guard: threading.local = field(default_factory=threading.local, repr=False)
 
     def install(self) -> None:
@@ -85,6 +89,10 @@ class Sandbox:
         sys.dont_write_bytecode = True
         self.root = os.path.realpath(self.root)
         sys.addaudithook(self._hook)
+        # the kernel's own guard where there is one: subprocesses and native code included
+        from .landlock import confine_writes
+
+        self.kernel_confined = confine_writes([self.root, "/dev/shm"], list(_ALWAYS_WRITABLE))
 
     # -- policy -------------------------------------------------------------------
     def writable(self, path: Any) -> bool:

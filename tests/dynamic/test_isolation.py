@@ -7,6 +7,7 @@ import pwd
 
 import pytest
 
+from auditor.dynamic import landlock
 from auditor.dynamic.runner import _group_members, process_table
 from auditor.dynamic.sweep import SweepUsageError
 from auditor.dynamic.target import TargetError
@@ -57,6 +58,21 @@ def test_writes_outside_the_sandbox_are_refused(sweep):
     dry = cell(report, "dry-run", "uninterrupted")
     assert dry.verdict == "error" and "outside the sandbox" in dry.detail
     assert not os.path.exists(target)
+
+
+@pytest.mark.skipif(landlock.abi_version() == 0, reason="the kernel offers no Landlock: only Python-level writes are refused")
+def test_writes_by_a_subprocess_or_native_code_are_refused_by_the_kernel(sweep):
+    """Measured without Landlock: both files appeared in the account's home (the audit hook sees
+    neither a shell's redirection nor libc's open through ctypes)."""
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    targets = [os.path.join(home, name) for name in ("resume-audit-shell-write.txt", "resume-audit-ctypes-write.txt")]
+    for t in targets:
+        if os.path.exists(t):
+            os.remove(t)
+    report = sweep("misbehaving.py:writes_outside_natively", **NONE)
+    dry = cell(report, "dry-run", "uninterrupted")
+    assert dry.verdict == "pass"  # the node ran to its end; its writes failed
+    assert [t for t in targets if os.path.exists(t)] == []
 
 
 def test_keep_artifacts_keeps_the_cell_directories(sweep):
