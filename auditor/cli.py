@@ -8,6 +8,7 @@ internal error.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from enum import Enum
@@ -217,7 +218,7 @@ def crash_sweep_command(
     dsn: Optional[str] = typer.Option(None, "--dsn", help="PostgreSQL DSN for --backend postgres [default: $RESUME_AUDIT_PG_DSN]."),
     racers: int = typer.Option(2, "--racers", help="Processes racing to resume one parked interrupt (4 is always tried as well)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds each child process may run before it and its process group are killed."),
-    stub: Optional[str] = typer.Option(None, "--stub", help="Replace every --effect with a recorder returning this JSON value, so nothing real is charged."),
+    stub: Optional[List[str]] = typer.Option(None, "--stub", help="Replace every --effect with a recorder returning this JSON value, so nothing real is charged; or one effect's: --stub 'tools:charge_card={\"id\": \"ch_1\"}' (repeatable)."),
     allow_network: bool = typer.Option(False, "--allow-network", help="Let the graph open connections beyond loopback."),
     keep_artifacts: bool = typer.Option(False, "--keep-artifacts", help="Keep each cell's temp directory (databases, ledgers) for debugging."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
@@ -246,7 +247,14 @@ def crash_sweep_command(
     extra = _json_option(config, "--config") or {}
     if not isinstance(extra, dict):
         raise fail("--config must be a JSON object of configurable keys, e.g. --config '{\"user_id\": \"u1\"}'")
-    stub_value = NO_STUB if stub is None else _json_option(stub, "--stub")
+    stub_value: Any = NO_STUB
+    per_effect: dict[str, Any] = {}
+    for text in stub or []:
+        named = re.match(r"^\s*([\w.]+:[\w.]+)=(.*)$", text, re.DOTALL)
+        if named:
+            per_effect[named.group(1)] = _json_option(named.group(2), f"--stub {named.group(1)}=")
+        else:
+            stub_value = _json_option(text, "--stub")
     from auditor.config import ConfigError
     from auditor.dynamic.filtering import apply_settings, sweep_config
 
@@ -273,6 +281,7 @@ def crash_sweep_command(
                 racers=racers,
                 timeout=timeout,
                 stub=stub_value,
+                stubs=per_effect,
                 allow_network=allow_network,
                 keep_artifacts=keep_artifacts,
                 progress=progress,

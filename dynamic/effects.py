@@ -106,11 +106,15 @@ def install_effects(
     events: EventLog,
     context: ContextProvider,
     stub: Any = NO_STUB,
+    stubs: dict[str, Any] | None = None,
 ) -> dict[str, str]:
-    """Wrap every effect in place; returns {display name: source location} for reports."""
+    """Wrap every effect in place; returns {display name: source location} for reports.
+    ``stubs`` ("module:function" -> value) overrides ``stub`` for one effect."""
     replaced: dict[int, Any] = {}
     locations: dict[str, str] = {}
+    all_stub = stub
     for spec in specs:
+        stub = (stubs or {}).get(f"{spec.module}:{spec.attr}", all_stub)
         owner, attr, raw = _resolve(spec)
         tool_attrs = _tool_functions(raw)
         if tool_attrs:

@@ -27,6 +27,8 @@ class RunSpec:
     allow_network: bool = False
     #: the framework the parent expects (sniffed from the target's source, or given); None: detect in the child
     framework: str | None = None
+    #: per-effect stub values, ("module:function", value), overriding ``stub`` for that effect
+    stubs: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

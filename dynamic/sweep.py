@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from functools import partial
 from importlib import metadata
@@ -303,6 +303,7 @@ def crash_sweep(
     stub: Any = NO_STUB,
     allow_network: bool = False,
     keep_artifacts: bool = False,
+    stubs: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
     cwd: str | os.PathLike[str] | None = None,
     cells: Collection[str] | None = None,
@@ -320,7 +321,8 @@ def crash_sweep(
     The framework is detected (``framework`` overrides). ``crash_modes``
     chooses how a crash cell crashes: ``"sigkill"`` and/or ``"exception"``.
     ``effects`` are ``module:function`` names whose calls the
-    ledger records (``stub`` replaces them with a recorder returning ``stub``).
+    ledger records (``stub`` replaces them with a recorder returning ``stub``; ``stubs`` gives
+    one value per effect, ``{"tools:charge_card": {"id": "ch_1"}, "tools:send_email": None}``).
     ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
     the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
     ``cwd`` sweeps as if run from that directory: a file target is resolved
@@ -367,9 +369,14 @@ def crash_sweep(
     tspec = TargetSpec.parse(target, cwd)
     hint = resolve_framework(tspec, framework)
     effect_specs = tuple(EffectSpec.parse(e) for e in effects)
+    named = {f"{e.module}:{e.attr}" for e in effect_specs} | {e.display for e in effect_specs}
+    stray_stubs = sorted(k for k in (stubs or {}) if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
+    if stray_stubs:
+        raise SweepUsageError(f"a stub is given for {', '.join(stray_stubs)}, which is not an --effect of this sweep")
     resume_t = tuple(resume)
     fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
-    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint)
+    per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in (stubs or {}).items())
+    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect)
     root = tempfile.mkdtemp(prefix="resume-audit-sweep-")
     sw = _Sweep(run, backend, dsn, timeout, root)
     protocol = {
@@ -378,6 +385,7 @@ def crash_sweep(
         "fork_resume": to_jsonable(fork_value),
         "effects": [e.display for e in effect_specs],
         "stub": None if stub is NO_STUB else to_jsonable(stub),
+        **({"stubs": {k: to_jsonable(v) for k, v in per_effect}} if per_effect else {}),
         "config": to_jsonable(dict(config or {})),
         "cells": sorted(wanted),
     }

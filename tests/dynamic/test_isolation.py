@@ -143,3 +143,14 @@ def test_allow_network_lifts_the_refusal(sweep):
     if dry.verdict == "error":
         assert "SandboxRefusal" not in dry.detail
     assert not any("sandbox refused" in n.message for n in report.notifications)
+
+
+def test_each_effect_can_have_its_own_stub(sweep):
+    """A stub named for one effect wins over the sweep-wide one, and a stub for something that is
+    not an --effect is a usage error before anything runs."""
+    stubbed = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True],
+                    cells=["crash"], stub="unused", stubs={"paid_api:create_charge": "ch_own"})
+    assert cell(stubbed, "dry-run", "uninterrupted").witness["final_state"] == {"order_id": 9, "charge_id": "ch_own"}
+    assert stubbed.protocol["stubs"] == {"paid_api:create_charge": "ch_own"}
+    with pytest.raises(SweepUsageError, match="paid_api:refund"):
+        run_sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={}, resume=[], stubs={"paid_api:refund": 1})
