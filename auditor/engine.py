@@ -69,10 +69,7 @@ def rule_triggers(rules: Sequence[Rule]) -> tuple[bytes, ...]:
     """Byte strings whose presence makes a file worth parsing for these rules."""
     words: set[str] = set()
     for rule in rules:
-        explicit = getattr(type(rule), "triggers", ())
-        if explicit:
-            words.update(explicit)
-            continue
+        words.update(getattr(type(rule), "triggers", ()))
         for framework in type(rule).frameworks:
             for package in FRAMEWORK_PACKAGES.get(framework, (framework,)):
                 words.update({f"import {package}", f"from {package}"})

@@ -64,8 +64,8 @@ class Rule:
     not_flagged: ClassVar[str] = ""
     #: rule ids that take precedence when both fire at the same location
     yields_to: ClassVar[tuple[str, ...]] = ()
-    #: text that makes a file worth parsing for this rule (the scan's pre-filter); empty:
-    #: an import of one of the rule's ``frameworks``
+    #: text that makes a file worth parsing for this rule (the scan's pre-filter), besides an
+    #: import of one of the rule's ``frameworks`` (which always is)
     triggers: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()

@@ -118,7 +118,7 @@ class PersistRekickoffRerunsEffects(Rule):
     properties = ("EO", "PC")
     severity = Severity.ERROR
     frameworks = ("crewai",)
-    triggers = ("import crewai", "from crewai", "kickoff(")
+    triggers = ("kickoff(",)
     summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is

@@ -39,7 +39,7 @@ class DurabilityExit(Rule):
     severity = Severity.ERROR
     frameworks = ("langgraph",)
     #: the mode or the resume can sit in a module that never imports langgraph itself
-    triggers = ("import langgraph", "from langgraph", "durability")
+    triggers = ("durability",)
     summary = 'durability="exit" on an effectful checkpointed LangGraph graph: a crash loses all progress and every completed effect re-fires.'
     description = """
 A checkpointed graph (or `@entrypoint` workflow) whose nodes perform side

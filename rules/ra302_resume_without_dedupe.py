@@ -84,7 +84,7 @@ class ResumeWithoutDedupe(Rule):
     severity = Severity.WARNING
     frameworks = ("langgraph",)
     #: the mode or the resume can sit in a module that never imports langgraph itself
-    triggers = ("import langgraph", "from langgraph", "update_state")
+    triggers = ("update_state",)
     yields_to = ("RA201",)
     summary = "A resume delivered from a request handler or queue consumer with no dedupe or lock: every concurrent delivery fires the gated effect."
     description = """

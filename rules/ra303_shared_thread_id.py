@@ -356,7 +356,7 @@ class SharedThreadId(Rule):
     severity = Severity.WARNING
     frameworks = ("langgraph", "crewai")
     #: the id can be built where the run is started, in a module that imports neither framework
-    triggers = ("import langgraph", "from langgraph", "import crewai", "from crewai", "thread_id", "kickoff(")
+    triggers = ("thread_id", "kickoff(")
     summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
     description = """
 A run is addressed by a `thread_id` (LangGraph `{"configurable":

@@ -70,7 +70,7 @@ class UnorderedPutWrites(Rule):
     severity = Severity.WARNING
     frameworks = ("langgraph",)
     #: a saver can inherit BaseCheckpointSaver through a project base class in another module
-    triggers = ("import langgraph", "from langgraph", "def put_writes", "def aput_writes")
+    triggers = ("def put_writes", "def aput_writes")
     summary = "Custom checkpointer whose put_writes returns before the writes are stored (fire-and-forget): recovery depends on the race with the next put."
     description = """
 A subclass of LangGraph's `BaseCheckpointSaver` (or of a stock saver)

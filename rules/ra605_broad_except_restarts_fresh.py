@@ -228,10 +228,7 @@ class BroadExceptRestartsFresh(Rule):
     frameworks = ("langgraph", "crewai", "llamaindex-workflows", "pydantic-graph")
     #: a Flow's state restored by hand (``flow.state.stage = row.stage``) sits in modules that
     #: import only the app's own Flow subclass, never crewai
-    triggers = (
-        *(f"{kw} {p}" for p in ("langgraph", "crewai", "workflows", "llama_index", "pydantic_graph") for kw in ("import", "from")),
-        ".state.",
-    )
+    triggers = (".state.",)
     summary = "A broad except around a resume/restore falls back to starting the run fresh: the failed resume is hidden and every completed effect re-runs."
     description = """
 A resume or restore -- LangGraph `invoke(Command(resume=...))` /
