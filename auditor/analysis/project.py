@@ -433,9 +433,7 @@ class Project:
         ``executor.submit(send, ...)``, ``asyncio.to_thread(send, ...)``,
         ``background_tasks.add_task(send, ...)``, ``threading.Thread(target=send)``: the call
         runs them (now or soon), so their effects are the call's."""
-        func = call.node.func
-        method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        spec = CALLBACK_RUNNERS.get(method or "")
+        spec = CALLBACK_RUNNERS.get(_called_name(call.node) or "")
         if spec is None:
             return []
         index, keyword_name = spec
@@ -503,24 +501,21 @@ class Project:
         return memo[id(fn)]
 
     def _argument_at(self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int) -> cst.BaseExpression | None:
-        node = call.node
-        for arg in node.args:
+        """The value ``call`` gives ``fn``'s parameter (``index`` counts positionals after ``self``),
+        when the call invokes ``fn`` directly or hands it to a runner with its arguments."""
+        direct = any(c is fn for c in self._direct_callees(call, module))
+        if not direct and fn not in self._callback_targets(call, module):
+            return None
+        for arg in call.node.args:
             if arg.keyword is not None and arg.keyword.value == param:
-                direct = any(c is fn for c in self._direct_callees(call, module))
-                if direct or fn in self._callback_targets(call, module):
-                    return arg.value
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if any(c is fn for c in self._direct_callees(call, module)):
-            return positional[index] if 0 <= index < len(positional) else None
-        if fn in self._callback_targets(call, module):
-            func = node.func
-            method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            at, _ = CALLBACK_RUNNERS.get(method, (None, ""))
+                return arg.value
+        positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+        if not direct:  # ``add_task(fn, a, b)``: fn's arguments follow it
+            at, _ = CALLBACK_RUNNERS.get(_called_name(call.node) or "", (None, ""))
             if at is None:
                 return None
-            rest = positional[at + 1:]
-            return rest[index] if 0 <= index < len(rest) else None
-        return None
+            positional = positional[at + 1:]
+        return positional[index] if 0 <= index < len(positional) else None
 
     def _direct_callees(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
         out = []
