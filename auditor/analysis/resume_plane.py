@@ -163,16 +163,24 @@ def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
     return names
 
 
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext) -> Iterator[cst.CSTNode]:
-    """``if``/``while`` statements whose test reads the snapshot's park status."""
+def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cst.While)) -> Iterator[cst.If | cst.While | cst.IfExp]:
+    """The ``if`` / ``while`` statements (and, when asked, conditional expressions) of ``fn``'s
+    own body, not of functions or classes nested in it."""
     stack: list[cst.CSTNode] = [fn.node.body]
     while stack:
         cur = stack.pop()
         if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(cur, (cst.If, cst.While, cst.IfExp)) and _reads_park(cur.test, snapshot, derived, get_state):
-            yield cur
+        if isinstance(cur, kinds):
+            yield cur  # type: ignore[misc]
         stack.extend(cur.children)
+
+
+def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+    """``if``/``while`` statements and conditional expressions whose test reads the snapshot's park status."""
+    for cur in _decision_statements(fn, (cst.If, cst.While, cst.IfExp)):
+        if _reads_park(cur.test, snapshot, derived, get_state):
+            yield cur
 
 
 def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> bool:
@@ -199,6 +207,14 @@ def _guard_exits(stmt: cst.If) -> bool:
     return False
 
 
+def _gates(decision: cst.CSTNode, resume: CallInfo, module: ModuleFacts) -> bool:
+    """The resume runs only on one outcome of ``decision``: inside it, or after it as a guard
+    clause that exits (``if not parked: return``)."""
+    return contains_node(decision, resume.node) or (
+        isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > module.done(decision)
+    )
+
+
 def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: "ModuleContext"):
     """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
     parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
@@ -211,12 +227,9 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
         for resume in resumes:
             if resume.order < call.order:
                 continue
-            if contains_node(decision, resume.node) or (isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision):
-                return decision, resume
-            if isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > ctx.module.done(decision):
+            if _gates(decision, resume, ctx.module) or (isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision):
                 return decision, resume
     return None
-
 
 
 def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
@@ -270,24 +283,10 @@ def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0)
             if not contains_node(decision.test, call.node):
                 continue
             for resume in resumes:
-                if contains_node(decision, resume.node) or (
-                    isinstance(decision, cst.If) and _guard_exits(decision) and resume.order > module.done(decision)
-                ):
+                if _gates(decision, resume, module):
                     return decision, resume, module
         if depth < 2 and _returns_park(caller, ctx):
             found = decided_through_helper(caller, ctx, depth + 1)
             if found is not None:
                 return found
     return None
-
-
-def _decision_statements(fn: FunctionInfo) -> Iterator[cst.If | cst.While]:
-    stack: list[cst.CSTNode] = [fn.node.body]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(cur, (cst.If, cst.While)):
-            yield cur
-        stack.extend(cur.children)
-
