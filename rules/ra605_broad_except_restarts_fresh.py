@@ -95,11 +95,14 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
     return None
 
 
-def _hydration(fn: FunctionInfo, project) -> crewai.Hydration | None:
+def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> crewai.Hydration | None:
+    """The hand-rolled Flow restore in ``block`` of ``fn`` (default: its whole body), memoised:
+    a try body is asked once to find the try and again to report it."""
+    block = fn.node.body if block is None else block
     memo = project.memo("ra605-hydration")
-    if id(fn) not in memo:
-        memo[id(fn)] = crewai.hydration_in(fn.node.body, fn, project) if ".state" in fn.module.source else None
-    return memo[id(fn)]
+    if id(block) not in memo:
+        memo[id(block)] = crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None
+    return memo[id(block)]
 
 
 def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]) -> Hit | None:
@@ -181,7 +184,7 @@ def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
         # a Flow's state restored by hand inside the try itself
         for fn in module.functions:
             for tr in _tries_in(fn):
-                if id(tr) not in seen and crewai.hydration_in(tr.body, fn, project) is not None:
+                if id(tr) not in seen and _hydration(fn, project, tr.body) is not None:
                     seen.add(id(tr))
                     found.append(tr)
     for info in module.all_calls:
@@ -422,7 +425,7 @@ first and record that the run was restarted.
             calls = scope.calls if scope is not None else module.module_calls
             body_calls = [c for c in calls if _inside(module, c, tr.body)]
             resumed: list[tuple[cst.CSTNode, Hit]] = []
-            hydration = crewai.hydration_in(tr.body, scope, project) if scope is not None and ".state" in module.source else None
+            hydration = _hydration(scope, project, tr.body) if scope is not None else None
             if hydration is not None:
                 resumed.append((hydration.node, Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state", None, hydration.flow)))
             for c in body_calls:
