@@ -70,10 +70,7 @@ def _build(project: Project) -> _ProjectFacts:
                         roots.append(unit)
                     elif fn is None:
                         scope = current.module.enclosing_function(add_call)
-                        target = argument(add_call, 1, "action")
-                        positional = [a.value for a in add_call.args if a.keyword is None]
-                        if target is None and len(positional) == 1:
-                            target = positional[0]
+                        target = langgraph.node_target(add_call)
                         if target is None:
                             continue
                         sub = graph_anywhere(target, scope, current.module, project)
@@ -283,10 +280,7 @@ def graph_is_pure(ctx, graph: langgraph.CompiledGraph) -> bool:
                 functions = [fn]
             else:
                 scope = current.module.enclosing_function(add_call)
-                target = argument(add_call, 1, "action")
-                positional = [a.value for a in add_call.args if a.keyword is None]
-                if target is None and len(positional) == 1:
-                    target = positional[0]
+                target = langgraph.node_target(add_call)
                 sub = graph_anywhere(target, scope, current.module, project) if target is not None else None
                 if isinstance(sub, langgraph.CompiledGraph):
                     if id(sub.compile_call) not in seen:

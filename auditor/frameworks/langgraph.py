@@ -183,6 +183,16 @@ def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: Modul
     return None
 
 
+def node_target(add_node: cst.Call) -> cst.BaseExpression | None:
+    """What an ``add_node`` call registers: ``add_node("name", fn)`` / ``add_node("name", action=fn)``
+    or ``add_node(fn)`` (named after the function)."""
+    action = argument(add_node, 1, "action")
+    if action is not None:
+        return action
+    positional = [a.value for a in add_node.args if a.keyword is None]
+    return positional[0] if len(positional) == 1 else None
+
+
 def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
     """``add_node`` calls on the graph's builder in the same scope, with the node function when resolvable."""
     if graph.builder_name is None:
@@ -196,9 +206,7 @@ def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Functi
             continue
         if not (isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
             continue
-        args = [a for a in info.node.args if a.keyword is None]
-        node_kw = argument(info.node, 1, "action")
-        target = node_kw if node_kw is not None else (args[0].value if len(args) == 1 else None)
+        target = node_target(info.node)
         fn = None
         if target is not None:
             for name in resolver.names(target, graph.scope):
@@ -339,9 +347,7 @@ def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Fu
                 continue
             targets: list[cst.BaseExpression] = []
             if f.attr.value == ADD_NODE_METHOD:
-                args = [a for a in info.node.args if a.keyword is None]
-                node_kw = argument(info.node, 1, "action")
-                target = node_kw if node_kw is not None else (args[0].value if len(args) == 1 else None)
+                target = node_target(info.node)
                 if target is not None:
                     targets.append(target)
             elif f.attr.value == ADD_SEQUENCE_METHOD:
