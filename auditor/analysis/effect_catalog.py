@@ -89,6 +89,10 @@ GOOGLE_CONSEQUENCES: dict[tuple[str, str], str] = {
     ("spreadsheets", "batchUpdate"): "applies the Sheets batch update again",
 }
 
+#: what a repeated run of langgraph ToolNodes / prebuilt agents over MCP adapter tools does
+#: (matched in :mod:`auditor.analysis.effects`, which needs the project to trace the tools)
+MCP_ADAPTER_CONSEQUENCE = "calls the MCP tool the model picked again (whatever it does on the server side)"
+
 CATALOG: tuple[Sdk, ...] = (
     Sdk(
         "Google APIs (Gmail, Calendar, Drive, Sheets, Docs, YouTube)",
@@ -258,7 +262,7 @@ CATALOG: tuple[Sdk, ...] = (
                   "calls the MCP tool again (whatever it does on the server side)", ("call_tool",)),
             Write(("<ToolNode(tools).invoke / create_react_agent(model, tools).invoke over MultiServerMCPClient.get_tools() "
                    "or load_mcp_tools(session) tools>",),
-                  "calls the MCP tool the model picked again (whatever it does on the server side)"),
+                  MCP_ADAPTER_CONSEQUENCE),
         ),
         "whatever the server's tool accepts; names starting with get_/list_/search_/read_ are treated as reads",
     ),

@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from auditor.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, catalog_methods, catalog_specs
+from auditor.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, MCP_ADAPTER_CONSEQUENCE, catalog_methods, catalog_specs
 from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from auditor.analysis.resolve import Resolver
 from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
@@ -288,7 +288,7 @@ class EffectModel:
 
             runs = mcp_adapter_tool_run(node, call.function, module, resolver.project)
             if runs is not None:
-                effect = Effect("mcp", f"{runs} ({module.code(node.func)})", "calls the MCP tool the model picked again (whatever it does on the server side)")
+                effect = Effect("mcp", f"{runs} ({module.code(node.func)})", MCP_ADAPTER_CONSEQUENCE)
         if effect is None:
             return None
         if effect.kind == "http" and self._reads_only(node, resolver, call.function):
