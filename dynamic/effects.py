@@ -112,35 +112,34 @@ def install_effects(
     ``stubs`` ("module:function" -> value) overrides ``stub`` for one effect."""
     replaced: dict[int, Any] = {}
     locations: dict[str, str] = {}
-    all_stub = stub
     for spec in specs:
-        stub = (stubs or {}).get(f"{spec.module}:{spec.attr}", all_stub)
+        effect_stub = (stubs or {}).get(f"{spec.module}:{spec.attr}", stub)
         owner, attr, raw = _resolve(spec)
         tool_attrs = _tool_functions(raw)
         if tool_attrs:
             # a LangChain tool: wrap its function(s) on the tool object every graph holds
-            for name in tool_attrs:
-                inner = getattr(raw, name)
-                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, stub))
+            originals = [getattr(raw, name) for name in tool_attrs]
+            for name, inner in zip(tool_attrs, originals):
+                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, effect_stub))
                 replaced[id(inner)] = (inner, getattr(raw, name))
-            first = getattr(raw, tool_attrs[0])
-            try:
-                target = inspect.unwrap(first)
-                locations[spec.display] = f"{inspect.getsourcefile(target)}:{inspect.getsourcelines(target)[1]}"
-            except (OSError, TypeError):
-                locations[spec.display] = ""
+            locations[spec.display] = _source_location(originals[0])
             continue
         func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
-        wrapper = _make_wrapper(func, spec.display, ledger, events, context, stub)
+        wrapper = _make_wrapper(func, spec.display, ledger, events, context, effect_stub)
         new_raw = type(raw)(wrapper) if isinstance(raw, (classmethod, staticmethod)) else wrapper
         setattr(owner, attr, new_raw)
         replaced[id(func)] = (func, wrapper)
-        try:
-            locations[spec.display] = f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
-        except (OSError, TypeError):
-            locations[spec.display] = ""
+        locations[spec.display] = _source_location(func)
     _rebind_references(replaced)
     return locations
+
+
+def _source_location(func: Callable) -> str:
+    """``file:line`` of a function's definition, "" when Python cannot tell (a builtin, a C function)."""
+    try:
+        return f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
+    except (OSError, TypeError):
+        return ""
 
 
 def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any):
