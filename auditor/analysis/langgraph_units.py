@@ -179,21 +179,18 @@ def regressing_overwrites(ctx, fn: FunctionInfo):
     interrupts = [c for c in fn.calls if project.reach("langgraph-interrupt", classify, c, fn.module) is not None]
     if not interrupts:
         return
-    writes = []
+    writes: list[tuple[CallInfo, Reached, str]] = []  # (call in the body, the write it reaches, where it lands)
     for call in fn.calls:
         if done_check_guard(call, fn, fn.module) is not None:
             continue
         reached = effect_outside_tasks(ctx, call, fn.module, overwrites=True)
         if reached is not None:
-            writes.append((call, reached))
-    def target(reached: Reached) -> str:
-        return write_target(reached.calls[-1].node, reached.hit, reached.modules[-1])
-
-    for call, reached in writes:
+            writes.append((call, reached, write_target(reached.calls[-1].node, reached.hit, reached.modules[-1])))
+    for call, reached, place in writes:
         if not replays_harmlessly(reached.calls[-1].node, reached.hit):
             continue
-        for later, other in writes:
-            if later is call or target(other) != target(reached):
+        for later, _, other_place in writes:
+            if later is call or other_place != place:
                 continue
             if any(
                 completes_before(call, gate, fn.module, fn.node) and completes_before(gate, later, fn.module, fn.node)
