@@ -6,15 +6,32 @@ on a control that keeps it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
-from dyn_helpers import assert_same_text, cell, cells, not_passing, rules, sweep  # noqa: F401 (fixtures)
+from dyn_helpers import FIXTURES, REPO, assert_same_text, cell, cells, not_passing, rules, sweep  # noqa: F401 (fixtures)
 
 LOSSY_EFFECTS = ["lossy_saver:export_rows", "lossy_saver:notify_loaded"]
 
 ORDER = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])
 EFFECT = "order_approval.charge_card"
 EFFECT_POINT = f"resume 1: after effect {EFFECT} in node charge"
+
+
+def _direct(tmp_path, *phases: tuple[str, ...]) -> list[str]:
+    """Run ``tests/dynamic/direct_probe.py`` once per phase (each a fresh interpreter, some ending in
+    a real SIGKILL) against one on-disk SqliteSaver; the effect calls it wrote, in order."""
+    ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")])}
+    for phase, module, factory, effects, *rest in phases:
+        proc = subprocess.run([sys.executable, str(REPO / "tests" / "dynamic" / "direct_probe.py"), phase, module, factory, effects,
+                               str(ledger), str(db), "t-1", *rest], env=env, capture_output=True, text=True, timeout=120)
+        killed = bool(rest[1:]) and rest[1] != ""
+        assert proc.returncode == (-9 if killed else 0), (phase, proc.returncode, proc.stderr[-2000:])
+    return ledger.read_text().split() if ledger.exists() else []
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +212,14 @@ def test_stock_recovery_is_identical_under_both_write_orders(order):
     assert all(c.verdict == "pass" for c in wo), [(c.name, c.detail) for c in wo if c.verdict != "pass"]
 
 
-def test_recovery_that_depends_on_write_order_is_found(sweep):
+def test_recovery_that_depends_on_write_order_is_found(sweep, tmp_path):
+    # ground truth for the natural order, without the sweep: SIGKILL right after extract's writes are
+    # stored, recover in a fresh interpreter -- the saver drops pending writes, extract exports again
+    assert _direct(
+        tmp_path,
+        ("start", "lossy_saver", "build", "export_rows,notify_loaded", "{}", "after-writes-to:rows"),
+        ("recover", "lossy_saver", "build", "export_rows,notify_loaded"),
+    ) == ["export_rows", "export_rows", "notify_loaded"]
     report = sweep("lossy_saver.py:build", effects=LOSSY_EFFECTS, input={}, resume=[], cells=["crash", "write-order"])
     failing = [c for c in cells(report, "write-order") if c.verdict == "fail"]
     assert [c.name for c in failing] == ["run: after put_writes of node extract, step 1", "run: after put_writes of node load, step 2"]
@@ -278,9 +302,18 @@ def test_functional_api_entrypoint_through_a_factory(sweep):
 
 
 # -- a LangChain @tool named as the effect ---------------------------------------------------
-def test_a_langchain_tool_is_an_effect_by_its_own_name(sweep):
+def test_a_langchain_tool_is_an_effect_by_its_own_name(sweep, tmp_path):
     """``--effect module:tool`` on a ``@tool`` object records every ``tool.invoke`` in the ledger,
-    and the crash after it re-fires the refund as it would for a plain function."""
+    and the crash after it re-fires the refund as it would for a plain function.
+
+    Ground truth first, without the sweep: park, answer in a process that SIGKILLs itself right
+    after the tool returns, recover in a fresh one -- the tool ran twice."""
+    assert _direct(
+        tmp_path,
+        ("start", "tool_refund", "build_graph", "issue_refund", '{"order_id": 3}'),
+        ("resume", "tool_refund", "build_graph", "issue_refund", '"approve"', "after-effect"),
+        ("recover", "tool_refund", "build_graph", "issue_refund"),
+    ) == ["issue_refund", "issue_refund"]
     report = sweep("tool_refund.py:build_graph", effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"])
     dry = cell(report, "dry-run", "uninterrupted")
     assert report.complete and dry.verdict == "pass"
