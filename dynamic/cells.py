@@ -17,7 +17,7 @@ from typing import Any
 from .killpoints import DURABLE_KINDS, Event
 from .ledger import Ledger
 from .runner import ChildRun
-from .values import short
+from .values import derive_fork_value, short
 
 PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE = "pass", "fail", "not reached", "error", "n/a"
 
@@ -117,6 +117,60 @@ class Reference:
             if event.kind in DURABLE_KINDS:
                 return True
         return False
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One pause point of the protocol, as the uninterrupted run met it: the probes run at each.
+
+    ``index`` counts every park in order (dynamic ``interrupt()`` and static
+    breakpoints alike); ``value_index`` is the ``--resume`` value that answers
+    it (a breakpoint takes none).
+    """
+
+    index: int
+    node: str | None
+    kind: str = "interrupt"  # "interrupt" | "before" | "after" (static breakpoints)
+    value_index: int = 0
+    fork_value: Any = None
+    #: the protocol's only gate: cell names stay as short as they always were
+    alone: bool = True
+
+    @property
+    def breakpoint(self) -> bool:
+        return self.kind != "interrupt"
+
+    def describe(self) -> str:
+        if self.kind == "interrupt":
+            return f"interrupt() in `{self.node}`"
+        return f"static breakpoint interrupt_{self.kind} at `{self.node}`"
+
+    @property
+    def suffix(self) -> str:
+        return "" if self.alone else f" at gate {self.index} ({self.describe()})"
+
+    @classmethod
+    def first(cls) -> "Gate":
+        return cls(0, None)
+
+    @classmethod
+    def of_protocol(cls, parks: list[dict[str, Any]], resume: tuple[Any, ...], fork_resume: Any) -> list["Gate"]:
+        seen: dict[int, dict[str, Any]] = {}
+        for park in parks:
+            seen.setdefault(int(park["index"]), park)
+        gates = []
+        for index, park in sorted(seen.items()):
+            kind = park.get("kind", "interrupt")
+            vi = int(park.get("value_index", 0))
+            fork = None
+            if kind == "interrupt":
+                fork = fork_resume if fork_resume is not None else (derive_fork_value(resume[vi]) if vi < len(resume) else None)
+            gates.append(cls(index, park.get("node"), kind, vi, fork, alone=len(seen) == 1))
+        return gates
+
+
+def concurrent_name(k: int, gate: Gate) -> str:
+    return f"{k} concurrent resumes of one parked interrupt{gate.suffix}"
 
 
 def _pairs(expected: Counter, observed: Counter) -> dict[str, tuple[int, int]]:
@@ -404,8 +458,9 @@ FORK_FORM_NAMES = {
     "restore": "two restores of the park's durable state",
 }
 
-def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
-    name = "fork probe (" + FORK_FORM_NAMES.get(form, form) + ")"
+def judge_fork(form: str, run: ChildRun, ledger: Ledger, gate: Gate | None = None) -> Cell:
+    gate = gate or Gate.first()
+    name = "fork probe (" + FORK_FORM_NAMES.get(form, form) + ")" + gate.suffix
     cell = Cell(kind="fork", name=name, verdict=PASS, seconds=run.seconds)
     if not completed(run):
         cell.verdict = ERROR
@@ -414,7 +469,7 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
     r = run.result or {}
     if not r.get("applicable"):
         cell.verdict = NOT_APPLICABLE
-        cell.detail = "the graph never parks at an interrupt"
+        cell.detail = r.get("why") or "the graph never parks at an interrupt"
         return cell
     node = r.get("node")
     branches = r.get("branches", [])
@@ -427,6 +482,8 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
     at = ("(thread_id, checkpoint_id) of the interrupt checkpoint" if form in ("bare", "map")
           else "the durable state saved at the park, restored twice")
     cell.witness = {"sent": sent, "served": served, "at": at, "form": form}
+    if not gate.alone:
+        cell.witness["gate"] = {"index": gate.index, "node": gate.node, "kind": gate.kind}
     fired = {f"fork-{n}": dict(ledger.fired_counts(phases=[f"fork-{n}"])) for n in (1, 2)}
     cell.witness["effects_per_branch"] = fired
     errors = [b.get("error") for b in branches if b.get("error")]
@@ -441,7 +498,7 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
                 "RA703",
                 node,
                 f"fork:{form}",
-                f"Two resumes at the same park ({FORK_FORM_NAMES.get(form, form)}): the first sent {short(sent[0])} and was "
+                f"Two resumes at the same park{gate.suffix} ({FORK_FORM_NAMES.get(form, form)}): the first sent {short(sent[0])} and was "
                 f"served {short(served[0])}; the second sent {short(sent[1])} and was served {short(served[1])} -- the "
                 f"first value. A fork of this approval silently replays the first answer.",
                 ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
@@ -451,6 +508,25 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger) -> Cell:
             )
         )
         cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])} then {short(served[1])}"
+    elif len(served) == 2 and served[0] == sent[0] and served[1] is None and sent[0] != sent[1]:
+        # the first branch shows interrupt() is observed; the second never reached it (a subgraph
+        # whose own checkpoint already holds the first answer's outcome, for one)
+        cell.verdict = FAIL
+        cell.hits.append(
+            Hit(
+                "RA703",
+                node,
+                f"fork:{form}",
+                f"Two resumes at the same park{gate.suffix} ({FORK_FORM_NAMES.get(form, form)}): the first sent "
+                f"{short(sent[0])} and was served it; the second sent {short(sent[1])} and interrupt() never ran -- the "
+                f"answer was silently dropped and the branch carries the first answer's outcome.",
+                ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
+                 (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
+                 (node, "interrupt() was not called again: the second answer reached nothing")),
+                {"sent": sent, "served": served, "form": form},
+            )
+        )
+        cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])}, then nothing"
     elif len(served) == 2 and served[1] == sent[1]:
         cell.detail = f"each resume served its own value ({short(sent[0])}, {short(sent[1])})"
     else:
@@ -500,8 +576,10 @@ def judge_stray(dry: dict[str, Any], ledger: Ledger, ref: Reference, name: str =
     return cell
 
 
-def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference) -> Cell:
-    cell = Cell(kind="concurrent", name=f"{k} concurrent resumes of one parked interrupt", verdict=PASS,
+def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference,
+                     gate: Gate | None = None) -> Cell:
+    gate = gate or Gate.first()
+    cell = Cell(kind="concurrent", name=concurrent_name(k, gate), verdict=PASS,
                 seconds=setup.seconds + max((r.seconds for r in racers), default=0.0))
     if not completed(setup):
         cell.verdict = ERROR
@@ -515,7 +593,7 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
         cell.verdict = NOT_APPLICABLE
         cell.detail = "the graph does not persist through the sweep's store, so separate processes share no park to race on"
         return cell
-    expected = ref.effects_by_leg.get(1, Counter())
+    expected = ref.effects_by_leg.get(gate.index + 1, Counter())
     observed = ledger.fired_counts(phases=["race"])
     cell.effects = _pairs(expected, observed)
     node = (setup.result or {}).get("node")
@@ -525,8 +603,12 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
     consumed = len([s for s in served if s[2] == node])
     failures = [failure_text(r) for r in racers if not completed(r)]
     errors: list[str] = [error for r in racers if completed(r) and (error := (r.result or {}).get("error"))]
+    if gate.breakpoint:  # a static breakpoint serves no value: each racer that ran the gated node consumed it
+        consumed = len({r.pid for r in ledger.node_runs(phases=["race"]) if r.node == node}) if node else 0
     cell.witness = {"racers": k, "consumed": consumed, "served": [s[3] for s in served if s[2] == node],
                     "racer_errors": sorted(errors), "racer_failures": sorted(failures)}
+    if not gate.alone:
+        cell.witness["gate"] = {"index": gate.index, "node": gate.node, "kind": gate.kind}
     if failures:
         cell.verdict = ERROR
         cell.detail = "; ".join(sorted(set(failures)))
@@ -542,8 +624,10 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
                 "RA705",
                 gated,
                 f"concurrent:{','.join(sorted(extra))}",
-                f"{k} processes resumed the same parked interrupt (node `{node}`) from a barrier on one durable store: "
-                f"{what}; the interrupt was consumed {consumed} times, "
+                f"{k} processes resumed the same {'pause' if gate.breakpoint else 'parked interrupt'} "
+                f"({gate.describe() if gate.breakpoint else f'node `{node}`'}{'' if gate.alone else f', gate {gate.index}'}) "
+                f"from a barrier on one durable store: "
+                f"{what}; the {'pause was passed' if gate.breakpoint else 'interrupt was consumed'} {consumed} times, "
                 f"{'no racer raised' if not errors else 'errors: ' + '; '.join(sorted(errors))}.",
                 ((node, f"{k} resumes released together"), (node, f"interrupt consumed {consumed} times"),
                  (gated, what, gated_row.site if gated_row else None)),
@@ -552,10 +636,17 @@ def judge_concurrent(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Le
         )
         cell.detail = what
     else:
-        cell.detail = (
-            f"gated effects fired as once; interrupt consumed {consumed} time{'s' if consumed != 1 else ''}"
-            + (" (CO-c: consumed more than once, effects deduplicated by key)" if consumed > 1 else "")
-        )
+        race_rows = ledger.effects(phases=["race"])
+        deduplicated = any(not r.fired and r.key for r in race_rows)
+        if not expected:
+            how = " (the resumed leg fires no recorded effect, so there was nothing to duplicate)"
+        elif consumed > 1 and deduplicated:
+            how = " (CO-c: consumed more than once, repeated effects were skipped by their key)"
+        elif consumed > 1:
+            how = " (consumed more than once, yet no recorded effect fired twice)"
+        else:
+            how = ""
+        cell.detail = f"gated effects fired as once; interrupt consumed {consumed} time{'s' if consumed != 1 else ''}{how}"
     return cell
 
 

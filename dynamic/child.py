@@ -56,29 +56,64 @@ class Context:
         self.partial: dict[str, Any] = {}
         self.module: Any = None
         self.target: Any = None
+        #: where ``drive(until_gate=...)`` stopped: the pending outcome and its park record
+        self.stopped_at: tuple[Outcome, dict[str, Any]] | None = None
+        #: the kind of the last park answered ("interrupt", or a static breakpoint's "before"/"after")
+        self.last_park_kind = "interrupt"
 
     def set_leg(self, leg: int) -> None:
         self.events.leg = leg
         self.ledger.leg = leg
 
     def answers_for(self, outcome: Outcome) -> tuple[list, list[int]]:
-        idxs = [self.ledger.interrupt_index(i.id) for i in outcome.interrupts]
-        missing = [i for i in idxs if i >= len(self.resume)]
-        if missing:
-            raise ProtocolError(
-                f"the graph parked at interrupt #{missing[0] + 1} (node {outcome.interrupts[0].node!r}, "
-                f"value {outcome.interrupts[0].value!r}) but only {len(self.resume)} --resume value(s) were given"
-            )
-        return [(intr, self.resume[i]) for intr, i in zip(outcome.interrupts, idxs)], idxs
+        """Each pending park's answer, and its gate index (its place among every park of the protocol).
 
-    def drive(self, outcome: Outcome) -> list[dict[str, Any]]:
-        """Answer every park with its ``--resume`` value until the run completes."""
+        A dynamic interrupt takes the next ``--resume`` value; a static
+        breakpoint takes none (it is continued with ``invoke(None)``).
+        """
+        idxs = [self.ledger.interrupt_index(i.id) for i in outcome.interrupts]
+        answers = []
+        for intr in outcome.interrupts:
+            if not intr.takes_value:
+                answers.append((intr, None))
+                continue
+            vi = self.ledger.value_index(intr.id)
+            if vi >= len(self.resume):
+                raise ProtocolError(
+                    f"the graph parked at interrupt #{vi + 1} ({intr.describe()}, value {intr.value!r}) "
+                    f"but only {len(self.resume)} --resume value(s) were given"
+                )
+            answers.append((intr, self.resume[vi]))
+        return answers, idxs
+
+    def park_record(self, outcome: Outcome, idxs: list[int]) -> dict[str, Any]:
+        first = outcome.interrupts[0]
+        record: dict[str, Any] = {"index": min(idxs), "node": first.node, "value": first.value}
+        if first.kind != "interrupt":
+            record["kind"] = first.kind
+        else:
+            record["value_index"] = self.ledger.value_index(first.id)
+        return record
+
+    def drive(self, outcome: Outcome, *, until_gate: int | None = None) -> list[dict[str, Any]]:
+        """Answer every park with its ``--resume`` value until the run completes.
+
+        With ``until_gate`` stop (parked) at the park whose gate index is that
+        number; the caller probes it.
+        """
         parks = []
         while outcome.parked:
             answers, idxs = self.answers_for(outcome)
+            record = self.park_record(outcome, idxs)
+            if until_gate is not None and record["index"] >= until_gate:
+                self.stopped_at = (outcome, record)
+                return parks
+            parks.append(record)
+            self.last_park_kind = record.get("kind", "interrupt")
             first = outcome.interrupts[0]
-            parks.append({"index": min(idxs), "node": first.node, "value": first.value})
-            self.events.emit("park", f"parking at interrupt {min(idxs)} in node {first.node}", node=first.node)
+            where = (f"interrupt {record['index']} in node {first.node}" if first.takes_value
+                     else f"static breakpoint {record['index']} ({first.kind} node {first.node})")
+            self.events.emit("park", f"parking at {where}", node=first.node)
             self.set_leg(max(idxs) + 1)
             outcome = self.session.answer(answers)
         return parks
@@ -149,18 +184,21 @@ def stray(ctx: Context) -> dict[str, Any]:
     """One more resume after completion (or, without parks, one more restore of the same state): it must be inert."""
     ctx.ledger.phase = "stray"
     ctx.set_leg(len(ctx.resume) + 1)
-    value = ctx.resume[-1] if ctx.resume else None
+    breakpoint = ctx.last_park_kind != "interrupt"
+    value = None if breakpoint else (ctx.resume[-1] if ctx.resume else None)
     before, before_step = ctx.session.final_state()
     count = ctx.session.checkpoint_count()
     error = None
     parked = False
     try:
-        parked = ctx.session.resume_raw(value).parked
+        # a graph paused by static breakpoints is resumed with invoke(None): that is its stray delivery
+        parked = (ctx.session.proceed() if breakpoint else ctx.session.resume_raw(value)).parked
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
     after, after_step = ctx.session.final_state()
     return {
         "sent": to_jsonable(value),
+        **({"delivery": "invoke(None)"} if breakpoint else {}),
         "error": error,
         "parked": parked,
         "state_changed": before != after,
@@ -193,6 +231,7 @@ def role_recover(ctx: Context) -> dict[str, Any]:
     for run in ctx.ledger.node_runs(phases=["crash"]):
         if run.task in state.completed_tasks or (
             state.step is not None and run.step is not None and run.step <= state.step
+            and ctx.session.step_on_thread_clock(run.node)
         ):
             durable_done.add((run.node, run.step))
     if not state.exists:
@@ -202,7 +241,10 @@ def role_recover(ctx: Context) -> dict[str, Any]:
         outcome = ctx.session.start(ctx.spec.run.input)
     elif state.interrupts:
         answers, idxs = ctx.answers_for(Outcome(state.interrupts))
-        how = ctx.session.recovery_label(state) or f"Command(resume=...) for pending interrupt {min(idxs)}"
+        first = state.interrupts[0]
+        how = ctx.session.recovery_label(state) or (
+            f"Command(resume=...) for pending interrupt {min(idxs)}" if first.takes_value
+            else f"invoke(None) at pending {first.describe()}")
         ctx.set_leg(max(idxs) + 1)
         outcome = ctx.session.answer(answers)
     else:
@@ -238,43 +280,62 @@ def role_recover(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def _park_at_gate(ctx: Context) -> tuple[Any, dict[str, Any]] | None:
+    """Run from the input to the park the spec's ``gate`` names, answering the parks before it."""
+    gate = int(ctx.spec.extra.get("gate", 0))
+    ctx.set_leg(0)
+    ctx.drive(ctx.session.start(ctx.spec.run.input), until_gate=gate)
+    if ctx.stopped_at is None or ctx.stopped_at[1]["index"] != gate:
+        return None
+    outcome, record = ctx.stopped_at
+    ctx.set_leg(gate + 1)
+    return outcome.interrupts[0], record
+
+
 def role_fork(ctx: Context) -> dict[str, Any]:
     ctx.ledger.phase = "fork-setup"
-    ctx.set_leg(0)
-    outcome = ctx.session.start(ctx.spec.run.input)
-    if not outcome.parked:
+    found = _park_at_gate(ctx)
+    if found is None:
         return {"applicable": False}
-    intr = outcome.interrupts[0]
-    ctx.ledger.interrupt_index(intr.id)
+    intr, record = found
+    if not intr.takes_value:
+        return {"applicable": False, "node": intr.node, "gate": record,
+                "why": f"the run pauses at a {intr.describe()}, which is continued without a value: there is no answer to discriminate"}
     at = ctx.session.fork_point()
-    values = [ctx.resume[0], ctx.spec.run.fork_resume]
+    vi = record["value_index"]
+    values = [ctx.resume[vi], ctx.spec.extra.get("fork_value", ctx.spec.run.fork_resume)]
     branches = []
     for n, value in enumerate(values, start=1):
         ctx.ledger.phase = f"fork-{n}"
-        ctx.set_leg(1)
         error = None
         try:
             ctx.session.answer([(intr, value)], at=at, form=ctx.spec.form or ctx.session.fork_forms[0])
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         branches.append({"sent": to_jsonable(value), "error": error})
-    return {"applicable": True, "node": intr.node, "branches": branches, "invalid": ctx.audit()}
+    return {"applicable": True, "node": intr.node, "gate": record, "branches": branches, "invalid": ctx.audit()}
 
 
 def role_setup(ctx: Context) -> dict[str, Any]:
-    ctx.set_leg(0)
-    outcome = ctx.session.start(ctx.spec.run.input)
-    return {"parked": outcome.parked, "node": outcome.interrupts[0].node if outcome.parked else None,
-            "shared": ctx.session.uses_sweep_store()}
+    found = _park_at_gate(ctx)
+    if found is None:
+        return {"parked": False, "node": None, "shared": ctx.session.uses_sweep_store()}
+    intr, record = found
+    return {"parked": True, "node": intr.node, "gate": record, "shared": ctx.session.uses_sweep_store()}
 
 
 def role_racer(ctx: Context, barrier: Any) -> dict[str, Any]:
-    ctx.set_leg(1)
+    """Resume the park the setup process left: its value for an interrupt, ``invoke(None)`` for a breakpoint."""
+    gate = int(ctx.spec.extra.get("gate", 0))
+    ctx.set_leg(gate + 1)
     barrier.wait(BARRIER_TIMEOUT_S)
     error = None
     parked = False
     try:
-        parked = ctx.session.resume_raw(ctx.resume[0]).parked
+        if ctx.spec.extra.get("breakpoint"):
+            parked = ctx.session.proceed().parked
+        else:
+            parked = ctx.session.resume_raw(ctx.resume[int(ctx.spec.extra.get("value_index", 0))]).parked
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
     return {"error": error, "parked": parked, "invalid": ctx.audit()}

@@ -150,6 +150,20 @@ class Ledger:
             self._conn.execute("INSERT INTO interrupts (id, idx) VALUES (?, ?)", (interrupt_id, count))
             return int(count)
 
+    def value_index(self, interrupt_id: str) -> int:
+        """The index of the ``--resume`` value answering the known interrupt ``interrupt_id``.
+
+        Static breakpoints (ids starting ``breakpoint:``) are gates too, but
+        are continued without a value, so they take no place among the values.
+        """
+        with self._lock:
+            (count,) = self._conn.execute(
+                "SELECT COUNT(*) FROM interrupts WHERE idx < (SELECT idx FROM interrupts WHERE id = ?) "
+                "AND id NOT LIKE 'breakpoint:%'",
+                (interrupt_id,),
+            ).fetchone()
+            return int(count)
+
     def reset_interrupts(self) -> None:
         """Forget interrupt positions: a run restarted from its input answers from the first value again."""
         with self._lock:

@@ -33,8 +33,10 @@ from .cells import (
     NOT_APPLICABLE,
     PASS,
     Cell,
+    Gate,
     Reference,
     completed,
+    concurrent_name,
     failure_text,
     judge_concurrent,
     judge_fork,
@@ -227,28 +229,32 @@ def _crash_cell(sw: _Sweep, kind: str, point: Event, ref: Reference, write_order
     return cell, runs, cell_dir
 
 
-def _fork_cell(sw: _Sweep, form: str) -> tuple[Cell, list[ChildRun], str]:
-    cell_dir = sw.cell_dir(f"fork-{form}")
-    run = sw.child(sw.spec("fork", cell_dir, sw.store(cell_dir), "fork-setup", 1, form=form))
+def _fork_cell(sw: _Sweep, form: str, gate: Gate) -> tuple[Cell, list[ChildRun], str]:
+    cell_dir = sw.cell_dir(f"fork-{form}-gate{gate.index}")
+    extra: dict[str, Any] = {"gate": gate.index}
+    if gate.fork_value is not None:
+        extra["fork_value"] = gate.fork_value
+    run = sw.child(sw.spec("fork", cell_dir, sw.store(cell_dir), "fork-setup", 1, form=form, extra=extra))
     ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
     try:
-        return judge_fork(form, run, ledger), [run], cell_dir
+        return judge_fork(form, run, ledger, gate), [run], cell_dir
     finally:
         ledger.close()
 
 
-def _concurrent_cell(sw: _Sweep, k: int, ref: Reference) -> tuple[Cell, list[ChildRun], str]:
-    cell_dir = sw.cell_dir(f"concurrent-{k}")
+def _concurrent_cell(sw: _Sweep, k: int, ref: Reference, gate: Gate) -> tuple[Cell, list[ChildRun], str]:
+    cell_dir = sw.cell_dir(f"concurrent-{k}-gate{gate.index}")
     store = sw.store(cell_dir)
-    setup = sw.child(sw.spec("setup", cell_dir, store, "setup", 0))
+    extra = {"gate": gate.index, "value_index": gate.value_index, "breakpoint": gate.breakpoint}
+    setup = sw.child(sw.spec("setup", cell_dir, store, "setup", 0, extra=extra))
     runs = [setup]
     racers: list[ChildRun] = []
     if completed(setup) and (setup.result or {}).get("parked"):
-        racers = sw.racers([sw.spec("racer", cell_dir, store, "race", i + 1) for i in range(k)])
+        racers = sw.racers([sw.spec("racer", cell_dir, store, "race", i + 1, extra=extra) for i in range(k)])
         runs.extend(racers)
     ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
     try:
-        return judge_concurrent(k, setup, racers, ledger, ref), runs, cell_dir
+        return judge_concurrent(k, setup, racers, ledger, ref, gate), runs, cell_dir
     finally:
         ledger.close()
 
@@ -471,30 +477,45 @@ def crash_sweep(
                 if p.kind in ("put", "put_writes"):
                     jobs.append((f"write-order:{p.name}", partial(_crash_cell, sw, "crash", p, ref, "deferred")))
         forms = tuple(result.get("fork_forms") or ("bare", "map"))
+        # every pause point of the protocol is probed, not only the first (a graph that parks
+        # nowhere still gets one cell per probe, which says so)
+        gates = Gate.of_protocol(ref.parks, resume_t, fork_resume) or [Gate.first()]
         if "fork" in wanted:
-            for form in forms:
-                jobs.append((f"fork:{form}", partial(_fork_cell, sw, form)))
+            for gate in gates:
+                for form in forms:
+                    jobs.append((f"fork:{form}:{gate.index}", partial(_fork_cell, sw, form, gate)))
         ks = sorted({racers, 4})
         concurrent_na = []
         if "concurrent" in wanted:
-            for k in ks:
-                if backend == "memory":
-                    concurrent_na.append(Cell("concurrent", f"{k} concurrent resumes of one parked interrupt", NOT_APPLICABLE,
-                                              detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
-                else:
-                    jobs.append((f"concurrent:{k}", partial(_concurrent_cell, sw, k, ref)))
+            for gate in gates:
+                for k in ks:
+                    if backend == "memory":
+                        concurrent_na.append(Cell("concurrent", concurrent_name(k, gate), NOT_APPLICABLE,
+                                                  detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
+                    else:
+                        jobs.append((f"concurrent:{k}:{gate.index}", partial(_concurrent_cell, sw, k, ref, gate)))
         total = len(jobs) + 1
         if progress:
             progress(1, total, "uninterrupted run")
         outcomes: dict[str, tuple[Cell, list[ChildRun], str]] = {}
         workers = max(2, os.cpu_count() or 2)
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="resume-audit-cell")
+        # Racers run alone, after every other cell: k processes released together overlap only
+        # when no other cell competes for the cores (on two cores, 4 racers beside the pool's
+        # cells resumed one after another often enough to undercount the duplicates).
+        pooled = [(label, fn) for label, fn in jobs if not label.startswith("concurrent:")]
+        alone = [(label, fn) for label, fn in jobs if label.startswith("concurrent:")]
         try:
-            futures = {pool.submit(fn): label for label, fn in jobs}
+            futures = {pool.submit(fn): label for label, fn in pooled}
             done = 1
             for fut in as_completed(futures):
                 label = futures[fut]
                 outcomes[label] = fut.result()
+                done += 1
+                if progress:
+                    progress(done, total, label.split(":", 1)[-1])
+            for label, fn in alone:
+                outcomes[label] = pool.submit(fn).result()
                 done += 1
                 if progress:
                     progress(done, total, label.split(":", 1)[-1])
@@ -526,13 +547,14 @@ def crash_sweep(
                     deferred = outcomes[f"write-order:{p.name}"][0]
                     cells_out.append(judge_write_order(natural, deferred, p))
         if "fork" in wanted:
-            cells_out += [outcomes[f"fork:{form}"][0] for form in forms]
+            cells_out += [outcomes[f"fork:{form}:{gate.index}"][0] for gate in gates for form in forms]
         if "stray-restore" in outcomes:
             stray_cell = outcomes["stray-restore"][0]
         if stray_cell is not None:
             cells_out.append(stray_cell)
         if "concurrent" in wanted:
-            cells_out += concurrent_na + [outcomes[f"concurrent:{k}"][0] for k in ks if f"concurrent:{k}" in outcomes]
+            cells_out += concurrent_na + [outcomes[f"concurrent:{k}:{gate.index}"][0] for gate in gates for k in ks
+                                          if f"concurrent:{k}:{gate.index}" in outcomes]
         if "validity" in wanted:
             sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", result)]
             for label, (_c, runs, _d) in sorted(outcomes.items()):

@@ -32,13 +32,30 @@ from ..killpoints import EventLog
 from ..ledger import Ledger
 
 
+#: how a run parked: a dynamic ``interrupt()`` (answered with a value) or a static breakpoint
+#: (``compile(interrupt_before=...)`` / ``interrupt_after``: answered by continuing, no value)
+DYNAMIC, BREAKPOINT_BEFORE, BREAKPOINT_AFTER = "interrupt", "before", "after"
+
+
 @dataclass(frozen=True)
 class PendingInterrupt:
-    """A run parked waiting for an answer."""
+    """A run parked waiting for an answer (a pause point: the sweep calls each one a gate)."""
 
     id: str
+    #: the innermost unit that parked; a subgraph's node is ``parent/child`` at any depth
     node: str | None
     value: Any  # JSON-able rendering of the interrupt's payload
+    kind: str = DYNAMIC
+
+    @property
+    def takes_value(self) -> bool:
+        """Whether answering consumes a ``--resume`` value (a static breakpoint is only continued)."""
+        return self.kind == DYNAMIC
+
+    def describe(self) -> str:
+        if self.kind == DYNAMIC:
+            return f"interrupt() in `{self.node}`"
+        return f"static breakpoint interrupt_{self.kind} ({'before' if self.kind == BREAKPOINT_BEFORE else 'after a node, before'} `{self.node}`)"
 
 
 @dataclass(frozen=True)
@@ -170,6 +187,14 @@ class Session(abc.ABC):
     @abc.abstractmethod
     def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
         """Definition sites of the graph's nodes (and of units of work defined in ``module``), for locating findings."""
+
+    def step_on_thread_clock(self, node: str) -> bool:
+        """Whether ``node``'s recorded step counts on the same clock as ``DurableState.step``.
+
+        A LangGraph subgraph's nodes count their own steps, so a durable
+        parent step says nothing about them.
+        """
+        return True
 
     @abc.abstractmethod
     def uses_sweep_store(self) -> bool:

@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 from ..validity import describe_schema, validate_values
 from ..values import canonical, to_jsonable
 from .base import (
+    BREAKPOINT_AFTER,
+    BREAKPOINT_BEFORE,
     Adapter,
     DurableState,
     Instruments,
@@ -424,13 +426,7 @@ def _make_recorder(instruments: Instruments, is_async: bool):
             runs[run_id] = ns  # a runnable nested inside the node's own run
             return None
         runs[run_id] = ns
-        if "|" in ns:
-            path = md.get("langgraph_path") or ()
-            if not (path and path[0] == "__pregel_push" and len(path) > 1 and isinstance(path[1], tuple)):
-                # a subgraph's own node: named after the subgraph node that runs it
-                node = f"{ns.split(':', 1)[0]}/{node}"
-            # else: a functional-API task called from a node of this graph, recorded under its own name
-        return node, ns, md.get("langgraph_step")
+        return qualified_node(node, ns, md.get("langgraph_path")), ns, md.get("langgraph_step")
 
     def record(node: str, ns: str, step: Any) -> None:
         task_id = ns.rsplit(":", 1)[-1]
@@ -464,6 +460,22 @@ def _make_recorder(instruments: Instruments, is_async: bool):
     return NodeRecorder()
 
 
+def qualified_node(node: str, ns: str, path: Any = ()) -> str:
+    """A node's name as the sweep reports it: a subgraph's node is ``parent/child``, at any depth.
+
+    ``ns`` is ``langgraph_checkpoint_ns``: ``"<node>:<task id>"`` at the top,
+    ``"<parent>:<id>|<node>:<id>"`` inside a subgraph (a compiled graph added
+    as a node, or one a node invokes). A functional-API task called from a
+    node (``langgraph_path`` starting ``__pregel_push``) keeps its own name.
+    """
+    if not isinstance(ns, str) or "|" not in ns:
+        return node
+    if path and path[0] == "__pregel_push" and len(path) > 1 and isinstance(path[1], tuple):
+        return node
+    parents = [part.split(":", 1)[0] for part in ns.split("|")[:-1]]
+    return "/".join([*parents, node])
+
+
 def _current_context() -> tuple[str | None, int | None, str | None]:
     from langgraph.config import get_config
 
@@ -472,7 +484,10 @@ def _current_context() -> tuple[str | None, int | None, str | None]:
     except RuntimeError:
         return None, None, None
     md = cfg.get("metadata") or {}
-    return md.get("langgraph_node"), md.get("langgraph_step"), (cfg.get("configurable") or {}).get("__pregel_task_id")
+    node = md.get("langgraph_node")
+    if node:
+        node = qualified_node(node, md.get("langgraph_checkpoint_ns") or "", md.get("langgraph_path"))
+    return node, md.get("langgraph_step"), (cfg.get("configurable") or {}).get("__pregel_task_id")
 
 
 def _patch_interrupt(instruments: Instruments) -> None:
@@ -646,22 +661,53 @@ class LangGraphSession(Session):
         else:
             self.saver._ra_flush()
 
-    def _state(self, config: dict[str, Any] | None = None):
+    def _state(self, config: dict[str, Any] | None = None, *, subgraphs: bool = False):
         cfg = config or self._plain
         if self.is_async:
-            return self._run(lambda: self.graph.aget_state(cfg))
-        return self.graph.get_state(cfg)
+            return self._run(lambda: self.graph.aget_state(cfg, subgraphs=subgraphs))
+        return self.graph.get_state(cfg, subgraphs=subgraphs)
 
     def _outcome(self) -> Outcome:
-        state = self._state()
-        return Outcome(self._interrupts(state))
+        """Parked at dynamic interrupts, at a static breakpoint, or done.
+
+        ``invoke`` returns normally with tasks still to run only when a static
+        breakpoint (``interrupt_before`` / ``interrupt_after``) paused it.
+        """
+        state = self._state(subgraphs=True)
+        found = self._interrupts(state)
+        if not found and getattr(state, "next", ()):
+            found = (self._breakpoint(state, durable=False),)
+        return Outcome(found)
+
+    def _breakpoint(self, state: Any, *, durable: bool) -> PendingInterrupt:
+        """The static breakpoint a thread with tasks left (and no interrupt) waits at."""
+        nxt = tuple(state.next)
+        before = getattr(self.graph, "interrupt_before_nodes", ()) or ()
+        gated = [n for n in nxt if before == "*" or n in before]
+        kind = BREAKPOINT_BEFORE if gated or durable else BREAKPOINT_AFTER
+        node = (gated or list(nxt))[0]
+        step = (state.metadata or {}).get("step")
+        return PendingInterrupt(f"breakpoint:{kind}:{node}@{step}", node, None, kind)
+
+    def _gated_by_breakpoint(self, state: Any) -> bool:
+        before = getattr(self.graph, "interrupt_before_nodes", ()) or ()
+        return bool(before) and any(before == "*" or n in before for n in getattr(state, "next", ()) or ())
 
     @staticmethod
     def _interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
+        """The pending dynamic interrupts, each named after the innermost node that raised it."""
+
+        def innermost(task: Any, ids: set[str], prefix: str) -> str:
+            sub = getattr(task, "state", None)
+            for inner in getattr(sub, "tasks", ()) or ():
+                if {str(i.id) for i in getattr(inner, "interrupts", ()) or ()} & ids:
+                    return innermost(inner, ids, f"{prefix}{task.name}/")
+            return prefix + task.name
+
         found = []
         for task in getattr(state, "tasks", ()) or ():
             for intr in getattr(task, "interrupts", ()) or ():
-                found.append(PendingInterrupt(str(intr.id), task.name, to_jsonable(intr.value)))
+                found.append(PendingInterrupt(str(intr.id), innermost(task, {str(intr.id)}, ""), to_jsonable(intr.value)))
         if not found:
             for intr in getattr(state, "interrupts", ()) or ():
                 found.append(PendingInterrupt(str(intr.id), None, to_jsonable(intr.value)))
@@ -676,12 +722,15 @@ class LangGraphSession(Session):
         return self._invoke(input, self.config)
 
     def answer(self, answers, *, at=None, form="auto") -> Outcome:
-        if form == "auto":
-            form = "bare" if len(answers) == 1 else "map"
-        resume = answers[0][1] if form == "bare" else {intr.id: value for intr, value in answers}
         config = self.config
         if at is not None:  # the interrupt checkpoint's id: LangGraph's (thread_id, checkpoint_id) address
             config = {**self.config, "configurable": {**self.config["configurable"], "checkpoint_id": at}}
+        answers = [(intr, value) for intr, value in answers if intr.takes_value]
+        if not answers:  # only static breakpoints pending: the documented resume is invoke(None)
+            return self._invoke(None, config)
+        if form == "auto":
+            form = "bare" if len(answers) == 1 else "map"
+        resume = answers[0][1] if form == "bare" else {intr.id: value for intr, value in answers}
         return self._invoke(self._command(resume), config)
 
     def resume_raw(self, value: Any) -> Outcome:
@@ -721,11 +770,14 @@ class LangGraphSession(Session):
         completed = frozenset(
             tid for tid, channel, _ in (tup.pending_writes or []) if tid != NULL_TASK_ID and channel not in _NOT_OUTPUT
         )
-        state = self._state()
+        state = self._state(subgraphs=True)
+        interrupts = self._interrupts(state)
+        if not interrupts and self._gated_by_breakpoint(state):
+            interrupts = (self._breakpoint(state, durable=True),)
         return DurableState(
             True,
             (tup.metadata or {}).get("step"),
-            self._interrupts(state),
+            interrupts,
             tuple(getattr(state, "next", ()) or ()),
             completed,
         )
@@ -802,14 +854,23 @@ class LangGraphSession(Session):
                     loc = _function_location(func) if func is not None else None
                     if loc is not None:
                         out[getattr(func, "__name__", "")] = loc
-        for name in getattr(self.graph, "nodes", {}):
-            if name.startswith("__"):
-                continue
-            func = _node_function(self.graph, name)
-            loc = _function_location(func) if func is not None else None
-            if loc is not None:
-                out[name] = loc
+        graphs: list[tuple[str, Any]] = [("", self.graph)]
+        try:  # compiled graphs added as nodes or invoked by one, at any depth: their nodes are `parent/child`
+            graphs += [(ns.replace("|", "/") + "/", sub) for ns, sub in self.graph.get_subgraphs(recurse=True)]
+        except Exception:
+            pass
+        for prefix, graph in graphs:
+            for name in getattr(graph, "nodes", {}):
+                if name.startswith("__"):
+                    continue
+                func = _node_function(graph, name)
+                loc = _function_location(func) if func is not None else None
+                if loc is not None:
+                    out.setdefault(prefix + name, loc)
         return out
+
+    def step_on_thread_clock(self, node: str) -> bool:
+        return "/" not in node  # `parent/child`: a subgraph's node, stepping on the subgraph's own counter
 
     def uses_sweep_store(self) -> bool:
         cp = self._checkpointer()

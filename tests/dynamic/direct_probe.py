@@ -4,8 +4,13 @@ SIGKILL, and count an effect's calls in a file -- no instrumented saver, no ledg
     python direct_probe.py PHASE FIXTURE_MODULE FACTORY EFFECT_ATTR LEDGER DB THREAD [JSON_INPUT] [KILL]
 
 PHASE ``start`` invokes the graph with JSON_INPUT; ``resume`` sends ``Command(resume=JSON_INPUT)``;
-``recover`` invokes with ``None`` (continue from the last checkpoint). With KILL ``after-effect``
-the process SIGKILLs itself right after the effect returns; with ``after-put-writes:NODE`` right
+``recover`` invokes with ``None`` (continue from the last checkpoint; also how a static breakpoint
+is passed); ``fork`` sends ``Command(resume=JSON_INPUT)`` at the thread's oldest checkpoint that
+holds a pending interrupt (the N-th oldest with ``RA_PROBE_FORK_GATE=N``) (the fork address ``(thread_id, checkpoint_id)``).
+Every value ``interrupt()`` returns is appended, as JSON, to the file LEDGER.served. With
+``RA_PROBE_START_AT`` (epoch seconds) in the environment the process waits until that instant
+after loading everything, so several processes started together resume at once. With KILL ``after-effect``
+the process SIGKILLs itself right after an effect returns (``after-effect:NAME``: after that one); with ``after-put-writes:NODE`` right
 after the saver stored NODE's task writes. EFFECT_ATTR names a module function or a LangChain tool
 (its ``func`` is wrapped); every call appends its name as a line to LEDGER before the kill can happen.
 """
@@ -18,6 +23,7 @@ import os
 import signal
 import sqlite3
 import sys
+import time
 
 
 def main() -> None:
@@ -35,7 +41,7 @@ def main() -> None:
                 fh.write(name + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-            if kill == "after-effect":
+            if kill in ("after-effect", f"after-effect:{name}"):
                 os.kill(os.getpid(), signal.SIGKILL)
             return result
 
@@ -47,6 +53,20 @@ def main() -> None:
             object.__setattr__(target, "func", record(target.func, attr))
         else:
             setattr(module, attr, record(target, attr))
+
+    import langgraph.types
+
+    real_interrupt = langgraph.types.interrupt
+
+    def interrupt(value, *args, **kwargs):
+        served = real_interrupt(value, *args, **kwargs)
+        with open(ledger + ".served", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(served) + "\n")
+        return served
+
+    for mod in list(sys.modules.values()):  # the fixture and any module it imported interrupt into
+        if getattr(mod, "interrupt", None) is real_interrupt and mod is not langgraph.types:
+            mod.interrupt = interrupt
 
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     if kill.startswith("after-writes-to:"):
@@ -61,7 +81,13 @@ def main() -> None:
         saver.put_writes = put_writes  # type: ignore[method-assign]
     graph = getattr(module, factory)(saver)
     config = {"configurable": {"thread_id": thread}}
-    graph_input = value if phase == "start" else Command(resume=value) if phase == "resume" else None
+    if phase == "fork":
+        parked = [snap for snap in graph.get_state_history(config) if snap.interrupts][::-1]  # oldest first
+        config = parked[int(os.environ.get("RA_PROBE_FORK_GATE", "0"))].config
+    graph_input = value if phase == "start" else Command(resume=value) if phase in ("resume", "fork") else None
+    start_at = float(os.environ.get("RA_PROBE_START_AT", "0"))
+    while time.time() < start_at:
+        time.sleep(0.001)
     # durability="sync": a step's writes are stored before the next step starts, so a kill point
     # after a write is a fixed place in the run, not a race with the background writer
     graph.invoke(graph_input, config, durability="sync")
