@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,41 @@ def sweep():
 @pytest.fixture(scope="session")
 def pg_dsn() -> str:
     return reachable_pg_dsn()
+
+
+def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None = None) -> list[str]:
+    """Ground truth without the sweep: run ``tests/dynamic/direct_probe.py`` once per phase (each a
+    fresh interpreter, some ending in a real SIGKILL) against one on-disk SqliteSaver; the effect
+    calls it wrote, in order.
+
+    A phase ``("race", N, module, factory, effects[, json_value])`` starts N processes together that
+    each resume the park (``Command(resume=value)``, or ``invoke(None)`` without a value) at the same
+    instant. The values ``interrupt()`` returned are in ``served(tmp_path)``.
+    """
+    ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
+    base = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")]), **(env or {})}
+    probe = str(REPO / "tests" / "dynamic" / "direct_probe.py")
+    for phase in phases:
+        if phase[0] == "race":
+            n, module, factory, effects, *value = phase[1:]
+            kind = "resume" if value else "recover"
+            start_env = {**base, "RA_PROBE_START_AT": str(time.time() + 4.0)}  # every racer loaded by then
+            procs = [subprocess.Popen([sys.executable, probe, kind, module, factory, effects, str(ledger), str(db), "t-1", *value],
+                                      env=start_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for _ in range(int(n))]
+            for proc in procs:
+                _out, err = proc.communicate(timeout=120)
+                assert proc.returncode == 0, (phase, proc.returncode, err[-2000:])
+            continue
+        name, module, factory, effects, *rest = phase
+        proc = subprocess.run([sys.executable, probe, name, module, factory, effects, str(ledger), str(db), "t-1", *rest],
+                              env=base, capture_output=True, text=True, timeout=120)
+        killed = bool(rest[1:]) and rest[1] != ""
+        assert proc.returncode == (-9 if killed else 0), (phase, proc.returncode, proc.stderr[-2000:])
+    return ledger.read_text().split() if ledger.exists() else []
+
+
+def served(tmp_path: Path) -> list:
+    """The values ``interrupt()`` returned in ``direct``'s processes, in order."""
+    path = tmp_path / "calls.txt.served"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -6,32 +6,15 @@ on a control that keeps it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from dyn_helpers import FIXTURES, REPO, assert_same_text, cell, cells, not_passing, rules, sweep  # noqa: F401 (fixtures)
+from dyn_helpers import assert_same_text, cell, cells, direct as _direct, not_passing, rules, sweep  # noqa: F401 (fixtures)
 
 LOSSY_EFFECTS = ["lossy_saver:export_rows", "lossy_saver:notify_loaded"]
 
 ORDER = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])
 EFFECT = "order_approval.charge_card"
 EFFECT_POINT = f"resume 1: after effect {EFFECT} in node charge"
-
-
-def _direct(tmp_path, *phases: tuple[str, ...]) -> list[str]:
-    """Run ``tests/dynamic/direct_probe.py`` once per phase (each a fresh interpreter, some ending in
-    a real SIGKILL) against one on-disk SqliteSaver; the effect calls it wrote, in order."""
-    ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")])}
-    for phase, module, factory, effects, *rest in phases:
-        proc = subprocess.run([sys.executable, str(REPO / "tests" / "dynamic" / "direct_probe.py"), phase, module, factory, effects,
-                               str(ledger), str(db), "t-1", *rest], env=env, capture_output=True, text=True, timeout=120)
-        killed = bool(rest[1:]) and rest[1] != ""
-        assert proc.returncode == (-9 if killed else 0), (phase, proc.returncode, proc.stderr[-2000:])
-    return ledger.read_text().split() if ledger.exists() else []
 
 
 @pytest.fixture(scope="module")
