@@ -229,6 +229,8 @@ def crash_sweep_command(
     saver: Optional[str] = typer.Option(None, "--saver", help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Comma-separated rule ids or prefixes to report (overrides [tool.resume-audit] select)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Comma-separated rule ids or prefixes not to report (overrides [tool.resume-audit] ignore). Per-path ignores and '# resume-audit: ignore[RA7xx]' comments on the flagged line apply too."),
+    stub_llm: Optional[str] = typer.Option(None, "--stub-llm", help="Answer every LangChain chat model call from a script (JSON/YAML file of replies, tool calls included; or 'plain': every call answers \"OK\"), so a graph that calls a model runs offline and deterministically. See docs/dynamic.md."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: sweep the K-th of N deterministic slices of the cells; write each with --format json and join them with `resume-audit merge`."),
 ) -> None:
     """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
@@ -256,7 +258,7 @@ def crash_sweep_command(
         else:
             stub_value = _json_option(text, "--stub")
     from auditor.config import ConfigError
-    from auditor.dynamic.filtering import apply_settings, sweep_config
+    from auditor.dynamic.filtering import sweep_config
 
     target_file = target.rsplit(":", 1)[0]
     try:
@@ -288,6 +290,8 @@ def crash_sweep_command(
                 framework=framework,
                 crash_modes=tuple(crash_mode or ("sigkill",)),
                 saver=saver,
+                stub_llm=stub_llm,
+                shard=shard,
             )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))
@@ -297,6 +301,13 @@ def crash_sweep_command(
     err.print(report.table())
     if report.artifacts:
         typer.echo(f"resume-audit: artifacts kept in {report.artifacts}", err=True)
+    _emit_sweep(report, settings, format, output, fail_on)
+
+
+def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Optional[Path], fail_on: "FailOn") -> None:
+    """Write a sweep's findings (filtered by ``settings``) in ``format`` and exit as ``scan`` does."""
+    from auditor.dynamic.filtering import apply_settings
+
     result = report.to_scan_result()
     filtered = apply_settings(result.findings, settings, Path(report.cwd))
     result.findings, result.suppressed = filtered.kept, filtered.suppressed
@@ -307,6 +318,8 @@ def crash_sweep_command(
 
         data = build_json(result)
         data["sweep"] = report.stable()
+        if report.shard is not None:
+            data["shard"] = report.shard.to_data()
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         if output is None:
             sys.stdout.write(text)
@@ -320,6 +333,51 @@ def crash_sweep_command(
         raise fail(next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete"))
     threshold = None if fail_on == FailOn.never else Severity(fail_on.value)
     raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
+
+
+@app.command(
+    "merge",
+    epilog="Example: resume-audit merge shard-1.json shard-2.json shard-3.json --format sarif -o sweep.sarif",
+)
+def merge_command(
+    shards: List[Path] = typer.Argument(..., help="The --format json outputs of crash-sweep --shard 1/N .. N/N, in any order."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="As for crash-sweep (give the shards' own)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="As for crash-sweep (give the shards' own)."),
+) -> None:
+    """Join the shards of one crash sweep into the report an unsharded sweep gives.
+
+    Run `crash-sweep ... --shard K/N --format json -o shard-K.json` on N machines (a CI matrix), then merge the files: the cells, findings and notifications come out as one sweep's, so the JSON and SARIF are byte for byte what a single run writes. Findings are located against the source tree, so merge from a checkout at the same path.
+    """
+    import json
+
+    from auditor.config import ConfigError
+    from auditor.dynamic.filtering import sweep_config
+    from auditor.dynamic.sharding import MergeError, merge
+
+    documents = []
+    for path in shards:
+        try:
+            documents.append(json.loads(path.read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise fail(f"{path}: {exc.strerror or exc}")
+        except ValueError as exc:
+            raise fail(f"{path}: not JSON ({exc})")
+    try:
+        report = merge(documents)
+    except (MergeError, KeyError, TypeError) as exc:
+        raise fail(f"cannot merge: {exc}")
+    target_file = report.target.rsplit(":", 1)[0]
+    try:
+        settings = sweep_config(
+            Path(report.cwd) / target_file if target_file.endswith(".py") else None, _split_ids(select), _split_ids(ignore),
+        )
+    except ConfigError as exc:
+        raise fail(str(exc))
+    Console(stderr=True, no_color="NO_COLOR" in os.environ).print(report.table())
+    _emit_sweep(report, settings, format, output, fail_on)
 
 
 class ConformanceFormat(str, Enum):

@@ -150,51 +150,32 @@ class ResumeAudit:
         self,
         target: str,
         *,
-        effects: Sequence[str] = (),
-        input: Any = None,
-        resume: Sequence[Any] = (),
-        fork_resume: Any = None,
-        config: dict[str, Any] | None = None,
-        backend: str = "sqlite",
-        dsn: str | None = None,
-        racers: int = 2,
-        timeout: float | None = None,
-        stub: Any = _NO_STUB,
-        allow_network: bool = False,
-        keep_artifacts: bool = False,
-        cells: Iterable[str] | None = None,
         allow_incomplete: bool = False,
+        **options: Any,
     ) -> "SweepReport":
         """Crash-sweep ``target`` (see :func:`auditor.crash_sweep`) and return the :class:`SweepReport`.
 
-        ``input`` defaults to ``{}`` as on the command line; ``timeout`` to the session's
-        (60 s unless configured); ``stub`` (when given, ``None`` included) replaces every effect
-        by a recorder returning it, so nothing real is charged. ``cells`` restricts the probes (``"crash"``, ``"parked"``,
-        ``"write-order"``, ``"fork"``, ``"stray"``, ``"concurrent"``, ``"validity"``) to keep a
-        test fast. A sweep whose uninterrupted run does not complete (a hang past the
-        timeout, an exception, ``sys.exit``) raises :class:`auditor.SweepIncomplete`, as the
-        CLI exits 2, unless ``allow_incomplete=True``.
+        ``options`` are the fields of :class:`auditor.dynamic.request.SweepRequest` -- the same
+        the command line and the Python API take (``effects``, ``input``, ``resume``, ``stub``,
+        ``stubs``, ``stub_llm``, ``cells``, ``framework``, ``crash_modes``, ``saver``, ``shard`` ...),
+        so nothing the CLI can do is missing here. ``input`` defaults to ``{}`` as on the command
+        line; ``timeout`` to the session's (60 s unless configured); paths are relative to the
+        rootdir. ``cells`` restricts the probes (``"crash"``, ``"parked"``, ``"write-order"``,
+        ``"fork"``, ``"stray"``, ``"concurrent"``, ``"validity"``) to keep a test fast. A sweep whose
+        uninterrupted run does not complete (a hang past the timeout, an exception, ``sys.exit``)
+        raises :class:`auditor.SweepIncomplete`, as the CLI exits 2, unless ``allow_incomplete=True``.
         """
         __tracebackhide__ = True
         from auditor.dynamic.sweep import NO_STUB, crash_sweep
 
-        report = crash_sweep(
-            target,
-            effects=list(effects),
-            input={} if input is None else input,
-            resume=list(resume),
-            fork_resume=fork_resume,
-            config=config,
-            backend=backend,
-            dsn=dsn,
-            racers=racers,
-            timeout=self.timeout if timeout is None else timeout,
-            stub=NO_STUB if stub is _NO_STUB else stub,
-            allow_network=allow_network,
-            keep_artifacts=keep_artifacts,
-            cells=None if cells is None else list(cells),
-            cwd=self.root,
-        )
+        if options.get("stub", NO_STUB) is _NO_STUB:
+            options.pop("stub", None)
+        if options.get("input") is None:
+            options["input"] = {}
+        if options.get("timeout") is None:
+            options["timeout"] = self.timeout
+        options.setdefault("cwd", self.root)
+        report = crash_sweep(target, **options)
         self._record(report)
         if not allow_incomplete:
             self._check_complete(report)
@@ -276,8 +257,10 @@ def pytest_runtest_call(item: pytest.Item) -> None:
         rules_for(properties)
     except ValueError as exc:
         pytest.fail(f"@pytest.mark.{MARKER}: {exc}", pytrace=False)
-    try:
-        inspect.signature(ResumeAudit.crash_sweep).bind(None, target, **options)
+    from auditor.dynamic.request import SweepRequest
+
+    try:  # the marker's options are SweepRequest's fields (and allow_incomplete)
+        inspect.signature(SweepRequest).bind(target, **{k: v for k, v in options.items() if k != "allow_incomplete"})
     except TypeError as exc:
         pytest.fail(f"@pytest.mark.{MARKER}: {exc}", pytrace=False)
     from auditor.dynamic.assertions import ResumeContractError

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from .adapters.base import Instruments, Outcome, Session, ShapeError, SourceLocation, function_location
 from .adapters import adapter_for, detect
+from . import llm_stub
 from .effects import EffectSpecError, install_effects
 from .killpoints import EventLog
 from .ledger import Ledger
@@ -101,7 +102,7 @@ class Context:
         With ``until_gate`` stop (parked) at the park whose gate index is that
         number; the caller probes it.
         """
-        parks = []
+        parks: list[dict[str, Any]] = []
         while outcome.parked:
             answers, idxs = self.answers_for(outcome)
             record = self.park_record(outcome, idxs)
@@ -380,6 +381,8 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         adapter = adapter_for(hint) if hint else None
         if adapter is not None:  # before the user's module runs: import-time framework calls are seen
             adapter.prepare_process(instruments, spec.store)
+        if spec.run.llm_script is not None:  # before the user's module builds its models
+            llm_stub.install(llm_stub.LlmScript.parse(spec.run.llm_script), ledger.note)
         try:
             _module, obj = import_target(spec.run.target)
             detected, program = detect(obj, hint)

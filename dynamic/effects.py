@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -120,7 +121,8 @@ def install_effects(
             # a LangChain tool: wrap its function(s) on the tool object every graph holds
             originals = [getattr(raw, name) for name in tool_attrs]
             for name, inner in zip(tool_attrs, originals):
-                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, effect_stub))
+                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, effect_stub,
+                                                            definition=_source_location(originals[0])))
                 replaced[id(inner)] = (inner, getattr(raw, name))
             locations[spec.display] = _source_location(originals[0])
             continue
@@ -142,10 +144,25 @@ def _source_location(func: Callable) -> str:
         return ""
 
 
-def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any):
+def _user_site(caller: Any, skip: tuple[str, ...]) -> str | None:
+    """``file:line`` of the innermost frame from ``caller`` outwards that is the user's code."""
+    frame = caller
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
+
+
+def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any,
+                  definition: str | None = None):
+    """The recorder around one effect. The call site recorded is the user's line that called it; an
+    effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``."""
+    skip = _library_roots() + _own_roots() if definition else ()
+
     def record(kwargs: dict[str, Any], caller: Any) -> None:
         node, step, task = context()
         site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
+        if definition and (caller is None or caller.f_code.co_filename.startswith(skip)):
+            site = _user_site(caller, skip) or definition
         ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
         events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
 
@@ -179,6 +196,14 @@ def _library_roots() -> tuple[str, ...]:
     roots = {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
     roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
     return tuple(r for r in roots if r)
+
+
+def _own_roots() -> tuple[str, ...]:
+    """This package's own directories (the sweep's child code calls the graph)."""
+    import auditor
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return (here + os.sep, os.path.dirname(os.path.abspath(auditor.__file__)) + os.sep)
 
 
 def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:

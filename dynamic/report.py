@@ -39,6 +39,8 @@ class SweepReport:
     cwd: str = "."
     #: the resume plane and store the sweep exercised (adapter's ``Session.describe()``)
     plane: dict[str, Any] = field(default_factory=dict)
+    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~auditor.dynamic.sharding.ShardPart`)
+    shard: Any = None
 
     # -- outputs ---------------------------------------------------------------------
     def stable(self) -> dict[str, Any]:

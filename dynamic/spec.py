@@ -29,6 +29,8 @@ class RunSpec:
     framework: str | None = None
     #: per-effect stub values, ("module:function", value), overriding ``stub`` for that effect
     stubs: tuple[tuple[str, Any], ...] = ()
+    #: ``--stub-llm``: the script's data (``LlmScript.to_data()``); None: chat models run as they are
+    llm_script: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -47,15 +47,18 @@ from .cells import (
     judge_write_order,
 )
 from .effects import NO_STUB, EffectSpec
+from .llm_stub import LlmScript, LlmScriptError
+from .request import Shard, SweepRequest
 from .killpoints import CRASH_MODES, DURABLE_KINDS, Event
 from .ledger import Ledger
 from .report import SweepReport
+from .sharding import ShardPart
 from .runner import ChildRun, kill_all, run_child, run_racers
 from .spec import ChildSpec, RunSpec
 from .target import TargetError, TargetSpec
 from .values import derive_fork_value, to_jsonable
 
-__all__ = ["crash_sweep", "NO_STUB", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
+__all__ = ["crash_sweep", "NO_STUB", "SweepRequest", "Shard", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
 CELL_KINDS = ("interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
@@ -67,6 +70,18 @@ Progress = Callable[[int, int, str], None]
 
 class SweepUsageError(ValueError):
     """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+def llm_script_of(value: Any, cwd: str | None = None) -> LlmScript | None:
+    """``stub_llm`` as given (a file relative to ``cwd``, ``"plain"``, a parsed script or its data) as a script."""
+    if value is None or isinstance(value, LlmScript):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if cwd and not os.path.isabs(path) and os.path.exists(os.path.join(cwd, path)):
+            path = os.path.join(cwd, path)
+        return LlmScript.load(path)
+    return LlmScript.parse(value)
 
 
 class SweepCancelled(Exception):
@@ -259,6 +274,18 @@ def _concurrent_cell(sw: _Sweep, k: int, ref: Reference, gate: Gate) -> tuple[Ce
         ledger.close()
 
 
+def _shard_jobs(jobs: list[tuple[str, Any]], shard: Shard) -> list[tuple[str, Any]]:
+    """This shard's jobs: whole groups (a write-order cell goes with the natural-order crash cell it
+    is compared with), dealt round-robin over the sweep's stable job order."""
+
+    def group(label: str) -> str:
+        return "crash:" + label.split(":", 1)[1] if label.startswith("write-order:") else label
+
+    keys = list(dict.fromkeys(group(label) for label, _fn in jobs))
+    taken = {key for position, key in enumerate(keys) if shard.takes(position)}
+    return [(label, fn) for label, fn in jobs if group(label) in taken]
+
+
 def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, str]]:
     notes: set[tuple[str, str]] = set()
     for d in cell_dirs:
@@ -294,53 +321,50 @@ def _notifications(notes: list[tuple[str, str]]) -> list[Notification]:
     return out
 
 
-def crash_sweep(
-    target: str,
-    *,
-    effects: list[str],
-    input: Any,
-    resume: list[Any],
-    fork_resume: Any | None = None,
-    config: dict | None = None,
-    backend: str = "sqlite",
-    dsn: str | None = None,
-    racers: int = 2,
-    timeout: float = 60,
-    stub: Any = NO_STUB,
-    allow_network: bool = False,
-    keep_artifacts: bool = False,
-    stubs: Mapping[str, Any] | None = None,
-    progress: Progress | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    cells: Collection[str] | None = None,
-    framework: str | None = None,
-    crash_modes: Collection[str] = ("sigkill",),
-    saver: str | None = None,
-) -> SweepReport:
+def crash_sweep(target: "str | SweepRequest", *, progress: Progress | None = None, **options: Any) -> SweepReport:
     """Crash-sweep the program ``target`` and check the resume contract.
 
-    ``target`` is ``path/to/file.py:attr`` or ``package.module:attr`` naming a
-    LangGraph ``StateGraph`` builder, compiled graph or factory taking a
-    checkpointer; a CrewAI ``Flow`` subclass or factory; a LlamaIndex
-    ``Workflow`` subclass, instance or factory; or a pydantic-graph
-    ``Graph`` with its start node (see :mod:`auditor.dynamic.adapters.pydantic_graph`).
-    The framework is detected (``framework`` overrides). ``crash_modes``
-    chooses how a crash cell crashes: ``"sigkill"`` and/or ``"exception"``.
-    ``effects`` are ``module:function`` names whose calls the
-    ledger records (``stub`` replaces them with a recorder returning ``stub``; ``stubs`` gives
-    one value per effect, ``{"tools:charge_card": {"id": "ch_1"}, "tools:send_email": None}``).
-    ``resume`` holds one answer per interrupt, in order. ``cells`` restricts
-    the probes run (see ``CELL_KINDS``); the uninterrupted run always runs.
-    ``cwd`` sweeps as if run from that directory: a file target is resolved
-    against it, a module target's package is looked up in it first (then on
-    this process's ``sys.path``, which the children inherit) and findings'
-    paths are reported relative to it; default: the current directory.
+    ``target`` is a :class:`SweepRequest`, or its ``target`` string with the
+    request's other fields as keyword arguments (``effects``, ``input``,
+    ``resume``, ``stub``, ``stubs``, ``stub_llm``, ``cells``, ``shard`` ...; see
+    :class:`SweepRequest`). The target is ``path/to/file.py:attr`` or
+    ``package.module:attr`` naming a LangGraph ``StateGraph`` builder, compiled
+    graph or factory taking a checkpointer; a CrewAI ``Flow`` subclass or
+    factory; a LlamaIndex ``Workflow`` subclass, instance or factory; or a
+    pydantic-graph ``Graph`` with its start node (see
+    :mod:`auditor.dynamic.adapters.pydantic_graph`). The framework is detected
+    (``framework`` overrides). ``progress(done, total, label)`` is told of every
+    finished cell.
 
     Raises :class:`TargetError` when the target does not load, is not a graph,
     or needs arguments it cannot get, and :class:`SweepUsageError` for bad
     arguments. A graph that hangs, raises, exits or spawns processes is
     reported in the returned :class:`SweepReport`, never raised.
     """
+    if isinstance(target, SweepRequest):
+        if options:
+            raise SweepUsageError("pass either a SweepRequest or keyword options, not both")
+        request = target
+    else:
+        try:
+            request = SweepRequest(target, **options)
+        except TypeError as exc:
+            raise SweepUsageError(str(exc)) from None
+        except ValueError as exc:
+            raise SweepUsageError(str(exc)) from None
+    return _sweep(request, progress)
+
+
+def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
+    target, effects, input, resume = request.target, list(request.effects), request.input, list(request.resume)
+    fork_resume, config, backend, dsn = request.fork_resume, request.config, request.backend, request.dsn
+    racers, timeout, stub, stubs = request.racers, request.timeout, request.stub, request.stubs
+    allow_network, keep_artifacts, cells = request.allow_network, request.keep_artifacts, request.cells
+    framework, crash_modes, saver, cwd = request.framework, request.crash_modes, request.saver, request.cwd
+    try:
+        llm_script = llm_script_of(request.stub_llm, request.cwd)
+    except LlmScriptError as exc:
+        raise SweepUsageError(str(exc)) from None
     started = time.monotonic()
     if backend not in BACKENDS:
         raise SweepUsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -382,7 +406,8 @@ def crash_sweep(
     resume_t = tuple(resume)
     fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in (stubs or {}).items())
-    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect)
+    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect,
+                  llm_script.to_data() if llm_script is not None else None)
     root = tempfile.mkdtemp(prefix="resume-audit-sweep-")
     sw = _Sweep(run, backend, dsn, timeout, root)
     protocol = {
@@ -395,6 +420,8 @@ def crash_sweep(
         "config": to_jsonable(dict(config or {})),
         "cells": sorted(wanted),
     }
+    if llm_script is not None:
+        protocol["stub_llm"] = llm_script.to_data()
     if modes != ("sigkill",):
         protocol["crash_modes"] = list(modes)
     report = SweepReport(target=tspec.text, backend=backend, framework=hint or "unknown",
@@ -494,6 +521,8 @@ def crash_sweep(
                                                   detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
                     else:
                         jobs.append((f"concurrent:{k}:{gate.index}", partial(_concurrent_cell, sw, k, ref, gate)))
+        if request.shard is not None:
+            jobs = _shard_jobs(jobs, request.shard)
         total = len(jobs) + 1
         if progress:
             progress(1, total, "uninterrupted run")
@@ -530,42 +559,61 @@ def crash_sweep(
             all_runs.extend(runs)
             cell_dirs.append(d)
 
-        # -- assemble in the stable order ----------------------------------------------
-        cells_out: list[Cell] = [dry_cell]
+        # -- assemble in the stable order: every planned slot, filled where this run swept it --------
+        def swept(label: str) -> Cell | None:
+            return outcomes[label][0] if label in outcomes else None
+
+        slots: list[tuple[str, Cell | None]] = [("dry-run", dry_cell)]
         if interrupt_cell is not None:
-            cells_out.append(interrupt_cell)
+            slots.append(("interrupt", interrupt_cell))
         if "crash" in wanted:
-            cells_out += [outcomes[f"crash:{p.name}"][0] for p in points]
+            slots += [(f"crash:{p.name}", swept(f"crash:{p.name}")) for p in points]
             if "exception" in modes:
-                cells_out += [outcomes[f"crash-exception:{p.name}"][0] for p in points]
+                slots += [(f"crash-exception:{p.name}", swept(f"crash-exception:{p.name}")) for p in points]
         if "parked" in wanted:
-            cells_out += [outcomes[f"parked:{p.name}"][0] for p in parks]
+            slots += [(f"parked:{p.name}", swept(f"parked:{p.name}")) for p in parks]
         if "write-order" in wanted:
             for p in points:
                 if p.kind in ("put", "put_writes"):
-                    natural = outcomes[f"crash:{p.name}"][0]
-                    deferred = outcomes[f"write-order:{p.name}"][0]
-                    cells_out.append(judge_write_order(natural, deferred, p))
+                    natural, deferred = swept(f"crash:{p.name}"), swept(f"write-order:{p.name}")
+                    slots.append((f"write-order:{p.name}",
+                                  judge_write_order(natural, deferred, p) if natural and deferred else None))
         if "fork" in wanted:
-            cells_out += [outcomes[f"fork:{form}:{gate.index}"][0] for gate in gates for form in forms]
-        if "stray-restore" in outcomes:
-            stray_cell = outcomes["stray-restore"][0]
-        if stray_cell is not None:
-            cells_out.append(stray_cell)
+            slots += [(f"fork:{form}:{gate.index}", swept(f"fork:{form}:{gate.index}")) for gate in gates for form in forms]
+        if stray_point is not None:
+            slots.append(("stray-restore", swept("stray-restore")))
+        elif stray_cell is not None:
+            slots.append(("stray", stray_cell))
         if "concurrent" in wanted:
-            cells_out += concurrent_na + [outcomes[f"concurrent:{k}:{gate.index}"][0] for gate in gates for k in ks
-                                          if f"concurrent:{k}:{gate.index}" in outcomes]
+            slots += [(f"na:{c.name}", c) for c in concurrent_na]
+            slots += [(f"concurrent:{k}:{gate.index}", swept(f"concurrent:{k}:{gate.index}")) for gate in gates for k in ks
+                      if backend != "memory"]
+        validity_sources: list[tuple[str, dict[str, Any]]] = []
         if "validity" in wanted:
-            sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", result)]
             for label, (_c, runs, _d) in sorted(outcomes.items()):
                 for r in runs:
                     if r.result and r.result.get("invalid"):
-                        sources.append((label, r.result))
-            cells_out.append(judge_validity(sources, True, result.get("schema")))
+                        validity_sources.append((label, {"invalid": r.result["invalid"]}))
+            sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", result), *validity_sources]
+            slots.append(("validity", judge_validity(sources, True, result.get("schema"))))
+        cells_out = [c for _label, c in slots if c is not None]
+        notes = _notes_from(all_runs, cell_dirs)
+        if request.shard is not None:
+            report.shard = ShardPart(
+                shard=request.shard,
+                order=[label for label, _c in slots],
+                cells=[(label, c) for label, c in slots if c is not None],
+                validity_sources=validity_sources,
+                dry_result={"invalid": result.get("invalid") or [], "schema": result.get("schema"),
+                            "nodes": result.get("nodes", {}), "target_location": result.get("target_location")},
+                notes=notes,
+                notifications=list(report.notifications),
+                cwd=cwd,
+            )
         report.cells = cells_out
         locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
         report.findings = build_findings(cells_out, locator, tspec.text)
-        report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + report.notifications
+        report.notifications = _notifications(notes) + report.notifications
         return report
     finally:
         kill_all(root)  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,6 +257,38 @@ def function_location(func: Any) -> SourceLocation | None:
     """Where ``func`` is defined: its ``def`` line to its last line (the decorator's first
     line when no ``def`` is found in its source)."""
     return _definition_location(inspect.unwrap(func), ("def ", "async def "), fallback=True)
+
+
+def is_library_file(path: str) -> bool:
+    """Whether ``path`` belongs to an installed package or the standard library, not the user's project
+    (a finding located there -- LangGraph's own ``ToolNode`` -- tells the user nothing)."""
+    import sysconfig
+
+    real = os.path.realpath(path)
+    if any(part in ("site-packages", "dist-packages") for part in real.split(os.sep)):
+        return True
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    return real.startswith(stdlib + os.sep)
+
+
+def registration_location(module: Any, call: str, name: str) -> SourceLocation | None:
+    """The line of ``module``'s source that registers ``name`` (``add_node("tools", ...)``)."""
+    import re
+
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    try:
+        with open(file, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    pattern = re.compile(rf"{re.escape(call)}\(\s*[\"']{re.escape(name)}[\"']")
+    for n, line in enumerate(lines, start=1):
+        m = pattern.search(line)
+        if m:
+            return SourceLocation(file, n, m.start() + 1, n, len(line) + 1)
+    return None
 
 
 def class_location(cls: type) -> SourceLocation | None:

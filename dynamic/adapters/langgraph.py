@@ -61,6 +61,8 @@ from .base import (
     SourceLocation,
     StoreSettings,
     function_location,
+    is_library_file,
+    registration_location,
 )
 
 if TYPE_CHECKING:
@@ -675,7 +677,7 @@ class LangGraphSession(Session):
         """
         state = self._state(subgraphs=True)
         found = self._interrupts(state)
-        if not found and getattr(state, "next", ()):
+        if not found and tuple(state.next or ()):
             found = (self._breakpoint(state, durable=False),)
         return Outcome(found)
 
@@ -865,6 +867,9 @@ class LangGraphSession(Session):
                     continue
                 func = _node_function(graph, name)
                 loc = _function_location(func) if func is not None else None
+                if loc is not None and is_library_file(loc.file):
+                    # a prebuilt node (ToolNode, a prebuilt agent): where the user's code adds it
+                    loc = registration_location(module, "add_node", name) if module is not None else None
                 if loc is not None:
                     out.setdefault(prefix + name, loc)
         return out

@@ -9,7 +9,10 @@ is passed); ``fork`` sends ``Command(resume=JSON_INPUT)`` at the thread's oldest
 holds a pending interrupt (the N-th oldest with ``RA_PROBE_FORK_GATE=N``) (the fork address ``(thread_id, checkpoint_id)``).
 Every value ``interrupt()`` returns is appended, as JSON, to the file LEDGER.served. With
 ``RA_PROBE_START_AT`` (epoch seconds) in the environment the process waits until that instant
-after loading everything, so several processes started together resume at once. With KILL ``after-effect``
+after loading everything, so several processes started together resume at once. With
+``RA_PROBE_MODEL_CLASS`` (a chat model class in the fixture) and ``RA_PROBE_REPLIES`` (a JSON list
+of ``{content, tool_calls}``) that class answers offline: the reply at the index of the number of
+AI messages in the call's input. With KILL ``after-effect``
 the process SIGKILLs itself right after an effect returns (``after-effect:NAME``: after that one); with ``after-put-writes:NODE`` right
 after the saver stored NODE's task writes. EFFECT_ATTR names a module function or a LangChain tool
 (its ``func`` is wrapped); every call appends its name as a line to LEDGER before the kill can happen.
@@ -67,6 +70,20 @@ def main() -> None:
     for mod in list(sys.modules.values()):  # the fixture and any module it imported interrupt into
         if getattr(mod, "interrupt", None) is real_interrupt and mod is not langgraph.types:
             mod.interrupt = interrupt
+
+    if os.environ.get("RA_PROBE_MODEL_CLASS"):  # a chat model class answering offline, by turn
+        from langchain_core.messages import AIMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        replies = json.loads(os.environ["RA_PROBE_REPLIES"])
+        model_class = getattr(module, os.environ["RA_PROBE_MODEL_CLASS"])
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            reply = replies[min(sum(isinstance(m, AIMessage) for m in messages), len(replies) - 1)]
+            calls = [{**c, "id": f"call-{n}"} for n, c in enumerate(reply.get("tool_calls", []))]
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply.get("content", ""), tool_calls=calls))])
+
+        model_class._generate = _generate
 
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     if kill.startswith("after-writes-to:"):

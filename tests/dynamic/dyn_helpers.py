@@ -116,6 +116,7 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
     each resume the park (``Command(resume=value)``, or ``invoke(None)`` without a value) at the same
     instant. The values ``interrupt()`` returned are in ``served(tmp_path)``.
     """
+    tmp_path.mkdir(parents=True, exist_ok=True)
     ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
     base = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")]), **(env or {})}
     probe = str(REPO / "tests" / "dynamic" / "direct_probe.py")

@@ -137,3 +137,34 @@ def test_framework_preloading_is_not_charged_to_the_first_childs_timeout(tmp_pat
     proc = run("entry.py:build", "--input", '{"n": 1}', "--timeout", "5", "--format", "json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["sweep"]["summary"]["fail"] == 0
+
+
+def test_sharded_sweep_merges_into_the_unsharded_report_byte_for_byte(tmp_path):
+    """Three shards (as three CI runners would run them) merged give the unsharded JSON and SARIF."""
+    args = [f"{FIXTURES}/two_gates.py:build_graph", "--effect", "two_gates:issue_refund", "--effect", "two_gates:send_payout",
+            "--input", '{"ticket": "T1", "amount": 5}', "--resume", '"yes"', "--resume", '"ok"']
+    for fmt in ("json", "sarif"):
+        assert run(*args, "--format", fmt, "--output", str(tmp_path / f"full.{fmt}")).returncode == 1
+    shards = []
+    for k in (1, 2, 3):
+        shards.append(tmp_path / f"shard-{k}.json")
+        proc = run(*args, "--shard", f"{k}/3", "--format", "json", "--output", str(shards[-1]))
+        assert proc.returncode in (0, 1), proc.stderr
+    sizes = [len(json.loads(p.read_text())["shard"]["cells"]) for p in shards]
+    full_cells = json.loads((tmp_path / "full.json").read_text())["sweep"]["cells"]
+    assert all(size < len(full_cells) for size in sizes)  # each shard swept a slice
+    for fmt in ("json", "sarif"):
+        merged = tmp_path / f"merged.{fmt}"
+        proc = subprocess.run([sys.executable, "-m", "auditor", "merge", *map(str, reversed(shards)), "--format", fmt,
+                               "--output", str(merged)], cwd=REPO, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "NO_COLOR": "1"})
+        assert proc.returncode == 1, proc.stderr  # the findings fail the job as the unsharded sweep's do
+        assert_same_text((tmp_path / f"full.{fmt}").read_text(), merged.read_text())
+    missing = subprocess.run([sys.executable, "-m", "auditor", "merge", str(shards[0]), str(shards[2])], cwd=REPO,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "expected shards 1/3 .. 3/3" in missing.stderr
+
+
+def test_shard_option_is_checked():
+    proc = run(f"{FIXTURES}/two_gates.py:build_graph", "--shard", "4/3")
+    assert proc.returncode == 2 and "K must be between 1 and N" in proc.stderr

@@ -164,3 +164,41 @@ def test_forking_the_second_gate_is_served_the_first_answer(gates, tmp_path):
     assert c.verdict == "fail" and c.witness["served"] == ["ok", "ok"]
     assert c.witness["sent"] == ["ok", "ok (fork)"]
     assert len(cells(gates, "fork")) == 4  # two forms at each of two gates
+
+
+# -- a graph whose node calls a chat model: --stub-llm ----------------------------------------------
+AGENT_INPUT = {"messages": [{"role": "user", "content": "refund order 7"}]}
+AGENT_REPLIES = '[{"tool_calls": [{"name": "issue_refund", "args": {"order_id": 7}}]}, {"content": "Order 7 is refunded."}]'
+
+
+def test_llm_calling_graph_runs_offline_under_the_scripted_model(sweep, tmp_path):
+    # ground truth: the model's class answering offline by turn (no sweep code), a SIGKILL right after
+    # the refund tool returns, a fresh process continuing: the tool refunds twice; two processes
+    # continuing the breakpoint together refund twice as well
+    model = {"RA_PROBE_MODEL_CLASS": "HostedChat", "RA_PROBE_REPLIES": AGENT_REPLIES}
+    start = ("start", "llm_agent", "build_graph", "issue_refund", '{"messages": [["user", "refund order 7"]]}')
+    crash = direct(tmp_path / "crash", start, ("recover", "llm_agent", "build_graph", "issue_refund", "null", "after-effect"),
+                   ("recover", "llm_agent", "build_graph", "issue_refund"), env=model)
+    assert crash == ["issue_refund", "issue_refund"]
+    race = direct(tmp_path / "race", start, ("race", 2, "llm_agent", "build_graph", "issue_refund"), env=model)
+    assert race == ["issue_refund", "issue_refund"]
+    report = sweep("llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[],
+                   stub_llm="fixtures/dynamic/langgraph/llm_agent.script.yaml", cells=["crash", "concurrent"])
+    assert report.complete
+    dry = cell(report, "dry-run", "uninterrupted")
+    assert dry.effects == {"llm_agent.issue_refund": (1, 1)} and dry.nodes["agent"] == (2, 2)
+    assert dry.witness["parks"] == [{"index": 0, "node": "tools", "value": None, "kind": "before"}]
+    crashed = cell(report, "crash", "resume 1: after effect llm_agent.issue_refund in node tools")
+    assert crashed.verdict == "fail" and crashed.effects["llm_agent.issue_refund"] == (1, 2)
+    assert cell(report, "concurrent", "2 concurrent").effects["llm_agent.issue_refund"] == (1, 2)
+    assert any("HostedChat calls were answered by the --stub-llm script" in n.message for n in report.notifications)
+    source = open("fixtures/dynamic/langgraph/llm_agent.py").read().splitlines()
+    for finding in report.findings:  # located in the user's file, not in LangGraph's ToolNode
+        assert finding.span.path == "fixtures/dynamic/langgraph/llm_agent.py"
+        assert 'add_node("tools"' in source[finding.span.start_line - 1]
+
+
+def test_without_the_stub_the_model_call_is_refused(sweep):
+    report = sweep("llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[], cells=["crash"])
+    assert not report.complete
+    assert "network" in cell(report, "dry-run", "uninterrupted").detail.lower()

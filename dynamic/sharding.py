@@ -1,0 +1,150 @@
+"""Sharded sweeps: ``crash-sweep --shard K/N`` runs one slice of the cells, ``merge`` joins the slices.
+
+Every shard runs the uninterrupted run (each needs the reference and the kill
+points) and then the jobs the deterministic deal gives it
+(:func:`auditor.dynamic.sweep._shard_jobs`). Its JSON output carries a
+``shard`` section -- the full slot order, its cells with their hits, what the
+validity judge and the locator need, its notes -- from which :func:`merge`
+rebuilds the report an unsharded sweep gives: same cells in the same order,
+same findings, same notifications, so the JSON and SARIF written from it are
+the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from auditor.findings import Notification, NotificationKind, Severity
+
+from .build import Locator, build_findings
+from .cells import Cell, Hit, judge_validity
+from .report import SweepReport
+from .request import Shard
+
+SHARD_FORMAT = "resume-audit/sweep-shard/v1"
+
+
+class MergeError(ValueError):
+    """The shard files do not make one sweep (the CLI's exit code 2)."""
+
+
+def cell_to_data(cell: Cell) -> dict[str, Any]:
+    data = asdict(cell)
+    data.pop("seconds", None)
+    return data
+
+
+def cell_from_data(data: dict[str, Any]) -> Cell:
+    hits = [Hit(**{**h, "flow": tuple(tuple(step) for step in h.get("flow", ()))}) for h in data.get("hits", [])]
+    return Cell(**{
+        **data,
+        "effects": {k: tuple(v) for k, v in data.get("effects", {}).items()},
+        "nodes": {k: tuple(v) for k, v in data.get("nodes", {}).items()},
+        "hits": hits,
+    })
+
+
+def _notification_data(n: Notification) -> dict[str, str]:
+    return {"kind": n.kind.value, "message": n.message, "level": n.level.value}
+
+
+def _notification_from(d: dict[str, str]) -> Notification:
+    return Notification(NotificationKind(d["kind"]), d["message"], level=Severity(d["level"]))
+
+
+@dataclass
+class ShardPart:
+    """What one shard contributes to the merged report."""
+
+    shard: Shard
+    #: every slot of the full sweep, in the stable order (labels); a shard fills some of them
+    order: list[str]
+    cells: list[tuple[str, Cell]]
+    #: (job label, {"invalid": [...]}) of this shard's runs that persisted invalid state
+    validity_sources: list[tuple[str, dict[str, Any]]]
+    #: the uninterrupted run's report the merge needs (validity, locating findings)
+    dry_result: dict[str, Any]
+    #: (kind, detail) notes from this shard's children
+    notes: list[tuple[str, str]]
+    #: notifications that are not child notes (e.g. "did not persist through the sweep's store")
+    notifications: list[Notification] = field(default_factory=list)
+    #: the directory the shard swept from (findings' paths are relative to it)
+    cwd: str = "."
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "format": SHARD_FORMAT,
+            "shard": str(self.shard),
+            "order": list(self.order),
+            "cells": [[label, cell_to_data(c)] for label, c in self.cells],
+            "validity_sources": [[label, src] for label, src in self.validity_sources],
+            "dry_result": self.dry_result,
+            "notes": [list(n) for n in self.notes],
+            "notifications": [_notification_data(n) for n in self.notifications],
+            "cwd": self.cwd,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "ShardPart":
+        if not isinstance(data, dict) or data.get("format") != SHARD_FORMAT:
+            raise MergeError("not a crash-sweep shard (write shards with `crash-sweep --shard K/N --format json`)")
+        return cls(
+            shard=Shard.parse(data["shard"]),
+            order=list(data["order"]),
+            cells=[(label, cell_from_data(c)) for label, c in data["cells"]],
+            validity_sources=[(label, src) for label, src in data["validity_sources"]],
+            dry_result=dict(data["dry_result"]),
+            notes=[(kind, detail) for kind, detail in data["notes"]],
+            notifications=[_notification_from(n) for n in data["notifications"]],
+            cwd=str(data.get("cwd") or "."),
+        )
+
+
+def merge(documents: list[dict[str, Any]]) -> SweepReport:
+    """The unsharded report from the JSON outputs of shards 1..N of one sweep (any order)."""
+    from .sweep import _notifications  # the same rendering of child notes as an unsharded sweep
+
+    if not documents:
+        raise MergeError("no shard files given")
+    parts = []
+    for doc in documents:
+        if "shard" not in doc or "sweep" not in doc:
+            raise MergeError("not a crash-sweep shard (write shards with `crash-sweep --shard K/N --format json`)")
+        parts.append((ShardPart.from_data(doc["shard"]), doc["sweep"]))
+    parts.sort(key=lambda p: p[0].shard.index)
+    first, header = parts[0]
+    count = first.shard.count
+    if sorted(p.shard.index for p, _h in parts) != list(range(1, count + 1)) or any(p.shard.count != count for p, _h in parts):
+        have = ", ".join(str(p.shard) for p, _h in parts)
+        raise MergeError(f"expected shards 1/{count} .. {count}/{count} exactly once each; got {have}")
+    for part, other in parts[1:]:
+        for key in ("target", "framework", "backend", "protocol", "versions", "kill_points"):
+            if other.get(key) != header.get(key):
+                raise MergeError(f"shard {part.shard} swept a different {key} than shard {first.shard}: "
+                                 f"{other.get(key)!r} vs {header.get(key)!r}")
+        if part.order != first.order:
+            raise MergeError(f"shard {part.shard} planned different cells than shard {first.shard} (a changed graph?)")
+    by_slot: dict[str, Cell] = {}
+    for part, _h in parts:
+        for label, cell in part.cells:
+            by_slot.setdefault(label, cell)
+    sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", first.dry_result)]
+    sources += sorted((src for part, _h in parts for src in part.validity_sources), key=lambda s: s[0])
+    if "validity" in by_slot:
+        by_slot["validity"] = judge_validity(sources, True, first.dry_result.get("schema"))
+    missing = [label for label in first.order if label not in by_slot]
+    if missing:
+        raise MergeError(f"no shard swept {len(missing)} planned cell(s), e.g. {missing[0]!r}")
+    cells = [by_slot[label] for label in first.order]
+    report = SweepReport(
+        target=header["target"], backend=header["backend"], framework=header["framework"],
+        versions=dict(header.get("versions") or {}), protocol=header["protocol"], cells=cells, findings=[],
+        complete=header["complete"], kill_points=header["kill_points"], cwd=first.cwd,
+        plane=dict(header.get("plane") or {}),
+    )
+    locator = Locator(first.dry_result.get("nodes", {}), first.dry_result.get("target_location"), report.cwd)
+    report.findings = build_findings(cells, locator, report.target)
+    notes = sorted({note for part, _h in parts for note in part.notes})
+    report.notifications = _notifications(notes) + first.notifications
+    return report
