@@ -77,12 +77,13 @@ RA702 = DynamicRule(
     name="resume-diverges",
     properties=("PC",),
     severity=Severity.ERROR,
-    summary="The resumed run's final state or step lineage differs from the uninterrupted run.",
+    summary="The resumed run re-ran its durably completed prefix, or its final state or step lineage differs from the uninterrupted run.",
     description="""
-After a kill and a resume in a fresh interpreter the run completed, but its
-final state, its number of supersteps, or the set of effects it performed
-differs from the uninterrupted run: the resume re-ran a completed prefix,
-skipped work, or rebuilt state from initial values.
+After a kill and a resume in a fresh interpreter, a unit (node, flow method)
+whose completion was already durable ran again -- the resume re-ran the
+completed prefix or rebuilt state from initial values -- or the run completed
+with a final state, a number of supersteps, or a set of effects that differs
+from the uninterrupted run (it skipped work).
 """,
     runtime="""
 A resume is supposed to continue the recorded run. When recovery re-executes

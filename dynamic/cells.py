@@ -354,9 +354,11 @@ def judge_recovery(
                 )
             )
     for node, step in r.get("reran_completed", []):
+        # a durably completed unit running again is the completed prefix re-run: PC (its effects, if
+        # any, are counted by the RA701 hits above)
         cell.hits.append(
             Hit(
-                "RA701",
+                "RA702",
                 node,
                 f"rerun:{node}",
                 f"Crash {kill_desc.split(': ', 1)[-1]}, then a resume in a fresh interpreter: node `{node}` "

@@ -4,23 +4,30 @@
 after the charge but before the `charge` node's write is durable charges the
 card again on resume (RA701). Parking at `review` is durable, so the
 interrupt path itself is exactly-once.
+
+The state is a pydantic model, and `charge` -- the last node -- writes a value
+its schema forbids (`None` in `receipt: list[str]`): the CV probe. A framework
+that validates what it persists refuses the write; one that does not persists
+it without a word (RA706).
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel
 
 
-class OrderState(TypedDict, total=False):
+class OrderState(BaseModel):
     order_id: int
-    amount: int
-    approved: bool
-    charge_id: str
-    log: Annotated[list[str], operator.add]
+    amount: int = 0
+    approved: bool = False
+    charge_id: str = ""
+    receipt: list[str] = []
+    log: Annotated[list[str], operator.add] = []
 
 
 def charge_card(order_id: int, amount: int) -> str:
@@ -33,15 +40,16 @@ def prepare(state: OrderState) -> dict:
 
 
 def review(state: OrderState) -> dict:
-    answer = interrupt({"question": "approve order?", "order_id": state["order_id"], "amount": state["amount"]})
+    answer = interrupt({"question": "approve order?", "order_id": state.order_id, "amount": state.amount})
     return {"approved": answer == "approve", "log": [f"reviewed: {answer}"]}
 
 
 def charge(state: OrderState) -> dict:
-    if not state.get("approved"):
+    if not state.approved:
         return {"log": ["not charged"]}
-    charge_id = charge_card(state["order_id"], state["amount"])
-    return {"charge_id": charge_id, "log": ["charged"]}
+    charge_id = charge_card(state.order_id, state.amount)
+    # the CV probe: a receipt line the provider did not send, persisted as None
+    return {"charge_id": charge_id, "receipt": [f"charged {state.amount}", None], "log": ["charged"]}
 
 
 def build_graph(checkpointer):

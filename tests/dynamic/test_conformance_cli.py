@@ -33,6 +33,6 @@ def test_saver_option_runs_the_langgraph_probes(tmp_path: Path):
     [row] = data["rows"]
     assert row["backend"] == "--saver mysavers:make_saver"
     marks = {k: v["verdict"] for k, v in row["cells"].items()}
-    assert marks == {"EO-int": "✓", "EO-crash": "✗", "PC": "✓", "FD": "✗", "CV": "✓", "CO-seq": "✓", "CO-conc": "✗",
+    assert marks == {"EO-int": "✓", "EO-crash": "✗", "PC": "✓", "FD": "✗", "CV": "✗", "CO-seq": "✓", "CO-conc": "✗",
                      "RD": "✓", "LV": "✓"}
     assert "served \"approve\"" in row["cells"]["FD"]["witness"]

@@ -58,7 +58,9 @@ def test_crewai_flow_created_restore_starts_fresh(matrix):
     r = row(matrix, "crewai", '"*"').report
     for name in (AFTER_S1, AFTER_S1 + " [raised]"):  # SIGKILL and exception crash alike
         c = cell(r, "crash", name)
-        assert c.rules == ("RA701",), (name, c.detail)
+        # s1's completion was durable, the restore ran it again: the prefix re-run (PC) and its effect (EO)
+        assert c.rules == ("RA701", "RA702"), (name, c.detail)
+        assert [h.subject for h in c.hits if h.rule == "RA702"] == ["rerun:s1"]
         assert c.effects[S1] == (1, 2) and c.effects[S2] == (1, 1)
         assert c.final_state_match is True  # state reads 11: the duplicate is visible only in the ledger
     assert r.cells[0].witness["final_state"] == {"counter": 11}
@@ -84,17 +86,18 @@ def test_crewai_persist_class_level(matrix):
     r = row(matrix, "crewai", "class-level").report
     crash = cell(r, "crash", "run: after save_state of method s1")
     assert set(crash.rules) == {"RA701", "RA702"} and crash.effects[S1] == (1, 2)
-    assert any("counter" in d and "12" in d for h in crash.hits if h.rule == "RA702" for d in h.witness["differences"])
+    assert any("counter" in d and "12" in d for h in crash.hits if h.subject == "diverged" for d in h.witness["differences"])
     rekick = cell(r, "crash", "run: after save_state of method s2")  # the completed flow re-kicked with its id
     assert rekick.effects[S1] == (1, 2) and rekick.effects[S2] == (1, 2)
-    assert any("22" in d for h in rekick.hits if h.rule == "RA702" for d in h.witness["differences"])
+    assert any("22" in d for h in rekick.hits if h.subject == "diverged" for d in h.witness["differences"])
     assert cell(r, "crash", "run: after save_state of method s1 [raised]").rules == ("RA701", "RA702")
 
 
 def test_crewai_persist_method_level_never_reloads(matrix):
     r = row(matrix, "crewai", "method-level").report
     c = cell(r, "crash", "run: after save_state of method s2")
-    assert c.rules == ("RA701",) and c.effects[S1] == (1, 2) and c.effects[S2] == (1, 2)
+    assert c.rules == ("RA701", "RA702") and c.effects[S1] == (1, 2) and c.effects[S2] == (1, 2)
+    assert sorted(h.subject for h in c.hits if h.rule == "RA702") == ["rerun:s1", "rerun:s2"]
     assert c.final_state_match is True  # state 11: rebuilt from scratch
 
 
@@ -143,18 +146,37 @@ def test_pydantic_graph_crash_in_node_is_unrestorable(matrix):
 
 
 def test_matrix_columns(matrix):
+    """Every row equals ../shared/FRAMEWORK-FACTS.md (measured 2026-12-02 on these versions)."""
     def marks(framework, plane):
         return {c: v.mark for c, v in row(matrix, framework, plane).verdicts.items()}
 
     lg = {c: v.mark for c, v in next(r for r in matrix.rows if r.probe.backend_label == "SqliteSaver").verdicts.items()}
-    assert lg == {"EO-int": "pass", "EO-crash": "fail", "PC": "pass", "FD": "fail", "CV": "pass", "CO-seq": "pass",
+    # FD violated (#6663), CV violated silently (a terminal invalid write persisted), EO crash-path gap,
+    # EO on the interrupt path holds, CO sequential holds silently, CO concurrent violated
+    assert lg == {"EO-int": "pass", "EO-crash": "fail", "PC": "pass", "FD": "fail", "CV": "fail", "CO-seq": "pass",
                   "CO-conc": "fail", "RD": "pass", "LV": "pass"}
     assert marks("pydantic-graph", "FileStatePersistence") == {
         "EO-int": "pass", "EO-crash": "pass", "PC": "pass", "FD": "pass", "CV": "n/a", "CO-seq": "pass",
         "CO-conc": "pass", "RD": "n/a", "LV": "fail"}
     assert marks("llamaindex", "wait_for_event")["EO-int"] == "fail"
     assert marks("llamaindex", "HumanResponseEvent")["EO-int"] == "pass"
-    assert marks("crewai", '"*"')["CO-seq"] == "fail" and marks("crewai", "checkpoint=True")["LV"] == "fail"
+    # CrewAI: on_events with "*" restores into a fresh flow (s1 twice): PC fails with EO; the
+    # method_execution_finished trigger restores correctly; restoring twice re-runs (not consumed);
+    # the default trigger never writes; class-level @persist re-runs completed methods; method-level
+    # never reloads (the whole flow re-runs)
+    assert marks("crewai", '"*"')["PC"] == "fail" and marks("crewai", '"*"')["CO-seq"] == "fail"
+    assert marks("crewai", "method_execution_finished")["PC"] == "pass"
+    assert marks("crewai", "method_execution_finished")["CO-seq"] == "fail"
+    assert marks("crewai", "checkpoint=True")["LV"] == "fail"
+    assert marks("crewai", "class-level")["PC"] == "fail"
+    assert marks("crewai", "method-level")["PC"] == "fail"
+
+
+def test_crewai_fresh_restore_is_a_prefix_rerun(matrix):
+    r = row(matrix, "crewai", '"*"').report
+    c = cell(r, "crash", f"run: after effect {P}.crewai_counter.effect_s2 in node s2")
+    assert "RA702" in c.rules and any(h.subject == "rerun:s1" for h in c.hits)
+    assert c.final_state_match is True  # the state reads 11: only the ledger and the lineage show it
 
 
 # -- pydantic-graph 2.x: detected, not crashed on --------------------------------------------------
