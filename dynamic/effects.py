@@ -93,12 +93,25 @@ def _resolve(spec: EffectSpec) -> tuple[Any, str, Any]:
 
 
 def _tool_functions(obj: Any) -> list[str] | None:
-    """For a LangChain tool object (``@tool``, ``StructuredTool.from_function``, ``Tool``): the
-    attributes holding its functions (``func`` and/or ``coroutine``), which ``invoke``/``ainvoke``
-    call -- wrapping them records every call however the tool is run. None for anything else."""
-    if not (hasattr(obj, "invoke") and hasattr(obj, "name") and (hasattr(obj, "func") or hasattr(obj, "coroutine"))):
+    """For a LangChain tool object (``@tool``, ``StructuredTool.from_function``, ``Tool``, a
+    ``BaseTool`` subclass): the attributes holding its functions (``func`` and/or ``coroutine``,
+    or the subclass's ``_run`` / ``_arun``), which ``invoke``/``ainvoke`` call -- wrapping them
+    records every call however the tool is run. None for anything else."""
+    if not (hasattr(obj, "invoke") and hasattr(obj, "name")):
         return None
-    return [a for a in ("func", "coroutine") if callable(getattr(obj, a, None))]
+    if hasattr(obj, "func") or hasattr(obj, "coroutine"):
+        return [a for a in ("func", "coroutine") if callable(getattr(obj, a, None))]
+    # a BaseTool subclass instance: run() / arun() call its own _run / _arun
+    overridden = [a for a in ("_run", "_arun") if callable(getattr(obj, a, None)) and _defined_below_base_tool(type(obj), a)]
+    return overridden or None
+
+
+def _defined_below_base_tool(cls: type, name: str) -> bool:
+    """Whether ``name`` is the tool class's own (not ``BaseTool``'s default that raises NotImplementedError)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass.__name__ != "BaseTool"
+    return False
 
 
 def install_effects(

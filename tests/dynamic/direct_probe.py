@@ -20,6 +20,7 @@ after the saver stored NODE's task writes. EFFECT_ATTR names a module function o
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -54,6 +55,8 @@ def main() -> None:
         target = getattr(module, attr)
         if hasattr(target, "invoke") and callable(getattr(target, "func", None)):
             object.__setattr__(target, "func", record(target.func, attr))
+        elif hasattr(target, "invoke") and callable(getattr(target, "_run", None)):  # a BaseTool subclass
+            object.__setattr__(target, "_run", functools.wraps(target._run)(record(target._run, attr)))
         else:
             setattr(module, attr, record(target, attr))
 

@@ -304,3 +304,18 @@ def test_a_langchain_tool_is_an_effect_by_its_own_name(sweep, tmp_path):
     crash = cell(report, "crash", "resume 1: after effect tool_refund.issue_refund in node refund")
     assert crash.verdict == "fail" and crash.rules == ("RA701",)
     assert crash.effects["tool_refund.issue_refund"] == (1, 2)
+
+
+def test_a_basetool_subclass_is_an_effect_too(sweep, tmp_path):
+    """A class-based tool (``BaseTool`` with its own ``_run``): ground truth first, then the sweep."""
+    assert _direct(
+        tmp_path,
+        ("start", "tool_refund", "build_graph_class_tool", "refund_order", '{"order_id": 4}'),
+        ("resume", "tool_refund", "build_graph_class_tool", "refund_order", '"approve"', "after-effect"),
+        ("recover", "tool_refund", "build_graph_class_tool", "refund_order"),
+    ) == ["refund_order", "refund_order"]
+    report = sweep("tool_refund.py:build_graph_class_tool", effects=["tool_refund:refund_order"], input={"order_id": 4},
+                   resume=["approve"], cells=["crash"])
+    assert cell(report, "dry-run", "uninterrupted").effects == {"tool_refund.refund_order": (1, 1)}
+    crash = cell(report, "crash", "resume 1: after effect tool_refund.refund_order in node refund")
+    assert crash.verdict == "fail" and crash.effects["tool_refund.refund_order"] == (1, 2)
