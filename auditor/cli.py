@@ -331,6 +331,10 @@ def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Opti
         emit(result, format.value, output)
     if not report.complete:
         raise fail(next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete"))
+    unexercised = report.unexercised()
+    if unexercised:
+        raise fail(f"not exercised: every cell of {', '.join(unexercised)} ended in an error (see the cell table); "
+                   "that part of the resume contract was not checked")
     threshold = None if fail_on == FailOn.never else Severity(fail_on.value)
     raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
 
@@ -562,9 +566,26 @@ def properties_command() -> None:
         typer.echo(f"{key}  {value}")
 
 
+class Terminated(BaseException):
+    """SIGTERM (a CI job cancelled), raised in the main thread so every cleanup path that handles
+    Ctrl-C -- killing sweep children, removing temporary directories -- runs for it too. Not a
+    KeyboardInterrupt: click would turn that into "Aborted!" and exit 1, which reads as findings."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. SIGTERM is handled like Ctrl-C, then exits 143 as a terminated process does."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        app()
+    except Terminated:
+        sys.stderr.write("resume-audit: terminated; child processes killed and temporary files removed\n")
+        raise SystemExit(143)
 
 
 if __name__ == "__main__":  # pragma: no cover

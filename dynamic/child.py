@@ -363,9 +363,10 @@ def _user_frame(exc: BaseException, roots: tuple[str, ...]) -> str | None:
 
 def main(spec: ChildSpec, barrier: Any = None) -> None:
     """Entry point of every sweep child (runs in a fork of the fork server)."""
-    from . import childenv
+    from . import childenv, lifetime
 
     childenv.apply()
+    lifetime.bind_to_parent(spec.workdir)  # descendants carry the tag; die with the fork server
     _capture_output(spec.workdir)
     result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
     instruments: Instruments | None = None
@@ -376,6 +377,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         ledger.phase = spec.phase
         sandbox.report = ledger.note
         events = EventLog(kill_at=spec.kill_at, mode=spec.extra.get("crash_mode", "sigkill"))
+        events.on_kill = lambda: lifetime.reap_descendants(ledger.note)  # nothing the graph started survives the kill
         instruments = Instruments(ledger, events)
         hint = spec.run.framework
         adapter = adapter_for(hint) if hint else None
@@ -430,6 +432,12 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         if instruments is not None:
             last = list(instruments.task_nodes.values())
             result.setdefault("last_node", last[-1][0] if last else None)
+        try:
+            reaped = lifetime.reap_descendants(ledger.note if "ledger" in locals() else None)
+            if reaped:
+                result["reaped"] = reaped
+        except Exception:
+            pass
         _write_result(spec.result_path, result)
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -78,6 +78,15 @@ class SweepReport:
         out["findings"] = len(self.findings)
         return out
 
+    def unexercised(self) -> list[str]:
+        """Probes none of whose cells could run (every one ended in an error -- a timeout, a crash of
+        the harness): their part of the contract was not exercised, which is not a pass."""
+        kinds: dict[str, list[str]] = {}
+        for c in self.cells:
+            if c.kind not in ("dry-run", "interrupt", "validity", "write-order"):
+                kinds.setdefault(c.kind, []).append(c.verdict)
+        return [f"{kind} ({len(v)} cell{'s' if len(v) != 1 else ''})" for kind, v in kinds.items() if v and all(x == ERROR for x in v)]
+
     def to_scan_result(self) -> ScanResult:
         """The same findings in the shape ``scan``'s reporters and exit codes consume."""
         return ScanResult(

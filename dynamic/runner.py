@@ -24,6 +24,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from . import lifetime
 from .spec import ChildSpec
 
 _CTX_LOCK = threading.Lock()
@@ -51,6 +52,8 @@ class ChildRun:
     result: dict[str, Any] | None
     leftovers: int  # processes of its group still alive after it ended (all killed)
     seconds: float
+    #: processes it started outside its group (new session, daemon), found by the environment tag and killed
+    escaped: int = 0
 
     @property
     def crashed(self) -> bool:
@@ -177,6 +180,7 @@ def kill_all(root: str | None = None) -> int:
     killed = 0
     for proc in procs:
         if proc.pid is not None:
+            killed += lifetime.kill_descendants(proc.pid)  # what left the group first: the child is their subreaper
             killed += kill_group(proc.pid)
     return killed
 
@@ -205,6 +209,7 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
     code = _wait(proc, deadline - time.monotonic())
     if code is None:
         timed_out = True
+        lifetime.kill_descendants(proc.pid)  # first what left the group: the child is their subreaper
         kill_group(proc.pid)
         try:
             proc.kill()
@@ -212,6 +217,8 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
             pass
         code = _wait(proc, 10)
     leftovers = kill_group(proc.pid)
+    # what left the group (a new session, a daemon) and exec'd still carries the child's environment tag
+    escaped = lifetime.kill_tagged(spec.workdir)
     result = None
     if os.path.exists(spec.result_path):
         try:
@@ -219,9 +226,10 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
                 result = json.load(fh)
         except (OSError, ValueError):
             result = None
+    leftovers += int((result or {}).get("reaped") or 0)  # what the child killed of its own before it ended
     with _LIVE_LOCK:
         _LIVE.pop(proc.pid, None)
-    run = ChildRun(spec, code, timed_out, result, leftovers, time.monotonic() - started)
+    run = ChildRun(spec, code, timed_out, result, leftovers, time.monotonic() - started, escaped)
     with _START_LOCK:
         try:
             proc.close()

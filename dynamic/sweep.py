@@ -49,6 +49,7 @@ from .cells import (
 from .effects import NO_STUB, EffectSpec
 from .llm_stub import LlmScript, LlmScriptError
 from .request import Shard, SweepRequest
+from . import lifetime
 from .killpoints import CRASH_MODES, DURABLE_KINDS, Event
 from .ledger import Ledger
 from .report import SweepReport
@@ -300,6 +301,8 @@ def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, s
     for run in runs:
         if run.leftovers:
             notes.add(("leftovers", "processes the graph spawned were still running when its run ended; the sweep killed them"))
+        if run.escaped:
+            notes.add(lifetime.ESCAPED_NOTE)
         if run.timed_out:
             notes.add(("timeout", f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group"))
         if run.result and run.result.get("schedule_escaped"):
@@ -311,7 +314,8 @@ def _notifications(notes: list[tuple[str, str]]) -> list[Notification]:
     out = []
     for kind, detail in notes:
         if kind == "spawn":
-            out.append(Notification(NotificationKind.INFO, f"the graph spawned a child process ({detail}); it was confined to the cell's process group"))
+            out.append(Notification(NotificationKind.INFO, f"the graph spawned a child process ({detail}); the sweep killed "
+                                                           "whatever of it was still running when the cell ended"))
         elif kind.startswith("refused-"):
             out.append(Notification(NotificationKind.INFO, f"sandbox refused an operation of the graph: {detail}"))
         elif kind == "timeout":
@@ -408,7 +412,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in (stubs or {}).items())
     run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect,
                   llm_script.to_data() if llm_script is not None else None)
-    root = tempfile.mkdtemp(prefix="resume-audit-sweep-")
+    root = lifetime.new_root()
     sw = _Sweep(run, backend, dsn, timeout, root)
     protocol = {
         "input": to_jsonable(input),

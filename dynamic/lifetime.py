@@ -1,0 +1,221 @@
+"""Nothing a sweep child starts outlives its cell, or the sweep.
+
+The process group the child leads catches ordinary subprocesses. A process the
+graph puts in a new session (``start_new_session=True``, the double-fork +
+``setsid`` daemon) leaves that group, so two more layers:
+
+- every child puts a tag in its environment (``RESUME_AUDIT_CELL=<workdir>``)
+  that its descendants inherit; once the child has ended, the parent reads
+  ``/proc/<pid>/environ`` of every process and kills the tagged ones -- what
+  left the group is found anyway, and reported;
+- every child asks the kernel for ``SIGKILL`` when its parent (the fork
+  server) dies (``PR_SET_PDEATHSIG``), and the fork server exits when the sweep
+  process does, so a sweep killed outright (a CI cancel ending in SIGKILL)
+  takes its running children with it. Each child is also a child subreaper
+  (``PR_SET_CHILD_SUBREAPER``): a daemon's orphaned grandchild is re-parented
+  to the child, not to init, while the child lives.
+
+- before a child ends -- normally, or SIGKILLing itself at a kill point -- it
+  kills its own descendants (everything still running is its descendant,
+  being a subreaper), reporting those outside its group; a child that times out
+  has its descendants killed by the parent the same way before its group.
+
+The environment tag reaches only processes that ``exec``: ``/proc/<pid>/environ``
+shows the environment a process was started with, not later changes.
+
+Temporary directories of a sweep killed outright are removed by the next
+sweep (:func:`remove_stale_roots`), recognised by the dead pid in their name.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any, Callable
+import shutil
+import signal
+import tempfile
+
+CELL_ENV = "RESUME_AUDIT_CELL"
+#: the note (kind, detail) a sweep reports when the graph started processes outside the child's group
+ESCAPED_NOTE = ("escaped", "the graph started processes outside its process group (a new session or a daemon); "
+                           "the sweep found them and killed them")
+ROOT_PREFIX = "resume-audit-sweep-"
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # not Linux
+        return False
+
+
+def bind_to_parent(tag: str) -> None:
+    """In a sweep child: tag the environment, die with the parent, adopt orphaned descendants."""
+    os.environ[CELL_ENV] = tag
+    _drop_forkserver_alive_fd()
+    parent = os.getppid()
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _table() -> dict[int, tuple[int, int, str]]:
+    """pid -> (ppid, pgid, state) for every process /proc shows."""
+    out: dict[int, tuple[int, int, str]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[-1].split()
+            out[int(entry)] = (int(fields[1]), int(fields[2]), fields[0].decode())
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def descendants(pid: int) -> list[tuple[int, int]]:
+    """Live descendants of ``pid`` as (pid, pgid). A child subreaper's orphaned grandchildren are its
+    children, so for a sweep child this is everything it started that is still running."""
+    table = _table()
+    children: dict[int, list[int]] = {}
+    for p, (ppid, _pgid, _state) in table.items():
+        children.setdefault(ppid, []).append(p)
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        ppid, pgid, state = table[p]
+        if state != "Z":
+            found.append((p, pgid))
+        todo.extend(children.get(p, []))
+    return found
+
+
+def reap_descendants(note: "Callable[[str, str], None] | None" = None) -> int:
+    """In a sweep child about to end (or to kill itself at a kill point): SIGKILL everything it started.
+
+    Processes in another process group than the child's left it (a new session, a daemon): the
+    parent's group kill would miss them, so they are reported through ``note``. Returns how many
+    processes were killed.
+    """
+    own_group = os.getpgrp()
+    found = descendants(os.getpid())
+    for pid, _pgid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    outside = [pid for pid, pgid in found if pgid != own_group]
+    if outside and note is not None:
+        note(*ESCAPED_NOTE)
+    return len(found)
+
+
+def _drop_forkserver_alive_fd() -> None:
+    """Close this child's copy of the write end of the fork server's "alive" pipe.
+
+    The fork server exits when every write end is closed -- when the sweep
+    process is gone -- but multiprocessing hands each child a copy, so a hung
+    child would keep the server alive and the server would keep the child's
+    parent-death signal from ever firing. Sweep children start no fork-server
+    processes of their own, so they do not need it (if user code does,
+    multiprocessing starts a new server).
+    """
+    try:
+        from multiprocessing import forkserver
+
+        server: Any = forkserver._forkserver
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            server._forkserver_alive_fd = None
+            os.close(fd)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
+def tagged(tag: str, exclude: int | None = None) -> list[int]:
+    """Pids of live processes whose environment carries ``tag`` (zombies and unreadable ones skipped)."""
+    needle = f"{CELL_ENV}={tag}".encode() + b"\0"
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == exclude or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read() + b"\0":
+                    found.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def kill_descendants(pid: int) -> int:
+    """From the parent: SIGKILL every live descendant of ``pid`` (a child that timed out)."""
+    found = descendants(pid)
+    for child, _pgid in found:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(found)
+
+
+def kill_tagged(tag: str) -> int:
+    """SIGKILL every live process carrying ``tag``; how many there were."""
+    pids = tagged(tag)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(pids)
+
+
+def new_root() -> str:
+    """A sweep's temporary root, named with this process's pid so a later sweep can tell it is stale."""
+    remove_stale_roots()
+    return tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_roots(base: str | None = None) -> list[str]:
+    """Remove the temporary roots of sweeps whose process is gone (killed before it could clean up)."""
+    base = base or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(ROOT_PREFIX):
+            continue
+        pid_text = name[len(ROOT_PREFIX):].split("-", 1)[0]
+        if pid_text.isdigit() and not _alive(int(pid_text)):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            removed.append(name)
+    return removed
