@@ -195,6 +195,10 @@ def _failure_text(run: ChildRun) -> str:
         where = f" at {err['where']}" if err.get("where") else ""
         if err.get("kind") == "exit":
             return f"the graph called {err['message']}{where}"
+        limit = run.spec.run.memory_limit_mb
+        if err.get("type") == "MemoryError" and limit:
+            return (f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
+                    "(--memory-limit; 0 lifts it)")
         return f"the graph raised {err.get('type')}: {err.get('message')}{where}"
     return "incomplete"
 

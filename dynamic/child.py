@@ -367,6 +367,11 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
 
     childenv.apply()
     lifetime.bind_to_parent(spec.workdir)  # descendants carry the tag; die with the fork server
+    if spec.run.memory_limit_mb:
+        import resource
+
+        limit = spec.run.memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _capture_output(spec.workdir)
     result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
     instruments: Instruments | None = None

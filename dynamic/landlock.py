@@ -59,9 +59,11 @@ def abi_version() -> int:
 
 def confine_writes(writable_dirs: list[str], writable_files: list[str]) -> bool:
     """Allow filesystem changes only beneath ``writable_dirs`` and to ``writable_files`` (each
-    that exists), for this process and its future children. True when the kernel enforces it."""
+    that exists), for this process and its future children. True when the kernel enforces it.
+    ``RESUME_AUDIT_LANDLOCK=off`` in the environment skips it (the audit hook alone then guards:
+    how the project's tests exercise that layer, and a way out if Landlock breaks a program)."""
     abi = abi_version()
-    if abi == 0:
+    if abi == 0 or os.environ.get("RESUME_AUDIT_LANDLOCK", "").lower() == "off":
         return False
     handled = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
     if abi >= 2:

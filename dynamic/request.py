@@ -74,6 +74,8 @@ class SweepRequest:
     crash_modes: Collection[str] = ("sigkill",)
     #: a LangGraph ``package.module:factory`` returning the user's own saver
     saver: str | None = None
+    #: address-space limit of every child process, in MB (0: none); a graph exceeding it gets MemoryError
+    memory_limit: int = 4096
     #: sweep one deterministic slice of the cells (``merge`` joins the slices)
     shard: Shard | None = None
     #: sweep as if run from this directory (default: the current one)

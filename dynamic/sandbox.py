@@ -52,6 +52,117 @@ class SandboxRefusal(PermissionError):
     """Raised into user code when it tries something the sweep does not allow."""
 
 
+def _sqlite_target(text: str) -> str | None:
+    """The file a ``sqlite3.connect`` argument writes, or None when it writes none (memory, read-only URI)."""
+    if not text.startswith("file:"):
+        return text
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(text)
+    query = parse_qs(parts.query)
+    if query.get("mode", [""])[-1] == "ro" or query.get("mode", [""])[-1] == "memory" or parts.path in ("", ":memory:"):
+        return None
+    return unquote(parts.path)
+
+
+def _writable_under(root: str) -> Callable[[Any], bool]:
+    """The write rule for a cell rooted at ``root`` (already real)."""
+
+    def writable(path: Any) -> bool:
+        if isinstance(path, int):  # an already-open descriptor
+            return True
+        try:
+            text = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return True
+        if text in ("", ":memory:") or text.startswith("file::memory:"):
+            return True
+        if text in _ALWAYS_WRITABLE or text.startswith("/proc/self/fd/"):
+            return True
+        real = os.path.realpath(text)
+        return real == root or real.startswith(root + os.sep)
+
+    return writable
+
+
+def _loopback(host: Any) -> bool:
+    if host is None:
+        return True
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    host = str(host)
+    if host in ("localhost", "localhost.localdomain", ""):
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is IPv4 loopback
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _make_hook(writable: Callable[[Any], bool], allow_network: bool, tell: Callable[[str, str], None],
+               refuse: Callable[[str, str], None], guard: threading.local) -> Callable[[str, tuple], None]:
+    """The audit hook: refuses writes outside the cell and non-loopback traffic, reports spawns."""
+
+    def hook(event: str, args: tuple) -> None:
+        if getattr(guard, "busy", False):
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            wants_write = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+            )
+            if wants_write and not writable(path):
+                refuse("write", f"open({path!r}, {mode or flags!r}) outside the sandbox")
+        elif event in _PATH_EVENTS_ARG0:
+            if args and not writable(args[0]):
+                refuse("write", f"{event}({args[0]!r}) outside the sandbox")
+        elif event in _PATH_EVENTS_BOTH:
+            for p in args[:2]:
+                if not writable(p):
+                    refuse("write", f"{event}({p!r}) outside the sandbox")
+        elif event == "os.symlink":
+            if len(args) > 1 and not writable(args[1]):
+                refuse("write", f"os.symlink to {args[1]!r} outside the sandbox")
+        elif event == "sqlite3.connect":
+            target = _sqlite_target(os.fsdecode(args[0])) if args and isinstance(args[0], (str, bytes, os.PathLike)) else None
+            if target is not None and not writable(target):
+                refuse("write", f"sqlite3.connect({args[0]!r}) outside the sandbox")
+        elif event in ("socket.connect", "socket.sendto", "socket.sendmsg") and not allow_network:
+            address = args[1] if len(args) > 1 else None
+            if isinstance(address, tuple) and address and not _loopback(address[0]):
+                refuse("network", f"{event.split('.')[1]} to {address!r} (only loopback is allowed; pass --allow-network)")
+        elif event == "socket.getaddrinfo" and not allow_network:
+            host = args[0] if args else None
+            if not _loopback(host):
+                refuse("network", f"name lookup of {host!r} (only loopback is allowed; pass --allow-network)")
+        elif event in _SPAWN_EVENTS:
+            detail = event if not args else f"{event}: {str(args[0])[:120]}"
+            tell("spawn", detail)
+
+    return hook
+
+
+def _guard_device_nodes(writable: Callable[[Any], bool], refuse: Callable[[str, str], None]) -> None:
+    """``os.mkfifo`` / ``os.mknod`` raise no audit event: guard them by wrapping (a fallback only --
+    code can undo a wrapper; Landlock, where present, refuses them in the kernel)."""
+    for name in ("mkfifo", "mknod"):
+        original = getattr(os, name, None)
+        if original is None:
+            continue
+
+        def guarded(path: Any, *args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            target = path
+            if kwargs.get("dir_fd") is not None and not os.path.isabs(os.fsdecode(path)):
+                target = os.path.join(os.readlink(f"/proc/self/fd/{kwargs['dir_fd']}"), os.fsdecode(path))
+            if not writable(target):
+                refuse("write", f"os.{_name}({path!r}) outside the sandbox")
+            return _original(path, *args, **kwargs)
+
+        setattr(os, name, guarded)
+
+
 @dataclass
 class Sandbox:
     """The policy of one child; ``install`` applies it to the current process."""
@@ -88,75 +199,23 @@ class Sandbox:
         # importing the user's modules must not drop __pycache__ next to their sources
         sys.dont_write_bytecode = True
         self.root = os.path.realpath(self.root)
-        sys.addaudithook(self._hook)
+        # The hook is a closure over values fixed now: reassigning Sandbox.writable, a method, or
+        # sandbox.root from the graph's code changes nothing about what the installed hook allows.
+        writable = _writable_under(self.root)
+        sys.addaudithook(_make_hook(writable, self.allow_network, self._tell, self._refuse, self._guard))
+        _guard_device_nodes(writable, self._refuse)
         # the kernel's own guard where there is one: subprocesses and native code included
         from .landlock import confine_writes
 
         self.kernel_confined = confine_writes([self.root, "/dev/shm"], list(_ALWAYS_WRITABLE))
 
-    # -- policy -------------------------------------------------------------------
+    # -- policy (what install() captured; kept as methods for callers and tests) ---------
     def writable(self, path: Any) -> bool:
-        if isinstance(path, int):  # an already-open descriptor
-            return True
-        try:
-            text = os.fsdecode(os.fspath(path))
-        except TypeError:
-            return True
-        if text in ("", ":memory:") or text.startswith("file::memory:"):
-            return True
-        if text in _ALWAYS_WRITABLE or text.startswith("/proc/self/fd/"):
-            return True
-        real = os.path.realpath(text)
-        return real == self.root or real.startswith(self.root + os.sep)
+        return _writable_under(os.path.realpath(self.root))(path)
 
     @staticmethod
     def _loopback(host: Any) -> bool:
-        if host is None:
-            return True
-        if isinstance(host, bytes):
-            host = host.decode("ascii", "replace")
-        host = str(host)
-        if host in ("localhost", "localhost.localdomain", ""):
-            return True
-        try:
-            return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
-        except ValueError:
-            return False
-
-    def _hook(self, event: str, args: tuple) -> None:
-        if getattr(self._guard, "busy", False):
-            return
-        if event == "open":
-            path, mode, flags = (tuple(args) + (None, None, None))[:3]
-            wants_write = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
-            )
-            if wants_write and not self.writable(path):
-                self._refuse("write", f"open({path!r}, {mode or flags!r}) outside the sandbox")
-        elif event in _PATH_EVENTS_ARG0:
-            if args and not self.writable(args[0]):
-                self._refuse("write", f"{event}({args[0]!r}) outside the sandbox")
-        elif event in _PATH_EVENTS_BOTH:
-            for p in args[:2]:
-                if not self.writable(p):
-                    self._refuse("write", f"{event}({p!r}) outside the sandbox")
-        elif event == "os.symlink":
-            if len(args) > 1 and not self.writable(args[1]):
-                self._refuse("write", f"os.symlink to {args[1]!r} outside the sandbox")
-        elif event == "sqlite3.connect":
-            if args and not self.writable(args[0]):
-                self._refuse("write", f"sqlite3.connect({args[0]!r}) outside the sandbox")
-        elif event in ("socket.connect", "socket.sendto") and not self.allow_network:
-            address = args[1] if len(args) > 1 else None
-            if isinstance(address, tuple) and address and not self._loopback(address[0]):
-                self._refuse("network", f"connect to {address!r} (only loopback is allowed; pass --allow-network)")
-        elif event == "socket.getaddrinfo" and not self.allow_network:
-            host = args[0] if args else None
-            if not self._loopback(host):
-                self._refuse("network", f"name lookup of {host!r} (only loopback is allowed; pass --allow-network)")
-        elif event in _SPAWN_EVENTS:
-            detail = event if not args else f"{event}: {str(args[0])[:120]}"
-            self._tell("spawn", detail)
+        return _loopback(host)
 
     def _tell(self, kind: str, detail: str) -> None:
         if self.report is None:

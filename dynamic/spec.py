@@ -31,6 +31,8 @@ class RunSpec:
     stubs: tuple[tuple[str, Any], ...] = ()
     #: ``--stub-llm``: the script's data (``LlmScript.to_data()``); None: chat models run as they are
     llm_script: dict[str, Any] | None = None
+    #: address-space limit of every child in MB (RLIMIT_AS); 0: none
+    memory_limit_mb: int = 0
 
 
 @dataclass(frozen=True)

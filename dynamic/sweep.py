@@ -376,6 +376,8 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         raise SweepUsageError("--racers must be at least 2")
     if timeout <= 0:
         raise SweepUsageError("--timeout must be positive")
+    if request.memory_limit < 0 or (0 < request.memory_limit < 512):
+        raise SweepUsageError("--memory-limit must be 0 (none) or at least 512 MB: a framework alone needs about 450")
     if saver is not None:  # a user's BaseCheckpointSaver factory, "package.module:factory" (LangGraph)
         if ":" not in saver:
             raise SweepUsageError(f"--saver {saver!r}: expected package.module:factory")
@@ -411,7 +413,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
     fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in (stubs or {}).items())
     run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect,
-                  llm_script.to_data() if llm_script is not None else None)
+                  llm_script.to_data() if llm_script is not None else None, request.memory_limit)
     root = lifetime.new_root()
     sw = _Sweep(run, backend, dsn, timeout, root)
     protocol = {
