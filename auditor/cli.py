@@ -230,6 +230,7 @@ def crash_sweep_command(
     select: Optional[List[str]] = typer.Option(None, "--select", help="Comma-separated rule ids or prefixes to report (overrides [tool.resume-audit] select)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Comma-separated rule ids or prefixes not to report (overrides [tool.resume-audit] ignore). Per-path ignores and '# resume-audit: ignore[RA7xx]' comments on the flagged line apply too."),
     stub_llm: Optional[str] = typer.Option(None, "--stub-llm", help="Answer every LangChain chat model call from a script (JSON/YAML file of replies, tool calls included; or 'plain': every call answers \"OK\"), so a graph that calls a model runs offline and deterministically. See docs/dynamic.md."),
+    cells: Optional[List[str]] = typer.Option(None, "--cells", help="Comma-separated probes to run (crash, parked, write-order, fork, stray, concurrent, validity, interrupt) [default: all]; the uninterrupted run always runs."),
     memory_limit: int = typer.Option(4096, "--memory-limit", help="Address-space limit of every child process in MB (RLIMIT_AS); a graph going over it gets MemoryError, reported as such. 0: no limit."),
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: sweep the K-th of N deterministic slices of the cells; write each with --format json and join them with `resume-audit merge`."),
 ) -> None:
@@ -294,6 +295,7 @@ def crash_sweep_command(
                 stub_llm=stub_llm,
                 shard=shard,
                 memory_limit=memory_limit,
+                cells=_split_ids(cells),
             )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))

@@ -140,9 +140,13 @@ def test_framework_preloading_is_not_charged_to_the_first_childs_timeout(tmp_pat
 
 
 def test_sharded_sweep_merges_into_the_unsharded_report_byte_for_byte(tmp_path):
-    """Three shards (as three CI runners would run them) merged give the unsharded JSON and SARIF."""
+    """Three shards (as three CI runners would run them) merged give the unsharded JSON and SARIF.
+
+    The concurrent probe is left out: how many of 4 racers get through is a race (3 or 4 on two
+    cores), so two sweeps of it need not agree byte for byte, sharded or not."""
     args = [f"{FIXTURES}/two_gates.py:build_graph", "--effect", "two_gates:issue_refund", "--effect", "two_gates:send_payout",
-            "--input", '{"ticket": "T1", "amount": 5}', "--resume", '"yes"', "--resume", '"ok"']
+            "--input", '{"ticket": "T1", "amount": 5}', "--resume", '"yes"', "--resume", '"ok"',
+            "--cells", "interrupt,crash,parked,write-order,fork,stray,validity"]
     for fmt in ("json", "sarif"):
         assert run(*args, "--format", fmt, "--output", str(tmp_path / f"full.{fmt}")).returncode == 1
     shards = []
