@@ -497,41 +497,31 @@ def judge_fork(form: str, run: ChildRun, ledger: Ledger, gate: Gate | None = Non
         cell.verdict = ERROR
         cell.detail = "; ".join(errors)
         return cell
+    def fork_hit(outcome: str, last_step: str) -> Hit:
+        return Hit(
+            "RA703",
+            node,
+            f"fork:{form}",
+            f"Two resumes at the same park{gate.suffix} ({FORK_FORM_NAMES.get(form, form)}): the first sent "
+            f"{short(sent[0])} and was served {short(served[0])}; the second sent {short(sent[1])} {outcome}",
+            ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
+             (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
+             (node, last_step)),
+            {"sent": sent, "served": served, "form": form},
+        )
+
     if len(served) == 2 and served[1] == sent[0] and sent[0] != sent[1]:
         cell.verdict = FAIL
-        cell.hits.append(
-            Hit(
-                "RA703",
-                node,
-                f"fork:{form}",
-                f"Two resumes at the same park{gate.suffix} ({FORK_FORM_NAMES.get(form, form)}): the first sent {short(sent[0])} and was "
-                f"served {short(served[0])}; the second sent {short(sent[1])} and was served {short(served[1])} -- the "
-                f"first value. A fork of this approval silently replays the first answer.",
-                ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
-                 (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
-                 (node, f"interrupt() returned {short(served[1])}")),
-                {"sent": sent, "served": served, "form": form},
-            )
-        )
+        cell.hits.append(fork_hit(f"and was served {short(served[1])} -- the first value. A fork of this approval "
+                                  "silently replays the first answer.", f"interrupt() returned {short(served[1])}"))
         cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])} then {short(served[1])}"
     elif len(served) == 2 and served[0] == sent[0] and served[1] is None and sent[0] != sent[1]:
         # the first branch shows interrupt() is observed; the second never reached it (a subgraph
         # whose own checkpoint already holds the first answer's outcome, for one)
         cell.verdict = FAIL
-        cell.hits.append(
-            Hit(
-                "RA703",
-                node,
-                f"fork:{form}",
-                f"Two resumes at the same park{gate.suffix} ({FORK_FORM_NAMES.get(form, form)}): the first sent "
-                f"{short(sent[0])} and was served it; the second sent {short(sent[1])} and interrupt() never ran -- the "
-                f"answer was silently dropped and the branch carries the first answer's outcome.",
-                ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
-                 (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
-                 (node, "interrupt() was not called again: the second answer reached nothing")),
-                {"sent": sent, "served": served, "form": form},
-            )
-        )
+        cell.hits.append(fork_hit("and interrupt() never ran -- the answer was silently dropped and the branch "
+                                  "carries the first answer's outcome.",
+                                  "interrupt() was not called again: the second answer reached nothing"))
         cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])}, then nothing"
     elif len(served) == 2 and served[1] == sent[1]:
         cell.detail = f"each resume served its own value ({short(sent[0])}, {short(sent[1])})"

@@ -25,7 +25,7 @@ import sys
 import traceback
 from typing import Any, Callable
 
-from .adapters.base import Instruments, Outcome, Session, ShapeError, SourceLocation, function_location
+from .adapters.base import Instruments, Outcome, Session, ShapeError, SourceLocation, function_location, module_source_lines
 from .adapters import adapter_for, detect
 from . import llm_stub
 from .effects import EffectSpecError, install_effects
@@ -164,15 +164,11 @@ def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
         loc = function_location(obj)
         if loc is not None:
             return loc
-    file = getattr(module, "__file__", None)
-    if not file:
+    source = module_source_lines(module)
+    if source is None:
         return None
+    file, lines = source
     name = attr.split(".")[0]
-    try:
-        with open(file, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
     pattern = re.compile(rf"^(\s*)(?:{re.escape(name)}\b\s*(?::[^=]*)?=|def\s+{re.escape(name)}\b|class\s+{re.escape(name)}\b)")
     for i, line in enumerate(lines, start=1):
         m = pattern.match(line)

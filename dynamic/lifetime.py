@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable
 import shutil
 import signal
 import tempfile
+from dataclasses import dataclass
+from typing import Any, Callable
 
 CELL_ENV = "RESUME_AUDIT_CELL"
 #: the note (kind, detail) a sweep reports when the graph started processes outside the child's group
@@ -64,39 +65,55 @@ def bind_to_parent(tag: str) -> None:
         os._exit(1)
 
 
-def _table() -> dict[int, tuple[int, int, str]]:
-    """pid -> (ppid, pgid, state) for every process /proc shows."""
-    out: dict[int, tuple[int, int, str]] = {}
+@dataclass(frozen=True)
+class ProcessEntry:
+    """One row of the process table (``/proc/<pid>/stat``)."""
+
+    pid: int
+    state: str  # "Z" for a zombie
+    ppid: int
+    pgid: int
+    cmdline: str  # "" unless asked for
+
+
+def process_table(*, cmdlines: bool = False) -> list[ProcessEntry]:
+    """Every process ``/proc`` shows, zombies included; command lines read only when asked
+    (the sweep's group checks need stat alone). Processes that vanish mid-read are skipped."""
+    table: list[ProcessEntry] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return out
+        return table
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[-1].split()
-            out[int(entry)] = (int(fields[1]), int(fields[2]), fields[0].decode())
-        except (OSError, IndexError, ValueError):
+                tail = fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()
+            cmd = ""
+            if cmdlines:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
             continue
-    return out
+        if len(tail) >= 3:
+            table.append(ProcessEntry(int(entry), tail[0], int(tail[1]), int(tail[2]), cmd))
+    return table
 
 
 def descendants(pid: int) -> list[tuple[int, int]]:
     """Live descendants of ``pid`` as (pid, pgid). A child subreaper's orphaned grandchildren are its
     children, so for a sweep child this is everything it started that is still running."""
-    table = _table()
+    table = {entry.pid: entry for entry in process_table()}
     children: dict[int, list[int]] = {}
-    for p, (ppid, _pgid, _state) in table.items():
-        children.setdefault(ppid, []).append(p)
+    for entry in table.values():
+        children.setdefault(entry.ppid, []).append(entry.pid)
     found, todo = [], list(children.get(pid, []))
     while todo:
-        p = todo.pop()
-        ppid, pgid, state = table[p]
-        if state != "Z":
-            found.append((p, pgid))
-        todo.extend(children.get(p, []))
+        entry = table[todo.pop()]
+        if entry.state != "Z":
+            found.append((entry.pid, entry.pgid))
+        todo.extend(children.get(entry.pid, []))
     return found
 
 
@@ -146,21 +163,14 @@ def tagged(tag: str, exclude: int | None = None) -> list[int]:
     """Pids of live processes whose environment carries ``tag`` (zombies and unreadable ones skipped)."""
     needle = f"{CELL_ENV}={tag}".encode() + b"\0"
     found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == exclude or int(entry) == os.getpid():
+    for entry in process_table():
+        if entry.state == "Z" or entry.pid in (exclude, os.getpid()):
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
-                    continue
-            with open(f"/proc/{entry}/environ", "rb") as fh:
+            with open(f"/proc/{entry.pid}/environ", "rb") as fh:
                 if needle in fh.read() + b"\0":
-                    found.append(int(entry))
-        except (OSError, IndexError):
+                    found.append(entry.pid)
+        except OSError:
             continue
     return found
 

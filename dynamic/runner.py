@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import lifetime
+from .lifetime import process_table
 from .spec import ChildSpec
 
 _CTX_LOCK = threading.Lock()
@@ -74,42 +75,6 @@ class ChildRun:
                 return f"killed by signal {signal.Signals(-self.exitcode).name}"
             return f"exited with code {self.exitcode} without reporting (os._exit or interpreter crash)"
         return None
-
-
-@dataclass(frozen=True)
-class ProcessEntry:
-    """One row of the process table (``/proc/<pid>/stat``)."""
-
-    pid: int
-    state: str  # "Z" for a zombie
-    ppid: int
-    pgid: int
-    cmdline: str  # "" unless asked for
-
-
-def process_table(*, cmdlines: bool = False) -> list[ProcessEntry]:
-    """Every process ``/proc`` shows, zombies included; command lines read only when asked
-    (the sweep's group checks need stat alone). Processes that vanish mid-read are skipped."""
-    table: list[ProcessEntry] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                tail = fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()
-            cmd = ""
-            if cmdlines:
-                with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                    cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if len(tail) >= 3:
-            table.append(ProcessEntry(int(entry), tail[0], int(tail[1]), int(tail[2]), cmd))
-    return table
 
 
 def _group_members(pgid: int) -> list[int]:

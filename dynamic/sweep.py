@@ -14,10 +14,8 @@ import re
 import secrets
 import sys
 import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from functools import partial
 from importlib import metadata

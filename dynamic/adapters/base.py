@@ -271,18 +271,26 @@ def is_library_file(path: str) -> bool:
     return real.startswith(stdlib + os.sep)
 
 
-def registration_location(module: Any, call: str, name: str) -> SourceLocation | None:
-    """The line of ``module``'s source that registers ``name`` (``add_node("tools", ...)``)."""
-    import re
-
+def module_source_lines(module: Any) -> tuple[str, list[str]] | None:
+    """(file, lines) of a loaded module's source, read from disk; None when it has none."""
     file = getattr(module, "__file__", None)
     if not file:
         return None
     try:
         with open(file, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+            return file, fh.read().splitlines()
     except OSError:
         return None
+
+
+def registration_location(module: Any, call: str, name: str) -> SourceLocation | None:
+    """The line of ``module``'s source that registers ``name`` (``add_node("tools", ...)``)."""
+    import re
+
+    source = module_source_lines(module)
+    if source is None:
+        return None
+    file, lines = source
     pattern = re.compile(rf"{re.escape(call)}\(\s*[\"']{re.escape(name)}[\"']")
     for n, line in enumerate(lines, start=1):
         m = pattern.search(line)
