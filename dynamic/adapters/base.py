@@ -126,6 +126,9 @@ class Instruments:
     task_nodes: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     #: saver operations completed in this process (for the report's statistics)
     saver_ops: int = 0
+    #: filled by the adapter: interrupt id -> the innermost unit whose code raised it (a task the
+    #: framework's own state shows only as its caller)
+    park_units: dict[str, str] = field(default_factory=dict)
 
 
 class Session(abc.ABC):

@@ -502,9 +502,17 @@ def _patch_interrupt(instruments: Instruments) -> None:
     if getattr(original, "__resume_audit__", False):
         return
 
+    from langgraph.errors import GraphInterrupt
+
     def interrupt(value: Any, *args: Any, **kwargs: Any) -> Any:
-        served = original(value, *args, **kwargs)
         node, step, _task = _current_context()
+        try:
+            served = original(value, *args, **kwargs)
+        except GraphInterrupt as exc:  # parking: remember which unit raised it (a @task hides behind its caller)
+            if node:
+                for intr in (exc.args[0] if exc.args else ()):
+                    instruments.park_units[str(getattr(intr, "id", ""))] = node
+            raise
         instruments.ledger.record_served(node, step, canonical(served))
         return served
 
@@ -695,9 +703,9 @@ class LangGraphSession(Session):
         before = getattr(self.graph, "interrupt_before_nodes", ()) or ()
         return bool(before) and any(before == "*" or n in before for n in getattr(state, "next", ()) or ())
 
-    @staticmethod
-    def _interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
-        """The pending dynamic interrupts, each named after the innermost node that raised it."""
+    def _interrupts(self, state: Any) -> tuple[PendingInterrupt, ...]:
+        """The pending dynamic interrupts, each named after the innermost unit that raised it: a
+        subgraph's node from the state, a functional-API ``@task`` from the interrupt call itself."""
 
         def innermost(task: Any, ids: set[str], prefix: str) -> str:
             sub = getattr(task, "state", None)
@@ -709,7 +717,8 @@ class LangGraphSession(Session):
         found = []
         for task in getattr(state, "tasks", ()) or ():
             for intr in getattr(task, "interrupts", ()) or ():
-                found.append(PendingInterrupt(str(intr.id), innermost(task, {str(intr.id)}, ""), to_jsonable(intr.value)))
+                unit = self.instruments.park_units.get(str(intr.id)) or innermost(task, {str(intr.id)}, "")
+                found.append(PendingInterrupt(str(intr.id), unit, to_jsonable(intr.value)))
         if not found:
             for intr in getattr(state, "interrupts", ()) or ():
                 found.append(PendingInterrupt(str(intr.id), None, to_jsonable(intr.value)))

@@ -202,3 +202,30 @@ def test_without_the_stub_the_model_call_is_refused(sweep):
     report = sweep("llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[], cells=["crash"])
     assert not report.complete
     assert "network" in cell(report, "dry-run", "uninterrupted").detail.lower()
+
+
+# -- an interrupt inside a functional-API @task ----------------------------------------------------
+def test_an_interrupt_in_a_task_belongs_to_the_task(sweep, tmp_path):
+    """LangGraph's state shows the park under the entrypoint; the task raised it. Ground truth: the
+    approver is notified again when the answer arrives (the task re-runs from its start), and two
+    processes answering together charge twice."""
+    effects = "notify_approver,charge_card"
+    calls = direct(tmp_path / "path", ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
+                   ("resume", "functional_task_gate", "build", effects, '"approve"'))
+    assert calls == ["notify_approver", "notify_approver", "charge_card"]
+    race = direct(tmp_path / "race", ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
+                  ("race", 2, "functional_task_gate", "build", effects, '"approve"'))
+    assert race.count("charge_card") == 2
+    report = sweep("functional_task_gate.py:build", effects=["functional_task_gate:notify_approver",
+                   "functional_task_gate:charge_card"], input={"order_id": 5}, resume=["approve"],
+                   cells=["interrupt", "concurrent", "fork"])
+    dry = cell(report, "dry-run", "uninterrupted")
+    assert dry.witness["parks"][0]["node"] == "review"
+    replay = cell(report, "interrupt", "answering a park")
+    assert replay.verdict == "fail" and replay.witness["replays"] == [
+        {"park": 0, "node": "review", "effect": "functional_task_gate.notify_approver", "before": 1, "after": 1}]
+    assert cell(report, "concurrent", "2 concurrent").effects["functional_task_gate.charge_card"] == (1, 2)
+    source = open("fixtures/dynamic/langgraph/functional_task_gate.py").read().splitlines()
+    for finding in report.findings:
+        assert finding.span.path == "fixtures/dynamic/langgraph/functional_task_gate.py"
+        assert source[finding.span.start_line - 1].startswith(("def review(", "def charge("))
