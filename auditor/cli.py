@@ -104,13 +104,21 @@ def emit(result: ScanResult, fmt: str, output: Optional[Path]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        write_report(output, text)
         typer.echo(
             f"resume-audit: {len(result.findings)} finding(s), {len(result.notifications)} notification(s) "
             f"written to {output}",
             err=True,
         )
+
+
+def write_report(output: Path, text: str) -> None:
+    """Write a report file; a path that cannot be written is a usage error (exit 2), not findings (exit 1)."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write the report to {output}: {exc.strerror or exc}")
 
 
 def fail(message: str) -> "typer.Exit":
@@ -328,8 +336,7 @@ def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Opti
         if output is None:
             sys.stdout.write(text)
         else:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_report(output, text)
             typer.echo(f"resume-audit: {len(result.findings)} finding(s) written to {output}", err=True)
     else:
         emit(result, format.value, output)
@@ -445,8 +452,7 @@ def conformance_command(
         if output is None:
             sys.stdout.write(text)
         else:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_report(output, text)
     raise typer.Exit(0)
 
 

@@ -191,7 +191,15 @@ def validate_rule_ids(values: Iterable[str], known: set[str], where: str) -> lis
         if not any(k.startswith(value) for k in known):
             raise ConfigError(f"{where}: unknown rule id {raw!r}")
         out.append(value)
+    if select_like(where) and not out:
+        raise ConfigError(f"{where}: selects no rule (an empty list would run nothing and pass); "
+                          "leave it out to run every rule")
     return out
+
+
+def select_like(where: str) -> bool:
+    """Whether the option ``where`` chooses rules to run (empty is then an error, not "none")."""
+    return where.endswith("select") or where.endswith("--select")
 
 
 def validate_fail_on(value: str, where: str) -> str:

@@ -44,7 +44,7 @@ from .cells import (
     judge_validity,
     judge_write_order,
 )
-from .effects import NO_STUB, EffectSpec
+from .effects import NO_STUB, EffectSpec, EffectSpecError
 from .llm_stub import LlmScript, LlmScriptError
 from .request import Shard, SweepRequest
 from . import lifetime
@@ -422,7 +422,10 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         raise SweepUsageError(f"cwd {cwd!r} is not a directory")
     tspec = TargetSpec.parse(target, cwd)
     hint = resolve_framework(tspec, framework)
-    effect_specs = tuple(EffectSpec.parse(e) for e in effects)
+    try:
+        effect_specs = tuple(EffectSpec.parse(e) for e in effects)
+    except EffectSpecError as exc:
+        raise SweepUsageError(str(exc)) from None
     named = {f"{e.module}:{e.attr}" for e in effect_specs} | {e.display for e in effect_specs}
     stray_stubs = sorted(k for k in (stubs or {}) if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
     if stray_stubs:

@@ -173,3 +173,36 @@ def test_per_file_time_limit(tmp_path: Path) -> None:
     assert {n.kind.value for n in result.notifications} == {"timeout"}
     relaxed = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=120)
     assert relaxed.notifications == [] and len(relaxed.findings) == 301
+
+
+# -- usage errors that used to end in a traceback or a silent pass (issue 19) --------------------------
+def test_an_unwritable_output_path_is_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/static", "-o", "/proc/nope/report.json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "cannot write the report to /proc/nope/report.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_empty_select_is_refused_not_a_silent_pass(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/static", "--select", ""],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "selects no rule" in proc.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.resume-audit]\nselect = []\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "selects no rule" in proc.stderr
+
+
+def test_an_effect_without_a_colon_is_a_usage_error():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", "fixtures/dynamic/langgraph/two_gates.py:build_graph",
+                           "--effect", "nocolon"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "expected MODULE:FUNCTION" in proc.stderr and "internal error" not in proc.stderr
