@@ -310,6 +310,21 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
 
 
+def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill a process pool's workers and drop its queue (``kill_workers`` from Python 3.14; the
+    executor's worker table before that)."""
+    kill = getattr(pool, "kill_workers", None)
+    if callable(kill):
+        kill()
+    else:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.kill()
+            except Exception:
+                pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _chunks(items: list[Path], n: int) -> list[list[Path]]:
     size = max(1, -(-len(items) // (n * 4)))
     return [items[i : i + size] for i in range(0, len(items), size)]
@@ -385,13 +400,20 @@ def scan(
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        with concurrent.futures.ProcessPoolExecutor(
+        pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes)
-        ) as pool:
+        )
+        try:
             by_display = {f.display: f.path for f in files}
             for chunk_result in pool.map(_work, _chunks(todo, workers)):
                 for r in chunk_result:
                     results[by_display[r.display]] = r
+        except BaseException:
+            # Ctrl-C, SIGTERM (the CLI raises it here), a failure: stop the workers now rather than
+            # letting the executor's exit wait for every queued chunk
+            _kill_workers(pool)
+            raise
+        pool.shutdown()
     elif todo:
         analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions)
         for path in todo:

@@ -206,3 +206,46 @@ def test_an_effect_without_a_colon_is_a_usage_error():
     proc = subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", "fixtures/dynamic/langgraph/two_gates.py:build_graph",
                            "--effect", "nocolon"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "expected MODULE:FUNCTION" in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
+    """SIGTERM to the scan process only (as a CI runner cancelling the step sends it): the command
+    exits 143 promptly and leaves no worker behind. Before: the process died with the signal and
+    orphaned its workers; with the signal handled but the pool left to the executor's exit, it
+    waited for every queued chunk (about 40 s for this tree on two cores)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    source = (REPO / "fixtures" / "dynamic" / "langgraph" / "two_gates.py").read_text()
+    for i in range(4000):
+        package = tmp_path / f"pkg{i // 100}"
+        package.mkdir(exist_ok=True)
+        (package / f"m{i}.py").write_text(source.replace("Refund", f"Refund{i}"))
+    proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def workers() -> list[int]:
+        out = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[-1].split()
+            except (OSError, ValueError):
+                continue
+            if entry.isdigit() and int(fields[1]) == proc.pid and fields[0] != b"Z":
+                out.append(int(entry))
+        return out
+
+    deadline = time.monotonic() + 60
+    while len(workers()) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "the scan ended before its pool started"
+        time.sleep(0.05)
+    pool = workers()
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=15)  # far less than draining the queue takes
+    assert proc.returncode == 143, err[-2000:]
+    time.sleep(0.5)
+    alive = [pid for pid in pool if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]
+    assert alive == []
