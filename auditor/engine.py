@@ -27,6 +27,7 @@ import concurrent.futures
 import functools
 import hashlib
 import os
+import stat
 import signal
 import threading
 import traceback
@@ -310,6 +311,33 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
 
 
+def _read_regular(path: Path, display: str) -> bytes | Notification:
+    """A source file's bytes -- only when it is a regular file. A FIFO named ``*.py`` would block the
+    read forever and a ``*.py`` link to ``/dev/zero`` would read until memory runs out; both are
+    opened without blocking, seen for what they are, and reported instead."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file"
+            return Notification(NotificationKind.SKIPPED, f"{kind}, not a source file; skipped", display)
+        chunks, remaining = [], info.st_size
+        while True:
+            chunk = os.read(fd, max(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display)
+    finally:
+        os.close(fd)
+
+
 def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Kill a process pool's workers and drop its queue (``kill_workers`` from Python 3.14; the
     executor's worker table before that)."""
@@ -359,10 +387,9 @@ def scan(
     candidates: list[Path] = []
     for source_path in discover(paths, root, config.exclude):
         discovered += 1
-        raw = _read_bytes(source_path.path)
-        if raw is None:
-            note = read_source(source_path.path, source_path.display)
-            notifications.append(note if isinstance(note, Notification) else Notification(NotificationKind.UNREADABLE, "cannot read file", source_path.display))
+        raw = _read_regular(source_path.path, source_path.display)
+        if isinstance(raw, Notification):
+            notifications.append(raw)
             continue
         name, is_package = module_name_for(source_path.resolved, resolved=True)
         entry = SourceFile(source_path.resolved, source_path.display, name, is_package)

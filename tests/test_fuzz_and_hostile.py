@@ -249,3 +249,20 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
     time.sleep(0.5)
     alive = [pid for pid in pool if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]
     assert alive == []
+
+
+def test_a_fifo_or_a_device_named_py_is_reported_not_read(tmp_path):
+    """Before: a FIFO named ``*.py`` blocked the scan forever; a ``*.py`` link to /dev/zero read until
+    memory ran out (the size limit was applied after the read)."""
+    import subprocess
+    import sys
+
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    (tmp_path / "agent.py").write_text("from langgraph.types import interrupt\n")
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    notes = {n["path"]: n["message"] for n in json.loads(proc.stdout)["notifications"]}
+    assert notes["pipe.py"] == "a FIFO, not a source file; skipped"
+    assert notes["zero.py"] == "a device, not a source file; skipped"
