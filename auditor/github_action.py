@@ -79,8 +79,7 @@ def read_sarif(path: Path) -> tuple[list[Reported], list[str], Path | None]:
         loc = result["locations"][0]["physicalLocation"]
         region = loc.get("region", {})
         uri = loc["artifactLocation"]["uri"]
-        if uri.startswith("file://"):
-            uri = unquote(urlparse(uri).path)
+        uri = unquote(urlparse(uri).path) if uri.startswith("file://") else unquote(uri)
         tags = tuple(t for t in result.get("properties", {}).get("tags", []) if t in PROPERTIES)
         out.append(
             Reported(

@@ -121,3 +121,20 @@ def test_fingerprints_survive_unrelated_edits_above(tmp_path: Path) -> None:
 def test_empty_tree_sarif_is_valid(tmp_path: Path, fmt: str) -> None:
     log = sarif_for(tmp_path, tmp_path)
     assert log["runs"][0]["results"] == []
+
+
+def test_relative_uris_are_percent_encoded(tmp_path: Path) -> None:
+    """A file named ``a#b c?é.py`` (legal on Linux) must not read as ``a`` with a fragment: the URI is
+    percent-encoded, still schema-valid, and the GitHub reporter maps it back to the file."""
+    from auditor.github_action import read_sarif
+
+    source = next((REPO / "fixtures" / "static" / "ra101").glob("*hazard*.py"), None) or next((REPO / "fixtures" / "static" / "ra101").rglob("*.py"))
+    odd = tmp_path / "a#b c?é.py"
+    odd.write_text(source.read_text())
+    log = sarif_for(tmp_path, tmp_path)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    assert uris == {"a%23b%20c%3F%C3%A9.py"}
+    out = tmp_path / "log.sarif"
+    out.write_text(json.dumps(log))
+    reported, _notes, _root = read_sarif(out)
+    assert {r.path for r in reported} == {"a#b c?é.py"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import attr
 import sarif_om as so
@@ -25,6 +26,12 @@ SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"
 _ALWAYS_KEEP = {"level"}
 
+
+
+def relative_uri(path: str) -> str:
+    """A relative path as a URI reference: ``#``, ``?``, ``%``, spaces and non-ASCII percent-encoded,
+    so a file named ``a#b.py`` is not read as ``a`` with a fragment (SARIF 2.1.0 §3.4.3)."""
+    return quote(path, safe="/")
 
 def _to_json_value(obj: Any) -> Any:
     if attr.has(type(obj)):
@@ -57,7 +64,7 @@ def _physical(span: Span) -> so.PhysicalLocation:
     if _is_absolute(span.path):
         artifact = so.ArtifactLocation(uri=Path(span.path).as_uri())
     else:
-        artifact = so.ArtifactLocation(uri=span.path, uri_base_id=SRCROOT)
+        artifact = so.ArtifactLocation(uri=relative_uri(span.path), uri_base_id=SRCROOT)
     return so.PhysicalLocation(artifact_location=artifact, region=_region(span))
 
 
@@ -124,7 +131,7 @@ def _notification(n: Notification) -> so.Notification:
         artifact = (
             so.ArtifactLocation(uri=Path(n.path).as_uri())
             if _is_absolute(n.path)
-            else so.ArtifactLocation(uri=n.path, uri_base_id=SRCROOT)
+            else so.ArtifactLocation(uri=relative_uri(n.path), uri_base_id=SRCROOT)
         )
         locations = [so.Location(physical_location=so.PhysicalLocation(artifact_location=artifact, region=region))]
     return so.Notification(
