@@ -434,7 +434,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             last = list(instruments.task_nodes.values())
             result.setdefault("last_node", last[-1][0] if last else None)
         try:
-            reaped = lifetime.reap_descendants(ledger.note if "ledger" in locals() else None)
+            reaped = lifetime.reap_descendants(instruments.ledger.note if instruments is not None else None)
             if reaped:
                 result["reaped"] = reaped
         except Exception:

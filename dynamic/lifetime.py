@@ -35,7 +35,7 @@ import shutil
 import signal
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 CELL_ENV = "RESUME_AUDIT_CELL"
 #: the note (kind, detail) a sweep reports when the graph started processes outside the child's group
@@ -117,7 +117,7 @@ def descendants(pid: int) -> list[tuple[int, int]]:
     return found
 
 
-def reap_descendants(note: "Callable[[str, str], None] | None" = None) -> int:
+def reap_descendants(note: Callable[[str, str], None] | None = None) -> int:
     """In a sweep child about to end (or to kill itself at a kill point): SIGKILL everything it started.
 
     Processes in another process group than the child's left it (a new session, a daemon): the
@@ -126,13 +126,8 @@ def reap_descendants(note: "Callable[[str, str], None] | None" = None) -> int:
     """
     own_group = os.getpgrp()
     found = descendants(os.getpid())
-    for pid, _pgid in found:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    outside = [pid for pid, pgid in found if pgid != own_group]
-    if outside and note is not None:
+    _sigkill(pid for pid, _pgid in found)
+    if note is not None and any(pgid != own_group for _pid, pgid in found):
         note(*ESCAPED_NOTE)
     return len(found)
 
@@ -178,23 +173,24 @@ def tagged(tag: str, exclude: int | None = None) -> list[int]:
 def kill_descendants(pid: int) -> int:
     """From the parent: SIGKILL every live descendant of ``pid`` (a child that timed out)."""
     found = descendants(pid)
-    for child, _pgid in found:
-        try:
-            os.kill(child, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _sigkill(child for child, _pgid in found)
     return len(found)
 
 
 def kill_tagged(tag: str) -> int:
     """SIGKILL every live process carrying ``tag``; how many there were."""
     pids = tagged(tag)
+    _sigkill(pids)
+    return len(pids)
+
+
+def _sigkill(pids: Iterable[int]) -> None:
+    """SIGKILL each pid; one that is already gone (or not ours to kill) is skipped."""
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    return len(pids)
 
 
 def new_root() -> str:
