@@ -95,8 +95,11 @@ class Finding:
     scope: str = ""
     #: "static" or "dynamic"
     origin: str = "static"
-    #: dynamic findings carry their minimal witness (kill point, counts, values)
+    #: dynamic findings carry their minimal witness (kill point, counts, values), as written to JSON and SARIF
     witness: dict[str, Any] = field(default_factory=dict)
+    #: the same witness as the typed object the dynamic stage judged with (``lines()`` renders it for
+    #: a failing test); not serialised, so a finding read back from a file has none
+    evidence: Any = field(default=None, compare=False, repr=False)
 
     def with_fingerprint(self, fingerprint: str) -> "Finding":
         return replace(self, fingerprint=fingerprint)

@@ -25,13 +25,12 @@ a contract that was never exercised must not pass silently.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from auditor.findings import PROPERTIES, Finding
 
 from .catalog import DYNAMIC_RULES, dynamic_rule
 from .cells import ERROR
-from .values import short
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import SweepReport
@@ -196,9 +195,9 @@ def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
     lines = [f"{f.rule_id} [{props}] {_HEADLINES.get(f.rule_id, f.rule_id)}"]
     where = f"{f.span.path}:{f.span.start_line}"
     lines.append(f"  at {where}" + (f", node `{f.scope}`" if f.scope else ""))
-    specific = _BODIES.get(f.rule_id)
-    body = specific(w) if specific else []
-    lines.extend(body or _body_generic(w))
+    # the probe's typed witness renders itself; without one, the finding's sentence says what happened
+    body = f.evidence.lines() if f.evidence is not None else []
+    lines.extend(body)
     also = w.get("also_at") or []
     if also:
         lines.append(f"  also at:     {len(also)} other cell{'s' if len(also) != 1 else ''}: " + "; ".join(also[:3])
@@ -208,126 +207,6 @@ def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
     if with_fix:
         lines.extend(_wrap(f.fix, "  fix: ", "       "))
     return lines
-
-
-def _row(label: str, value: Any) -> str:
-    return f"  {label + ':':<12} {value}"
-
-
-def _count(n: int) -> str:
-    return f"{n} call{'s' if n != 1 else ''}"
-
-
-def _diff(expected: str, observed: str, exp_note: str, obs_note: str) -> list[str]:
-    width = max(len(expected), len(observed))
-    return [f"  - {expected:<{width}}  ({exp_note})", f"  + {observed:<{width}}  ({obs_note})"]
-
-
-def _kill(w: dict[str, Any]) -> list[str]:
-    out = []
-    if w.get("kill_point"):
-        out.append(_row("kill point", w["kill_point"]))
-    if w.get("resumed"):
-        out.append(_row("resumed by", w["resumed"]))
-    return out
-
-
-def _body_ra701(w: dict[str, Any]) -> list[str]:
-    out = _kill(w)
-    if "effect" in w:
-        exp, obs = int(w.get("expected", 0)), int(w.get("observed", 0))
-        out.append(_row("effect", f"{w['effect']}  {exp} -> {obs}"))
-        out += _diff(_count(exp), _count(obs), "uninterrupted run", "after the crash and the resume")
-    elif "node" in w:
-        out.append(_row("node", f"`{w['node']}` ran again at step {w.get('step')} although its write was already durable"))
-    return out
-
-
-def _body_ra702(w: dict[str, Any]) -> list[str]:
-    out = _kill(w)
-    for d in w.get("differences", []):
-        out.extend(_wrap(d, "  differs:    ", "              "))
-    return out
-
-
-def _body_ra703(w: dict[str, Any]) -> list[str]:
-    sent, served = list(w.get("sent") or []), list(w.get("served") or [])
-    out = [_row("probe", f"fork: two resumes at the interrupt checkpoint ({w.get('form', '?')} form)")]
-    out.append(_row("sent", ", ".join(short(v) for v in sent)))
-    out.append(_row("served", ", ".join(short(v) for v in served)))
-    if len(sent) == 2 and len(served) == 2:
-        out += _diff(f"resume 2 served {short(sent[1])}", f"resume 2 served {short(served[1])}",
-                     "the value it sent", "the first answer, replayed")
-    return out
-
-
-def _body_ra704(w: dict[str, Any]) -> list[str]:
-    out = [_row("probe", f"stray Command(resume={short(w.get('sent'))}) after the run completed")]
-    for effect, n in sorted((w.get("fired") or {}).items()):
-        out.append(_row("effect", f"{effect}  0 -> {n}"))
-        out += _diff(_count(0), _count(int(n)), "a completed run", "after the stray resume")
-    if w.get("state_changed"):
-        out.append(_row("state", "changed by the stray resume"))
-    return out
-
-
-def _body_ra705(w: dict[str, Any]) -> list[str]:
-    k = w.get("racers")
-    out = [_row("probe", f"{k} processes resumed one parked interrupt together (one durable store)"),
-           _row("consumed", f"the interrupt {w.get('consumed')} times")]
-    for effect, counts in sorted((w.get("effects") or {}).items()):
-        exp, obs = int(counts.get("expected", 0)), int(counts.get("observed", 0))
-        out.append(_row("effect", f"{effect}  {exp} -> {obs}"))
-        out += _diff(_count(exp), _count(obs), "one resume", f"{k} concurrent resumes")
-    return out
-
-
-def _body_ra706(w: dict[str, Any]) -> list[str]:
-    out = [_row("field", f"`{w.get('field')}` = {short(w.get('value'))}"),
-           _row("schema", w.get("error")),
-           _row("written by", f"{w.get('writer')}, persisted at step {w.get('step')}"
-                + (" -- silently, nothing raised" if w.get("silent") else ""))]
-    return out
-
-
-def _body_ra707(w: dict[str, Any]) -> list[str]:
-    out = _kill(w)
-    for d in w.get("differences", []):
-        a, sep, b = d.rpartition(" vs ")
-        label, _, left = a.partition(": ")
-        if sep and left:
-            out += _diff(f"{label}: {left}", f"{label}: {b}", "natural write order", "put_writes deferred past the next put")
-        else:
-            out.append(_row("differs", d))
-    return out
-
-
-def _body_ra708(w: dict[str, Any]) -> list[str]:
-    out = _kill(w)
-    if w.get("error"):
-        out.extend(_wrap(str(w["error"]), "  error:       ", "               "))
-    durable = w.get("durable")
-    if isinstance(durable, dict):
-        out.append(_row("durable", f"{durable.get('interrupts', 0)} pending interrupt(s), checkpoint "
-                        + ("present" if durable.get("exists") else "missing")))
-    return out
-
-
-def _body_generic(w: dict[str, Any]) -> list[str]:
-    skip = {"cell", "cell_kind", "also_at"}
-    return [_row(k.replace("_", " "), short(v, 120)) for k, v in sorted(w.items()) if k not in skip]
-
-
-_BODIES = {
-    "RA701": _body_ra701,
-    "RA702": _body_ra702,
-    "RA703": _body_ra703,
-    "RA704": _body_ra704,
-    "RA705": _body_ra705,
-    "RA706": _body_ra706,
-    "RA707": _body_ra707,
-    "RA708": _body_ra708,
-}
 
 
 def _wrap(text: str, first: str, rest: str) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
 
 from auditor.findings import Finding, FlowStep, Related, Span
 
@@ -33,9 +32,9 @@ def display_path(path: str, cwd: str) -> str:
 class Locator:
     """Spans for nodes (from the dry run's report) and for the target."""
 
-    def __init__(self, nodes: dict[str, dict[str, Any]], target_loc: dict[str, Any] | None, cwd: str) -> None:
-        self.nodes = {name: SourceLocation(**loc) for name, loc in nodes.items()}
-        self.target = SourceLocation(**target_loc) if target_loc else None
+    def __init__(self, nodes: dict[str, SourceLocation], target_loc: SourceLocation | None, cwd: str) -> None:
+        self.nodes = dict(nodes)
+        self.target = target_loc
         self.cwd = cwd
 
     def span(self, node: str | None) -> Span:
@@ -86,7 +85,7 @@ def build_findings(cells: list[Cell], locator: Locator, target: str) -> list[Fin
             message += f" The same happens in {len(others)} other cell{'s' if len(others) != 1 else ''}."
         span = locator.definition(hit.node)
         flow = tuple(FlowStep(locator.site(step[2] if len(step) > 2 else None, step[0]), step[1]) for step in hit.flow)
-        witness = {**hit.witness, "cell": cell.name, "cell_kind": cell.kind}
+        witness = {**(hit.witness.to_json() if hit.witness is not None else {}), "cell": cell.name, "cell_kind": str(cell.kind)}
         if others:
             witness["also_at"] = others
         related: tuple[Related, ...] = ()
@@ -106,6 +105,7 @@ def build_findings(cells: list[Cell], locator: Locator, target: str) -> list[Fin
                 scope=hit.node or "",
                 origin="dynamic",
                 witness=witness,
+                evidence=hit.witness,
             )
         )
     return sorted(findings, key=lambda f: f.sort_key)

@@ -19,7 +19,6 @@ only a kill (ours or a timeout) leaves none. The process leaves through
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
@@ -28,6 +27,7 @@ from typing import Any, Callable
 from .adapters.base import Instruments, Outcome, Session, ShapeError, SourceLocation, function_location, module_source_lines
 from .adapters import adapter_for, detect
 from . import llm_stub
+from .child_result import ChildError, ChildResult, DurableFound, ForkBranch, ParkRecord, StrayDelivery
 from .effects import EffectSpecError, install_effects
 from .killpoints import EventLog
 from .ledger import Ledger
@@ -46,19 +46,20 @@ class ProtocolError(RuntimeError):
 class Context:
     """What a role function works with."""
 
-    def __init__(self, spec: ChildSpec, session: Session, ledger: Ledger, events: EventLog, instruments: Instruments) -> None:
+    def __init__(self, spec: ChildSpec, session: Session, ledger: Ledger, events: EventLog, instruments: Instruments,
+                 result: ChildResult) -> None:
         self.spec = spec
         self.session = session
         self.ledger = ledger
         self.events = events
         self.instruments = instruments
         self.resume = list(spec.run.resume)
-        #: merged into the result even when the role raises (what was learned before the failure)
-        self.partial: dict[str, Any] = {}
+        #: what the role reports; what it learned before a failure is kept
+        self.result = result
         self.module: Any = None
         self.target: Any = None
         #: where ``drive(until_gate=...)`` stopped: the pending outcome and its park record
-        self.stopped_at: tuple[Outcome, dict[str, Any]] | None = None
+        self.stopped_at: tuple[Outcome, ParkRecord] | None = None
         #: the kind of the last park answered ("interrupt", or a static breakpoint's "before"/"after")
         self.last_park_kind = "interrupt"
 
@@ -87,72 +88,65 @@ class Context:
             answers.append((intr, self.resume[vi]))
         return answers, idxs
 
-    def park_record(self, outcome: Outcome, idxs: list[int]) -> dict[str, Any]:
+    def park_record(self, outcome: Outcome, idxs: list[int]) -> ParkRecord:
         first = outcome.interrupts[0]
-        record: dict[str, Any] = {"index": min(idxs), "node": first.node, "value": first.value}
         if first.kind != "interrupt":
-            record["kind"] = first.kind
-        else:
-            record["value_index"] = self.ledger.value_index(first.id)
-        return record
+            return ParkRecord(min(idxs), first.node, first.value, kind=first.kind)
+        return ParkRecord(min(idxs), first.node, first.value, value_index=self.ledger.value_index(first.id))
 
-    def drive(self, outcome: Outcome, *, until_gate: int | None = None) -> list[dict[str, Any]]:
+    def drive(self, outcome: Outcome, *, until_gate: int | None = None) -> list[ParkRecord]:
         """Answer every park with its ``--resume`` value until the run completes.
 
         With ``until_gate`` stop (parked) at the park whose gate index is that
         number; the caller probes it.
         """
-        parks: list[dict[str, Any]] = []
+        parks: list[ParkRecord] = []
         while outcome.parked:
             answers, idxs = self.answers_for(outcome)
             record = self.park_record(outcome, idxs)
-            if until_gate is not None and record["index"] >= until_gate:
+            if until_gate is not None and record.index >= until_gate:
                 self.stopped_at = (outcome, record)
                 return parks
             parks.append(record)
-            self.last_park_kind = record.get("kind", "interrupt")
+            self.last_park_kind = record.kind
             first = outcome.interrupts[0]
-            where = (f"interrupt {record['index']} in node {first.node}" if first.takes_value
-                     else f"static breakpoint {record['index']} ({first.kind} node {first.node})")
+            where = (f"interrupt {record.index} in node {first.node}" if first.takes_value
+                     else f"static breakpoint {record.index} ({first.kind} node {first.node})")
             self.events.emit("park", f"parking at {where}", node=first.node)
             self.set_leg(max(idxs) + 1)
             outcome = self.session.answer(answers)
         return parks
 
-    def finish(self) -> dict[str, Any]:
-        final, step = self.session.final_state()
-        return {"final_state": final, "final_step": step, "checkpoints": self.session.checkpoint_count()}
+    def finish(self) -> None:
+        self.result.final_state, self.result.final_step = self.session.final_state()
+        self.result.checkpoints = self.session.checkpoint_count()
 
-    def audit(self) -> list[dict[str, Any]]:
-        return [
-            {"field": p.field, "error": p.error, "value": p.value, "step": p.step, "writers": list(p.writers)}
-            for p in self.session.audit_checkpoints()
-        ]
+    def audit(self) -> None:
+        self.result.invalid = list(self.session.audit_checkpoints())
 
 
-def role_dry(ctx: Context) -> dict[str, Any]:
-    ctx.partial["nodes"] = {name: loc.__dict__ for name, loc in ctx.session.node_locations(ctx.module).items()}
-    ctx.partial["schema"] = ctx.session.schema_kind()
-    ctx.partial["fork_forms"] = list(ctx.session.fork_forms)
-    ctx.partial["stray_after_restore"] = ctx.session.stray_after_restore
-    loc = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
-    ctx.partial["target_location"] = loc.__dict__ if loc else None
+def role_dry(ctx: Context) -> None:
+    r = ctx.result
+    r.nodes = dict(ctx.session.node_locations(ctx.module))
+    r.schema = ctx.session.schema_kind()
+    r.fork_forms = list(ctx.session.fork_forms)
+    r.stray_after_restore = ctx.session.stray_after_restore
+    r.target_location = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
     ctx.set_leg(0)
     try:
-        parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+        r.parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
     except BaseException:
         # A run that dies on its own state (a mid-graph invalid write) has still persisted it.
         try:
-            ctx.partial["invalid"] = ctx.audit()
+            ctx.audit()
         except Exception:
             pass
         raise
-    out: dict[str, Any] = {"parks": parks, **ctx.finish()}
-    out["events"] = [e.as_dict() for e in ctx.events.events]
-    out["invalid"] = ctx.audit()
-    if parks:
-        out["stray"] = stray(ctx)
-    return out
+    ctx.finish()
+    r.events = list(ctx.events.events)
+    ctx.audit()
+    if r.parks:
+        r.stray = stray(ctx)
 
 
 def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
@@ -177,7 +171,7 @@ def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
     return SourceLocation(file, 1, 1, 1, 1)
 
 
-def stray(ctx: Context) -> dict[str, Any]:
+def stray(ctx: Context) -> StrayDelivery:
     """One more resume after completion (or, without parks, one more restore of the same state): it must be inert."""
     ctx.ledger.phase = "stray"
     ctx.set_leg(len(ctx.resume) + 1)
@@ -193,35 +187,38 @@ def stray(ctx: Context) -> dict[str, Any]:
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
     after, after_step = ctx.session.final_state()
-    return {
-        "sent": to_jsonable(value),
-        **({"delivery": "invoke(None)"} if breakpoint else {}),
-        "error": error,
-        "parked": parked,
-        "state_changed": before != after,
-        "state_before": before,
-        "state_after": after,
-        "step_before": before_step,
-        "step_after": after_step,
-        "checkpoints_added": ctx.session.checkpoint_count() - count,
-    }
+    return StrayDelivery(
+        sent=to_jsonable(value),
+        delivery="invoke(None)" if breakpoint else None,
+        error=error,
+        parked=parked,
+        state_changed=before != after,
+        state_before=before,
+        state_after=after,
+        step_before=before_step,
+        step_after=after_step,
+        checkpoints_added=ctx.session.checkpoint_count() - count,
+    )
 
 
-def role_crash(ctx: Context) -> dict[str, Any]:
+def role_crash(ctx: Context) -> None:
+    r = ctx.result
     ctx.set_leg(0)
     try:
         parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
     except Exception as exc:  # the injected crash, possibly wrapped by the framework
         if not ctx.events.killed:
             raise
-        return {"crashed": "exception", "message": f"{type(exc).__name__}: {exc}"[:300]}
+        r.crashed, r.message = "exception", f"{type(exc).__name__}: {exc}"[:300]
+        return
     if ctx.events.killed:  # raised where the framework swallowed it, and never re-raised on the main path
-        return {"crashed": "exception", "message": "the injected exception was swallowed by the framework"}
+        r.crashed, r.message = "exception", "the injected exception was swallowed by the framework"
+        return
     # Reaching this line means the kill point never occurred in this run.
-    return {"reached": False, "parks": parks, "events": [e.as_dict() for e in ctx.events.events]}
+    r.reached, r.parks, r.events = False, parks, list(ctx.events.events)
 
 
-def role_recover(ctx: Context) -> dict[str, Any]:
+def role_recover(ctx: Context) -> None:
     ctx.set_leg(-1)
     state = ctx.session.durable_state()
     durable_done = set()
@@ -263,82 +260,81 @@ def role_recover(ctx: Context) -> dict[str, Any]:
          if (r.node, r.step) in durable_done or (r.step is None and r.node in {n for n, _ in durable_done})},
         key=lambda x: (x[1] if x[1] is not None else -1, x[0]),
     )
-    out = {
-        "how": how,
-        "durable": {"exists": state.exists, "step": state.step, "interrupts": len(state.interrupts), "next": list(state.next),
-                    "completed": sorted(state.completed_tasks) if ctx.session.stray_after_restore else []},
-        "reran_completed": [list(x) for x in reran],
-        "parks": parks,
-        **ctx.finish(),
-        "invalid": ctx.audit(),
-    }
-    if ctx.spec.extra.get("stray"):
-        out["stray"] = stray(ctx)
-    return out
+    r = ctx.result
+    r.how = how
+    r.durable = DurableFound(state.exists, state.step, len(state.interrupts), list(state.next),
+                             sorted(state.completed_tasks) if ctx.session.stray_after_restore else [])
+    r.reran_completed = reran
+    r.parks = parks
+    ctx.finish()
+    ctx.audit()
+    if ctx.spec.stray:
+        r.stray = stray(ctx)
 
 
-def _park_at_gate(ctx: Context) -> tuple[Any, dict[str, Any]] | None:
+def _park_at_gate(ctx: Context) -> tuple[Any, ParkRecord] | None:
     """Run from the input to the park the spec's ``gate`` names, answering the parks before it."""
-    gate = int(ctx.spec.extra.get("gate", 0))
+    gate = ctx.spec.gate
     ctx.set_leg(0)
     ctx.drive(ctx.session.start(ctx.spec.run.input), until_gate=gate)
-    if ctx.stopped_at is None or ctx.stopped_at[1]["index"] != gate:
+    if ctx.stopped_at is None or ctx.stopped_at[1].index != gate:
         return None
     outcome, record = ctx.stopped_at
     ctx.set_leg(gate + 1)
     return outcome.interrupts[0], record
 
 
-def role_fork(ctx: Context) -> dict[str, Any]:
+def role_fork(ctx: Context) -> None:
+    r = ctx.result
     ctx.ledger.phase = "fork-setup"
     found = _park_at_gate(ctx)
     if found is None:
-        return {"applicable": False}
+        return
     intr, record = found
+    r.node, r.gate = intr.node, record
     if not intr.takes_value:
-        return {"applicable": False, "node": intr.node, "gate": record,
-                "why": f"the run pauses at a {intr.describe()}, which is continued without a value: there is no answer to discriminate"}
+        r.why = f"the run pauses at a {intr.describe()}, which is continued without a value: there is no answer to discriminate"
+        return
     at = ctx.session.fork_point()
-    vi = record["value_index"]
-    values = [ctx.resume[vi], ctx.spec.extra.get("fork_value", ctx.spec.run.fork_resume)]
-    branches = []
-    for n, value in enumerate(values, start=1):
+    vi = record.value_index or 0
+    second = ctx.spec.fork_value if ctx.spec.fork_value is not None else ctx.spec.run.fork_resume
+    for n, value in enumerate([ctx.resume[vi], second], start=1):
         ctx.ledger.phase = f"fork-{n}"
         error = None
         try:
             ctx.session.answer([(intr, value)], at=at, form=ctx.spec.form or ctx.session.fork_forms[0])
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-        branches.append({"sent": to_jsonable(value), "error": error})
-    return {"applicable": True, "node": intr.node, "gate": record, "branches": branches, "invalid": ctx.audit()}
+        r.branches.append(ForkBranch(to_jsonable(value), error))
+    r.applicable = True
+    ctx.audit()
 
 
-def role_setup(ctx: Context) -> dict[str, Any]:
+def role_setup(ctx: Context) -> None:
+    r = ctx.result
+    r.shared = ctx.session.uses_sweep_store()
     found = _park_at_gate(ctx)
-    if found is None:
-        return {"parked": False, "node": None, "shared": ctx.session.uses_sweep_store()}
-    intr, record = found
-    return {"parked": True, "node": intr.node, "gate": record, "shared": ctx.session.uses_sweep_store()}
+    if found is not None:
+        intr, r.gate = found
+        r.parked, r.node = True, intr.node
 
 
-def role_racer(ctx: Context, barrier: Any) -> dict[str, Any]:
+def role_racer(ctx: Context, barrier: Any) -> None:
     """Resume the park the setup process left: its value for an interrupt, ``invoke(None)`` for a breakpoint."""
-    gate = int(ctx.spec.extra.get("gate", 0))
-    ctx.set_leg(gate + 1)
+    r = ctx.result
+    ctx.set_leg(ctx.spec.gate + 1)
     barrier.wait(BARRIER_TIMEOUT_S)
-    error = None
-    parked = False
     try:
-        if ctx.spec.extra.get("breakpoint"):
-            parked = ctx.session.proceed().parked
+        if ctx.spec.breakpoint:
+            r.parked = ctx.session.proceed().parked
         else:
-            parked = ctx.session.resume_raw(ctx.resume[int(ctx.spec.extra.get("value_index", 0))]).parked
+            r.parked = ctx.session.resume_raw(ctx.resume[ctx.spec.value_index]).parked
     except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    return {"error": error, "parked": parked, "invalid": ctx.audit()}
+        r.resume_error = f"{type(exc).__name__}: {exc}"
+    ctx.audit()
 
 
-ROLE_FUNCS: dict[str, Callable[..., dict[str, Any]]] = {
+ROLE_FUNCS: dict[str, Callable[[Context], None]] = {
     "dry": role_dry,
     "crash": role_crash,
     "recover": role_recover,
@@ -369,7 +365,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         limit = spec.run.memory_limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _capture_output(spec.workdir)
-    result: dict[str, Any] = {"role": spec.role, "phase": spec.phase}
+    result = ChildResult(spec.role, spec.phase)
     instruments: Instruments | None = None
     try:
         sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network)
@@ -377,7 +373,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
         ledger = Ledger(spec.ledger_path)
         ledger.phase = spec.phase
         sandbox.report = ledger.note
-        events = EventLog(kill_at=spec.kill_at, mode=spec.extra.get("crash_mode", "sigkill"))
+        events = EventLog(kill_at=spec.kill_at, mode=spec.crash_mode)
         events.on_kill = lambda: lifetime.reap_descendants(ledger.note)  # nothing the graph started survives the kill
         instruments = Instruments(ledger, events)
         hint = spec.run.framework
@@ -392,54 +388,45 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             if detected is not adapter:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)
-            result["framework"] = adapter.name
+            result.framework = adapter.name
             install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs))
             session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:
-            result["target_error"] = str(exc)
+            result.target_error = str(exc)
             return
-        ctx = Context(spec, session, ledger, events, instruments)
+        ctx = Context(spec, session, ledger, events, instruments, result)
         ctx.module, ctx.target = _module, obj
         try:
             if spec.role == "racer":
-                result.update(role_racer(ctx, barrier))
+                role_racer(ctx, barrier)
             else:
-                result.update(ROLE_FUNCS[spec.role](ctx))
-            result["ok"] = True
+                ROLE_FUNCS[spec.role](ctx)
+            result.ok = True
         finally:
-            for key, value in ctx.partial.items():
-                result.setdefault(key, value)
-            result["store_used"] = session.uses_sweep_store()
-            result["graph_how"] = getattr(session, "how", "")
-            result["saver_ops"] = instruments.saver_ops
-            result["describe"] = session.describe()
-            result["schedule_escaped"] = adapter.schedule_escaped()
+            result.store_used = session.uses_sweep_store()
+            result.graph_how = getattr(session, "how", "")
+            result.saver_ops = instruments.saver_ops
+            result.describe = session.describe()
+            result.schedule_escaped = adapter.schedule_escaped()
             try:
                 session.close()
             except Exception:
                 pass
     except ProtocolError as exc:
-        result["protocol_error"] = str(exc)
+        result.protocol_error = str(exc)
     except SystemExit as exc:
-        result["error"] = {"kind": "exit", "message": f"sys.exit({exc.code!r})", "where": _user_frame(exc, _roots(spec))}
+        result.error = ChildError("exit", f"sys.exit({exc.code!r})", _user_frame(exc, _roots(spec)))
     except BaseException as exc:  # the user's graph raised: that is a result, not a sweep failure
-        result["error"] = {
-            "kind": "raised",
-            "type": type(exc).__name__,
-            "message": str(exc)[:800],
-            "where": _user_frame(exc, _roots(spec)),
-        }
+        result.error = ChildError("raised", str(exc)[:800], _user_frame(exc, _roots(spec)), type(exc).__name__)
     finally:
         if instruments is not None:
             last = list(instruments.task_nodes.values())
-            result.setdefault("last_node", last[-1][0] if last else None)
+            result.last_node = last[-1][0] if last else None
         try:
-            reaped = lifetime.reap_descendants(instruments.ledger.note if instruments is not None else None)
-            if reaped:
-                result["reaped"] = reaped
+            result.reaped = lifetime.reap_descendants(instruments.ledger.note if instruments is not None else None)
         except Exception:
             pass
-        _write_result(spec.result_path, result)
+        result.write(spec.result_path)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -467,10 +454,3 @@ def _capture_output(workdir: str) -> None:
 
 def _roots(spec: ChildSpec) -> tuple[str, ...]:
     return (os.path.realpath(spec.run.target.path_entry),)
-
-
-def _write_result(path: str, result: dict[str, Any]) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(result, fh, default=lambda o: to_jsonable(o), sort_keys=True)
-    os.replace(tmp, path)

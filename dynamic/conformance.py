@@ -34,7 +34,7 @@ from importlib import metadata
 from typing import Any, Callable
 
 from .adapters import installed
-from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
+from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, Verdict as CellVerdict
 from .report import SweepReport
 
 COLUMNS = ("EO-int", "EO-crash", "PC", "FD", "CV", "CO-seq", "CO-conc", "RD", "LV")
@@ -66,7 +66,7 @@ class Probe:
 
 @dataclass
 class Verdict:
-    mark: str  # PASS | FAIL | NOT_APPLICABLE | ERROR
+    mark: CellVerdict  # PASS | FAIL | NOT_APPLICABLE | ERROR
     witness: str = ""
     rules: tuple[str, ...] = ()
 
@@ -218,7 +218,8 @@ def run_conformance(saver: str | None = None, dsn: str | None = None, timeout: f
                     progress: Callable[[int, int, str], None] | None = None) -> Matrix:
     """Sweep every probe row (rows in parallel) and read the matrix."""
     from .runner import context
-    from .sweep import crash_sweep, preload_for
+    from .sweep import crash_sweep
+    from .workbench import preload_for
 
     started = time.monotonic()
     todo, rows = probes(saver, dsn)

@@ -72,9 +72,9 @@ class SweepReport:
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     def summary(self) -> dict[str, int]:
-        out = {v: 0 for v in (PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE)}
+        out = {str(v): 0 for v in (PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE)}
         for c in self.cells:
-            out[c.verdict] = out.get(c.verdict, 0) + 1
+            out[str(c.verdict)] = out.get(str(c.verdict), 0) + 1
         out["findings"] = len(self.findings)
         return out
 

@@ -12,7 +12,6 @@ be killed.
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing
 from multiprocessing import connection
 import os
@@ -26,6 +25,7 @@ from typing import Any
 
 from . import lifetime
 from .lifetime import process_table
+from .child_result import ChildResult
 from .spec import ChildSpec
 
 _CTX_LOCK = threading.Lock()
@@ -50,7 +50,7 @@ class ChildRun:
     spec: ChildSpec
     exitcode: int | None
     timed_out: bool
-    result: dict[str, Any] | None
+    result: ChildResult | None
     leftovers: int  # processes of its group still alive after it ended (all killed)
     seconds: float
     #: processes it started outside its group (new session, daemon), found by the environment tag and killed
@@ -59,7 +59,7 @@ class ChildRun:
     @property
     def crashed(self) -> bool:
         """The kill point fired: SIGKILLed itself, or (exception mode) reported the injected crash."""
-        return self.killed_itself or bool(self.result and self.result.get("crashed"))
+        return self.killed_itself or bool(self.result is not None and self.result.crashed)
 
     @property
     def killed_itself(self) -> bool:
@@ -187,11 +187,10 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
     result = None
     if os.path.exists(spec.result_path):
         try:
-            with open(spec.result_path, encoding="utf-8") as fh:
-                result = json.load(fh)
-        except (OSError, ValueError):
+            result = ChildResult.load(spec.result_path)
+        except (OSError, ValueError, TypeError):  # torn or foreign: as if the child had reported nothing
             result = None
-    leftovers += int((result or {}).get("reaped") or 0)  # what the child killed of its own before it ended
+    leftovers += result.reaped if result is not None else 0  # what the child killed of its own before it ended
     with _LIVE_LOCK:
         _LIVE.pop(proc.pid, None)
     run = ChildRun(spec, code, timed_out, result, leftovers, time.monotonic() - started, escaped)

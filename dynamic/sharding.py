@@ -2,7 +2,7 @@
 
 Every shard runs the uninterrupted run (each needs the reference and the kill
 points) and then the jobs the deterministic deal gives it
-(:func:`auditor.dynamic.sweep._shard_jobs`). Its JSON output carries a
+(:func:`auditor.dynamic.sweep._shard_slots`). Its JSON output carries a
 ``shard`` section -- the full slot order, its cells with their hits, what the
 validity judge and the locator need, its notes -- from which :func:`merge`
 rebuilds the report an unsharded sweep gives: same cells in the same order,
@@ -12,37 +12,59 @@ the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.findings import Notification, NotificationKind, Severity
 
+from .adapters.base import InvalidState, SourceLocation
 from .build import Locator, build_findings
-from .cells import Cell, Hit, judge_validity
+from .cells import Cell, CellKind, Hit, Verdict, Witness
+from .checks import validity  # importing the probes registers every witness type
 from .report import SweepReport
 from .request import Shard
+from .typed_json import DecodeError, decode, encode
 
-SHARD_FORMAT = "resume-audit/sweep-shard/v1"
+SHARD_FORMAT = "resume-audit/sweep-shard/v2"
 
 
 class MergeError(ValueError):
     """The shard files do not make one sweep (the CLI's exit code 2)."""
 
 
+def _witness_data(w: Witness | None) -> dict[str, Any] | None:
+    return None if w is None else {"type": type(w).__name__, "data": w.to_json()}
+
+
+def _witness_from(data: dict[str, Any] | None) -> Witness | None:
+    if data is None:
+        return None
+    cls = Witness.REGISTRY.get(data["type"])
+    if cls is None:
+        raise MergeError(f"a shard carries a witness of unknown type {data['type']!r} (written by another version?)")
+    witness: Witness = decode(cls, data["data"])
+    return witness
+
+
 def cell_to_data(cell: Cell) -> dict[str, Any]:
-    data = asdict(cell)
-    data.pop("seconds", None)
-    return data
+    return {
+        "kind": str(cell.kind), "name": cell.name, "verdict": str(cell.verdict), "detail": cell.detail,
+        "effects": encode(cell.effects), "nodes": encode(cell.nodes), "final_state_match": cell.final_state_match,
+        "resumed": cell.resumed, "witness": _witness_data(cell.witness),
+        "hits": [{"rule": h.rule, "node": h.node, "subject": h.subject, "message": h.message, "flow": encode(h.flow),
+                  "witness": _witness_data(h.witness)} for h in cell.hits],
+    }
 
 
 def cell_from_data(data: dict[str, Any]) -> Cell:
-    hits = [Hit(**{**h, "flow": tuple(tuple(step) for step in h.get("flow", ()))}) for h in data.get("hits", [])]
-    return Cell(**{
-        **data,
-        "effects": {k: tuple(v) for k, v in data.get("effects", {}).items()},
-        "nodes": {k: tuple(v) for k, v in data.get("nodes", {}).items()},
-        "hits": hits,
-    })
+    hits = [Hit(h["rule"], h["node"], h["subject"], h["message"], tuple(tuple(step) for step in h["flow"]),
+                _witness_from(h["witness"])) for h in data["hits"]]
+    return Cell(
+        kind=CellKind(data["kind"]), name=data["name"], verdict=Verdict(data["verdict"]), detail=data["detail"],
+        effects=decode(dict[str, tuple[int, int]], data["effects"]), nodes=decode(dict[str, tuple[int, int]], data["nodes"]),
+        final_state_match=data["final_state_match"], resumed=data["resumed"], hits=hits,
+        witness=_witness_from(data["witness"]),
+    )
 
 
 def _notification_data(n: Notification) -> dict[str, str]:
@@ -53,6 +75,16 @@ def _notification_from(d: dict[str, str]) -> Notification:
     return Notification(NotificationKind(d["kind"]), d["message"], level=Severity(d["level"]))
 
 
+@dataclass(frozen=True)
+class DryFacts:
+    """What the merge needs of the uninterrupted run: its invalid state and schema, and where nodes are."""
+
+    invalid: list[InvalidState]
+    schema: str | None
+    nodes: dict[str, SourceLocation]
+    target_location: SourceLocation | None
+
+
 @dataclass
 class ShardPart:
     """What one shard contributes to the merged report."""
@@ -61,10 +93,10 @@ class ShardPart:
     #: every slot of the full sweep, in the stable order (labels); a shard fills some of them
     order: list[str]
     cells: list[tuple[str, Cell]]
-    #: (job label, {"invalid": [...]}) of this shard's runs that persisted invalid state
-    validity_sources: list[tuple[str, dict[str, Any]]]
-    #: the uninterrupted run's report the merge needs (validity, locating findings)
-    dry_result: dict[str, Any]
+    #: (job label, invalid state) of this shard's runs that persisted invalid state
+    validity_sources: list[validity.Source]
+    #: the uninterrupted run's facts the merge needs (validity, locating findings)
+    dry: DryFacts
     #: (kind, detail) notes from this shard's children
     notes: list[tuple[str, str]]
     #: notifications that are not child notes (e.g. "did not persist through the sweep's store")
@@ -78,8 +110,8 @@ class ShardPart:
             "shard": str(self.shard),
             "order": list(self.order),
             "cells": [[label, cell_to_data(c)] for label, c in self.cells],
-            "validity_sources": [[label, src] for label, src in self.validity_sources],
-            "dry_result": self.dry_result,
+            "validity_sources": encode(self.validity_sources),
+            "dry": encode(self.dry),
             "notes": [list(n) for n in self.notes],
             "notifications": [_notification_data(n) for n in self.notifications],
             "cwd": self.cwd,
@@ -88,17 +120,23 @@ class ShardPart:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "ShardPart":
         if not isinstance(data, dict) or data.get("format") != SHARD_FORMAT:
-            raise MergeError("not a crash-sweep shard (write shards with `crash-sweep --shard K/N --format json`)")
-        return cls(
-            shard=Shard.parse(data["shard"]),
-            order=list(data["order"]),
-            cells=[(label, cell_from_data(c)) for label, c in data["cells"]],
-            validity_sources=[(label, src) for label, src in data["validity_sources"]],
-            dry_result=dict(data["dry_result"]),
-            notes=[(kind, detail) for kind, detail in data["notes"]],
-            notifications=[_notification_from(n) for n in data["notifications"]],
-            cwd=str(data.get("cwd") or "."),
-        )
+            raise MergeError("not a crash-sweep shard of this version (write shards with "
+                             "`crash-sweep --shard K/N --format json` using the same resume-audit)")
+        try:
+            return cls(
+                shard=Shard.parse(data["shard"]),
+                order=list(data["order"]),
+                cells=[(label, cell_from_data(c)) for label, c in data["cells"]],
+                validity_sources=decode(list[tuple[str, list[InvalidState]]], data["validity_sources"]),
+                dry=decode(DryFacts, data["dry"]),
+                notes=[(kind, detail) for kind, detail in data["notes"]],
+                notifications=[_notification_from(n) for n in data["notifications"]],
+                cwd=str(data.get("cwd") or "."),
+            )
+        except (KeyError, TypeError, ValueError, DecodeError) as exc:
+            if isinstance(exc, MergeError):
+                raise
+            raise MergeError(f"a shard file is damaged: {type(exc).__name__}: {exc}") from None
 
 
 def merge(documents: list[dict[str, Any]]) -> SweepReport:
@@ -129,10 +167,10 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
     for part, _h in parts:
         for label, cell in part.cells:
             by_slot.setdefault(label, cell)
-    sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", first.dry_result)]
+    sources: list[validity.Source] = [("uninterrupted run", list(first.dry.invalid))]
     sources += sorted((src for part, _h in parts for src in part.validity_sources), key=lambda s: s[0])
     if "validity" in by_slot:
-        by_slot["validity"] = judge_validity(sources, True, first.dry_result.get("schema"))
+        by_slot["validity"] = validity.judge(sources, True, first.dry.schema)
     missing = [label for label in first.order if label not in by_slot]
     if missing:
         raise MergeError(f"no shard swept {len(missing)} planned cell(s), e.g. {missing[0]!r}")
@@ -143,7 +181,7 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
         complete=header["complete"], kill_points=header["kill_points"], cwd=first.cwd,
         plane=dict(header.get("plane") or {}),
     )
-    locator = Locator(first.dry_result.get("nodes", {}), first.dry_result.get("target_location"), report.cwd)
+    locator = Locator(first.dry.nodes, first.dry.target_location, report.cwd)
     report.findings = build_findings(cells, locator, report.target)
     notes = sorted({note for part, _h in parts for note in part.notes})
     report.notifications = _notifications(notes) + first.notifications

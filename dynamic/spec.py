@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .adapters.base import StoreSettings
@@ -48,7 +48,17 @@ class ChildSpec:
     thread_id: str = "resume-audit"
     kill_at: str | None = None
     form: str | None = None  # fork probe: "bare" | "map"
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: crash: "sigkill" (the process kills itself at ``kill_at``) or "exception" (raises there)
+    crash_mode: str = "sigkill"
+    #: recover: deliver the restore once more after it completed (the stray probe without parks)
+    stray: bool = False
+    #: fork, setup, racer: the pause point probed (its index among every park of the protocol)
+    gate: int = 0
+    #: setup, racer: the ``--resume`` value answering that gate, or a breakpoint continued with ``invoke(None)``
+    value_index: int = 0
+    breakpoint: bool = False
+    #: fork: the second answer (None: the run's ``fork_resume``)
+    fork_value: Any = None
 
     @property
     def ledger_path(self) -> str:

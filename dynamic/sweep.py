@@ -1,66 +1,51 @@
 """``crash_sweep``: the dynamic stage's Python API.
 
-Orchestrates the cells of :mod:`auditor.dynamic.cells` over child processes
-(:mod:`auditor.dynamic.runner`): one uninterrupted run first (the reference
-and the list of kill points), then every other cell in parallel on a thread
-pool, each cell in its own temporary directory with its own store and ledger.
-The parent never imports the user's code.
+One uninterrupted run first (the reference, and the list of kill points);
+then every probe of :mod:`auditor.dynamic.checks` lays out its cells, their
+jobs run in parallel on a thread pool (each cell in its own temporary
+directory with its own store and ledger, children started through
+:mod:`auditor.dynamic.workbench`), and the slots resolve in the report's
+stable order. The parent never imports the user's code.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import secrets
-import sys
 import shutil
-import threading
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from functools import partial
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable
 
 from auditor.findings import Notification, NotificationKind, Severity
 
-from .adapters.base import StoreSettings
 from .adapters import REGISTRY, adapter_for, installed, sniff
 from .build import Locator, build_findings
-from .cells import (
-    ERROR,
-    NOT_APPLICABLE,
-    PASS,
-    Cell,
-    Gate,
-    Reference,
-    completed,
-    concurrent_name,
-    failure_text,
-    judge_concurrent,
-    judge_fork,
-    judge_interrupt_path,
-    judge_recovery,
-    judge_stray,
-    judge_validity,
-    judge_write_order,
-)
+from .cells import ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference, completed, failure_text
+from .checks import PROBES, CellOutcome, Planning, Slot
+from .checks import validity
+from .child_result import ChildResult
 from .effects import NO_STUB, EffectSpec, EffectSpecError
 from .llm_stub import LlmScript, LlmScriptError
 from .request import Shard, SweepRequest
 from . import lifetime
-from .killpoints import CRASH_MODES, DURABLE_KINDS, Event
+from .killpoints import CRASH_MODES, Event
 from .ledger import Ledger
 from .report import SweepReport
-from .sharding import ShardPart
-from .runner import ChildRun, kill_all, run_child, run_racers
-from .spec import ChildSpec, RunSpec
+from .sharding import DryFacts, ShardPart
+from .runner import ChildRun, kill_all
+from .spec import RunSpec
 from .target import TargetError, TargetSpec
 from .values import derive_fork_value, to_jsonable
+from .workbench import SweepCancelled, Workbench
 
-__all__ = ["crash_sweep", "NO_STUB", "SweepRequest", "Shard", "SweepUsageError", "TargetError", "CELL_KINDS", "BACKENDS"]
+__all__ = ["crash_sweep", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TargetError", "CELL_KINDS",
+           "BACKENDS"]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
-CELL_KINDS = ("interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity")
+CELL_KINDS = tuple(str(k) for k in CellKind if k is not CellKind.DRY_RUN)
 PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
 
 #: progress(done, total, label)
@@ -81,10 +66,6 @@ def llm_script_of(value: Any, cwd: str | None = None) -> LlmScript | None:
             path = os.path.join(cwd, path)
         return LlmScript.load(path)
     return LlmScript.parse(value)
-
-
-class SweepCancelled(Exception):
-    """Raised in cell workers once the sweep has been abandoned."""
 
 
 def _versions(framework: str) -> dict[str, str]:
@@ -135,176 +116,6 @@ def resolve_framework(spec: TargetSpec, framework: str | None) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def preload_for(framework: str | None) -> list[str]:
-    """Modules the fork server imports: the framework's, or every installed framework's when unknown."""
-    if framework is not None:
-        return adapter_for(framework).preload_modules()
-    out: list[str] = []
-    for name in REGISTRY:
-        if installed(name):
-            out.extend(adapter_for(name).preload_modules())
-    return out
-
-
-class _Sweep:
-    """State of one sweep: where cells live, how children are started."""
-
-    def __init__(self, run: RunSpec, backend: str, dsn: str | None, timeout: float, root: str) -> None:
-        self.run = run
-        self.backend = backend
-        self.dsn = dsn
-        self.timeout = timeout
-        self.root = root
-        self.token = secrets.token_hex(4)
-        self.schemas: list[str] = []
-        self.preload = preload_for(run.framework)
-        self._n = 0
-        self._lock = threading.Lock()
-        #: set when the sweep is abandoned (Ctrl-C): no further child is started
-        self.cancelled = threading.Event()
-
-    def cell_dir(self, label: str) -> str:
-        with self._lock:
-            self._n += 1
-            n = self._n
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")[:60]
-        path = os.path.join(self.root, f"{n:03d}-{slug}")
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    def store(self, cell_dir: str, write_order: str = "natural") -> StoreSettings:
-        directory = os.path.join(cell_dir, "store")
-        if self.backend == "sqlite":
-            return StoreSettings("sqlite", os.path.join(cell_dir, "checkpoints.sqlite"), None, write_order, directory)
-        if self.backend == "postgres":
-            schema = f"ra_{self.token}_{os.path.basename(cell_dir)[:3]}"
-            self.schemas.append(schema)
-            return StoreSettings("postgres", self.dsn or "", schema, write_order, directory)
-        if self.backend == "custom":
-            return StoreSettings("custom", self.dsn or "", None, write_order, directory)
-        return StoreSettings("memory", "", None, write_order, directory)
-
-    def spec(self, role: str, cell_dir: str, store: StoreSettings, phase: str, n: int, **kw: Any) -> ChildSpec:
-        return ChildSpec(role=role, run=self.run, cell_dir=cell_dir, workdir=os.path.join(cell_dir, f"p{n}-{role}"),
-                         store=store, phase=phase, **kw)
-
-    def child(self, spec: ChildSpec) -> ChildRun:
-        if self.cancelled.is_set():
-            raise SweepCancelled()
-        return run_child(spec, self.preload, self.timeout)
-
-    def racers(self, specs: list[ChildSpec]) -> list[ChildRun]:
-        if self.cancelled.is_set():
-            raise SweepCancelled()
-        return run_racers(specs, self.preload, self.timeout)
-
-    def drop_schemas(self) -> None:
-        if not self.schemas or not self.dsn:
-            return
-        try:
-            import psycopg
-
-            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=10) as conn:
-                for schema in sorted(set(self.schemas)):
-                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        except Exception:
-            pass
-
-
-def _crash_cell(sw: _Sweep, kind: str, point: Event, ref: Reference, write_order: str = "natural",
-                mode: str = "sigkill", stray: bool = False) -> tuple[Cell, list[ChildRun], str]:
-    """Crash at ``point`` (SIGKILL or an injected exception), recover in a fresh interpreter, judge.
-
-    With ``stray``, the recovering process then delivers the restore once more
-    (the stray probe of frameworks without parks); the judged cell is then the
-    stray one.
-    """
-    cell_dir = sw.cell_dir(f"{kind}-{mode}-{point.name}" + ("-stray" if stray else ""))
-    store = sw.store(cell_dir, write_order)
-    crash = sw.child(sw.spec("crash", cell_dir, store, "crash", 1, kill_at=point.name, extra={"crash_mode": mode}))
-    runs = [crash]
-    recover = None
-    if crash.crashed:
-        recover = sw.child(sw.spec("recover", cell_dir, store, "recover", 2, extra={"stray": stray}))
-        runs.append(recover)
-    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
-    try:
-        if stray:
-            if recover is None or not completed(recover):
-                why = failure_text(recover) if recover is not None else "the kill point was not reached"
-                cell = Cell("stray", "restore again after a successful restore", ERROR, detail=f"no successful restore to repeat: {why}")
-            else:
-                cell = judge_stray(recover.result or {}, ledger, ref, name="restore again after a successful restore")
-                cell.witness["after_kill_point"] = point.name
-        else:
-            cell = judge_recovery(kind, point, crash, recover, ledger, ref)
-    finally:
-        ledger.close()
-    return cell, runs, cell_dir
-
-
-def _fork_cell(sw: _Sweep, form: str, gate: Gate) -> tuple[Cell, list[ChildRun], str]:
-    cell_dir = sw.cell_dir(f"fork-{form}-gate{gate.index}")
-    extra: dict[str, Any] = {"gate": gate.index}
-    if gate.fork_value is not None:
-        extra["fork_value"] = gate.fork_value
-    run = sw.child(sw.spec("fork", cell_dir, sw.store(cell_dir), "fork-setup", 1, form=form, extra=extra))
-    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
-    try:
-        return judge_fork(form, run, ledger, gate), [run], cell_dir
-    finally:
-        ledger.close()
-
-
-#: how often the concurrent probe is run when its racers did not overlap (each found the park consumed)
-RACE_ATTEMPTS = 3
-
-
-def _concurrent_cell(sw: _Sweep, k: int, ref: Reference, gate: Gate) -> tuple[Cell, list[ChildRun], str]:
-    """k racers on one park. A race that did not happen -- one racer consumed the park, the others
-    found it consumed, none raised -- says nothing, so it is run again (a busy machine serialises
-    racers); a pass after that says the racers never overlapped."""
-    runs: list[ChildRun] = []
-    for attempt in range(1, RACE_ATTEMPTS + 1):
-        cell, attempt_runs, cell_dir = _concurrent_attempt(sw, k, ref, gate, attempt)
-        runs += attempt_runs
-        overlapped = cell.witness.get("consumed", 0) > 1 or cell.witness.get("racer_errors")
-        if cell.verdict != PASS or overlapped:
-            return cell, runs, cell_dir
-    cell.detail += (f"; in {RACE_ATTEMPTS} attempts the racers never overlapped (each later racer found the park "
-                    "already consumed), so concurrent consumption was not observed either way")
-    return cell, runs, cell_dir
-
-
-def _concurrent_attempt(sw: _Sweep, k: int, ref: Reference, gate: Gate, attempt: int) -> tuple[Cell, list[ChildRun], str]:
-    cell_dir = sw.cell_dir(f"concurrent-{k}-gate{gate.index}" + (f"-try{attempt}" if attempt > 1 else ""))
-    store = sw.store(cell_dir)
-    extra = {"gate": gate.index, "value_index": gate.value_index, "breakpoint": gate.breakpoint}
-    setup = sw.child(sw.spec("setup", cell_dir, store, "setup", 0, extra=extra))
-    runs = [setup]
-    racers: list[ChildRun] = []
-    if completed(setup) and (setup.result or {}).get("parked"):
-        racers = sw.racers([sw.spec("racer", cell_dir, store, "race", i + 1, extra=extra) for i in range(k)])
-        runs.extend(racers)
-    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
-    try:
-        return judge_concurrent(k, setup, racers, ledger, ref, gate), runs, cell_dir
-    finally:
-        ledger.close()
-
-
-def _shard_jobs(jobs: list[tuple[str, Any]], shard: Shard) -> list[tuple[str, Any]]:
-    """This shard's jobs: whole groups (a write-order cell goes with the natural-order crash cell it
-    is compared with), dealt round-robin over the sweep's stable job order."""
-
-    def group(label: str) -> str:
-        return "crash:" + label.split(":", 1)[1] if label.startswith("write-order:") else label
-
-    keys = list(dict.fromkeys(group(label) for label, _fn in jobs))
-    taken = {key for position, key in enumerate(keys) if shard.takes(position)}
-    return [(label, fn) for label, fn in jobs if group(label) in taken]
-
-
 def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, str]]:
     notes: set[tuple[str, str]] = set()
     for d in cell_dirs:
@@ -323,7 +134,7 @@ def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, s
             notes.add(lifetime.ESCAPED_NOTE)
         if run.timed_out:
             notes.add(("timeout", f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group"))
-        if run.result and run.result.get("schedule_escaped"):
+        if run.result is not None and run.result.schedule_escaped:
             notes.add(("schedule", "a node waited too long for pending checkpoint writes; that run's schedule was not controlled"))
     return sorted(notes)
 
@@ -377,22 +188,35 @@ def crash_sweep(target: "str | SweepRequest", *, progress: Progress | None = Non
     return _sweep(request, progress)
 
 
-def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
-    target, effects, input, resume = request.target, list(request.effects), request.input, list(request.resume)
-    fork_resume, config, backend, dsn = request.fork_resume, request.config, request.backend, request.dsn
-    racers, timeout, stub, stubs = request.racers, request.timeout, request.stub, request.stubs
-    allow_network, keep_artifacts, cells = request.allow_network, request.keep_artifacts, request.cells
-    framework, crash_modes, saver, cwd = request.framework, request.crash_modes, request.saver, request.cwd
+
+
+@dataclass
+class _Prepared:
+    """A validated request: what every child runs, and the report's header."""
+
+    request: SweepRequest
+    run: RunSpec
+    tspec: TargetSpec
+    backend: str
+    dsn: str | None
+    wanted: frozenset[CellKind]
+    modes: tuple[str, ...]
+    protocol: dict[str, Any]
+    cwd: str
+
+
+def _prepare(request: SweepRequest) -> _Prepared:
+    """Every usage error, raised before a child starts."""
+    backend, dsn, saver = request.backend, request.dsn, request.saver
     try:
         llm_script = llm_script_of(request.stub_llm, request.cwd)
     except LlmScriptError as exc:
         raise SweepUsageError(str(exc)) from None
-    started = time.monotonic()
     if backend not in BACKENDS:
         raise SweepUsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if racers < 2:
+    if request.racers < 2:
         raise SweepUsageError("--racers must be at least 2")
-    if timeout <= 0:
+    if request.timeout <= 0:
         raise SweepUsageError("--timeout must be positive")
     if request.memory_limit < 0 or (0 < request.memory_limit < 512):
         raise SweepUsageError("--memory-limit must be 0 (none) or at least 512 MB: a framework alone needs about 450")
@@ -400,10 +224,10 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         if ":" not in saver:
             raise SweepUsageError(f"--saver {saver!r}: expected package.module:factory")
         backend, dsn = "custom", saver
-    modes = tuple(m for m in CRASH_MODES if m in set(crash_modes))
-    if not modes or set(crash_modes) - set(CRASH_MODES):
+    modes = tuple(m for m in CRASH_MODES if m in set(request.crash_modes))
+    if not modes or set(request.crash_modes) - set(CRASH_MODES):
         raise SweepUsageError(f"crash modes must be among {', '.join(CRASH_MODES)}")
-    wanted = set(CELL_KINDS if cells is None else cells)
+    wanted = set(CELL_KINDS if request.cells is None else request.cells)
     unknown = wanted - set(CELL_KINDS)
     if unknown:
         raise SweepUsageError(f"unknown cell kind(s) {sorted(unknown)}; choose from {', '.join(CELL_KINDS)}")
@@ -417,229 +241,185 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
             psycopg.connect(dsn, connect_timeout=10).close()
         except Exception as exc:
             raise SweepUsageError(f"cannot connect to PostgreSQL at the given DSN: {exc}") from None
-    cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+    cwd = os.path.abspath(os.fspath(request.cwd)) if request.cwd is not None else os.getcwd()
     if not os.path.isdir(cwd):
         raise SweepUsageError(f"cwd {cwd!r} is not a directory")
-    tspec = TargetSpec.parse(target, cwd)
-    hint = resolve_framework(tspec, framework)
+    tspec = TargetSpec.parse(request.target, cwd)
+    hint = resolve_framework(tspec, request.framework)
     try:
-        effect_specs = tuple(EffectSpec.parse(e) for e in effects)
+        effect_specs = tuple(EffectSpec.parse(e) for e in request.effects)
     except EffectSpecError as exc:
         raise SweepUsageError(str(exc)) from None
+    stubs = request.stubs or {}
     named = {f"{e.module}:{e.attr}" for e in effect_specs} | {e.display for e in effect_specs}
-    stray_stubs = sorted(k for k in (stubs or {}) if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
+    stray_stubs = sorted(k for k in stubs if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
     if stray_stubs:
         raise SweepUsageError(f"a stub is given for {', '.join(stray_stubs)}, which is not an --effect of this sweep")
-    resume_t = tuple(resume)
-    fork_value = fork_resume if fork_resume is not None else (derive_fork_value(resume_t[0]) if resume_t else None)
-    per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in (stubs or {}).items())
-    run = RunSpec(tspec, effect_specs, input, resume_t, fork_value, dict(config or {}), stub, allow_network, hint, per_effect,
-                  llm_script.to_data() if llm_script is not None else None, request.memory_limit)
-    root = lifetime.new_root()
-    sw = _Sweep(run, backend, dsn, timeout, root)
-    protocol = {
-        "input": to_jsonable(input),
-        "resume": to_jsonable(list(resume_t)),
+    resume = tuple(request.resume)
+    fork_value = request.fork_resume if request.fork_resume is not None else (derive_fork_value(resume[0]) if resume else None)
+    per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
+    config = dict(request.config or {})
+    run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
+                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit)
+    protocol: dict[str, Any] = {
+        "input": to_jsonable(request.input),
+        "resume": to_jsonable(list(resume)),
         "fork_resume": to_jsonable(fork_value),
         "effects": [e.display for e in effect_specs],
-        "stub": None if stub is NO_STUB else to_jsonable(stub),
+        "stub": None if request.stub is NO_STUB else to_jsonable(request.stub),
         **({"stubs": {k: to_jsonable(v) for k, v in per_effect}} if per_effect else {}),
-        "config": to_jsonable(dict(config or {})),
+        "config": to_jsonable(config),
         "cells": sorted(wanted),
     }
     if llm_script is not None:
         protocol["stub_llm"] = llm_script.to_data()
     if modes != ("sigkill",):
         protocol["crash_modes"] = list(modes)
-    report = SweepReport(target=tspec.text, backend=backend, framework=hint or "unknown",
-                         versions=_versions(hint) if hint else {}, protocol=protocol, cells=[], findings=[], cwd=cwd)
+    return _Prepared(request, run, tspec, backend, dsn, frozenset(CellKind(w) for w in wanted), modes, protocol, cwd)
+
+
+def _run_jobs(bench: Workbench, slots: list[Slot], done: int, total: int,
+              progress: Progress | None) -> dict[str, CellOutcome]:
+    """Every slot's job: the pooled ones in parallel, then the ``alone`` ones one at a time."""
+    outcomes: dict[str, CellOutcome] = {}
+    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="resume-audit-cell")
+
+    def finished(label: str, outcome: CellOutcome) -> None:
+        nonlocal done
+        outcomes[label] = outcome
+        done += 1
+        if progress:
+            progress(done, total, label.split(":", 1)[-1])
+
+    try:
+        futures = {pool.submit(s.job): s.label for s in slots if s.job is not None and not s.alone}
+        for fut in as_completed(futures):
+            finished(futures[fut], fut.result())
+        for s in slots:
+            if s.job is not None and s.alone:
+                finished(s.label, pool.submit(s.job).result())
+    except BaseException:
+        # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
+        bench.cancelled.set()
+        kill_all(bench.root)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return outcomes
+
+
+def _shard_slots(slots: list[Slot], shard: Shard) -> list[Slot]:
+    """This shard's jobs: whole groups, dealt round-robin over the sweep's stable job order."""
+    keys = list(dict.fromkeys(s.group for s in slots if s.job is not None))
+    taken = {key for position, key in enumerate(keys) if shard.takes(position)}
+    return [s for s in slots if s.job is None or s.group in taken]
+
+
+def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list[tuple[str, str]],
+                progress: Progress | None) -> SweepReport:
+    """The uninterrupted run did not complete: nothing to compare with, report why (and any invalid state it left)."""
+    result = dry.result or ChildResult("dry", "run")
+    report.complete = False
+    why = failure_text(dry)
+    report.cells.append(Cell(CellKind.DRY_RUN, "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
+    if CellKind.VALIDITY in prep.wanted and result.invalid:
+        # what the failed run persisted is still worth reporting (a mid-graph invalid write)
+        report.cells.append(validity.judge([("uninterrupted run", list(result.invalid))], False, result.schema))
+        report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
+                                         prep.tspec.text)
+    kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
+    report.notifications = _notifications(notes) + [
+        Notification(kind, f"the uninterrupted run of {prep.tspec.text} did not complete ({why}); nothing was swept",
+                     level=Severity.ERROR)
+    ]
+    if progress:
+        progress(1, 1, "uninterrupted run failed")
+    return report
+
+
+def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
+    started = time.monotonic()
+    prep = _prepare(request)
+    root = lifetime.new_root()
+    bench = Workbench(prep.run, prep.backend, prep.dsn, request.timeout, root)
+    framework = prep.run.framework
+    report = SweepReport(target=prep.tspec.text, backend=prep.backend, framework=framework or "unknown",
+                         versions=_versions(framework) if framework else {}, protocol=prep.protocol, cells=[], findings=[],
+                         cwd=prep.cwd)
     all_runs: list[ChildRun] = []
     cell_dirs: list[str] = []
     try:
-        dry_dir = sw.cell_dir("dry-run")
+        # -- the reference: one uninterrupted run, its events are the kill points ---------------
+        dry_dir = bench.cell_dir("dry-run")
         cell_dirs.append(dry_dir)
-        dry = sw.child(sw.spec("dry", dry_dir, sw.store(dry_dir), "run", 0))
+        dry = bench.child(bench.spec("dry", dry_dir, bench.store(dry_dir), "run", 0))
         all_runs.append(dry)
-        result = dry.result or {}
-        if result.get("target_error"):
-            raise TargetError(result["target_error"])
-        if result.get("framework") and result["framework"] != report.framework:
-            report.framework = result["framework"]
-            report.versions = _versions(result["framework"])
-        report.plane = dict(result.get("describe") or {})
-        if result.get("protocol_error"):
-            raise SweepUsageError(result["protocol_error"])
+        result = dry.result or ChildResult("dry", "run")
+        if result.target_error:
+            raise TargetError(result.target_error)
+        if result.framework and result.framework != report.framework:
+            report.framework = result.framework
+            report.versions = _versions(result.framework)
+        report.plane = result.describe.as_dict()
+        if result.protocol_error:
+            raise SweepUsageError(result.protocol_error)
+        if not completed(dry):
+            return _dry_failed(report, prep, dry, _notes_from(all_runs, cell_dirs), progress)
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
         try:
-            if not completed(dry):
-                report.complete = False
-                why = failure_text(dry)
-                report.cells.append(Cell("dry-run", "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
-                if "validity" in wanted and result.get("invalid"):
-                    # what the failed run persisted is still worth reporting (a mid-graph invalid write)
-                    report.cells.append(judge_validity([("uninterrupted run", result)], False, result.get("schema")))
-                    locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
-                    report.findings = build_findings(report.cells, locator, tspec.text)
-                kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
-                report.notifications = _notifications(_notes_from(all_runs, cell_dirs)) + [
-                    Notification(kind, f"the uninterrupted run of {tspec.text} did not complete ({why}); nothing was swept",
-                                 level=Severity.ERROR)
-                ]
-                if progress:
-                    progress(1, 1, "uninterrupted run failed")
-                return report
-            ref = Reference.from_dry(result, ledger, resume_t)
-            dry_cell = Cell("dry-run", "uninterrupted run", PASS, seconds=dry.seconds,
-                            effects={k: (v, v) for k, v in sorted(ref.effects.items())},
-                            nodes={k: (v, v) for k, v in sorted(ref.nodes.items())}, final_state_match=True)
+            ref = Reference.from_dry(result, ledger, prep.run.resume)
             points = sorted((e for e in ref.events if e.kind != "park"), key=Event.sort_key)
             parks = sorted((e for e in ref.events if e.kind == "park"), key=Event.sort_key)
-            dry_cell.detail = f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}"
-            dry_cell.witness = {"final_state": ref.final_state, "parks": ref.parks}
-            stray_cell = judge_stray(result, ledger, ref) if "stray" in wanted else None
-            interrupt_cell = judge_interrupt_path(ledger, ref) if "interrupt" in wanted else None
+            planning = Planning(bench, ref, result, ledger, prep.wanted, prep.modes, tuple(sorted({request.racers, 4})),
+                                prep.backend, points, parks,
+                                # every pause point is probed, not only the first (a graph that parks nowhere
+                                # still gets one cell per probe, which says so)
+                                Gate.of_protocol(ref.parks, prep.run.resume, request.fork_resume) or [Gate.first()])
+            dry_cell = Cell(CellKind.DRY_RUN, "uninterrupted run", PASS, seconds=dry.seconds,
+                            effects={k: (v, v) for k, v in sorted(ref.effects.items())},
+                            nodes={k: (v, v) for k, v in sorted(ref.nodes.items())}, final_state_match=True,
+                            detail=f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}",
+                            witness=DryRunWitness(ref.final_state, ref.parks))
+            # -- plan: every probe lays out its slots, in the report's stable order -------------
+            slots = [Slot("dry-run", cell=dry_cell)]
+            for probe in PROBES:
+                if probe.kinds & prep.wanted:
+                    slots += probe.plan(planning)
         finally:
             ledger.close()
-        if not result.get("store_used"):
+        if not result.store_used:
             report.notifications.append(Notification(
                 NotificationKind.INFO,
-                f"the graph did not persist through the sweep's {backend} checkpointer ({result.get('graph_how')}); "
+                f"the graph did not persist through the sweep's {prep.backend} checkpointer ({result.graph_how}); "
                 "checkpointer kill points are unavailable and a crash loses whatever the graph's own saver kept in memory"))
         report.kill_points = len(points)
-
-        jobs: list[tuple[str, Callable[[], tuple[Cell, list[ChildRun], str]]]] = []
-        if "crash" in wanted or "write-order" in wanted:
-            for p in points:
-                jobs.append((f"crash:{p.name}", partial(_crash_cell, sw, "crash", p, ref)))
-        if "crash" in wanted and "exception" in modes:
-            for p in points:
-                jobs.append((f"crash-exception:{p.name}", partial(_crash_cell, sw, "crash", p, ref, mode="exception")))
-        if "parked" in wanted:
-            for p in parks:
-                jobs.append((f"parked:{p.name}", partial(_crash_cell, sw, "parked", p, ref)))
-        stray_point = None
-        if "stray" in wanted and not parks and result.get("stray_after_restore"):
-            # no park to resume again: the stray delivery is a second restore of the state a recovery restored
-            stray_point = next((p for p in points if p.kind in DURABLE_KINDS), None)
-            if stray_point is not None:
-                jobs.append(("stray-restore", lambda: _crash_cell(sw, "crash", stray_point, ref, stray=True)))
-            else:
-                stray_cell = Cell("stray", "restore again after a successful restore", NOT_APPLICABLE,
-                                  detail="the program persists nothing, so there is no state to restore twice")
-        if "write-order" in wanted:
-            for p in points:
-                if p.kind in ("put", "put_writes"):
-                    jobs.append((f"write-order:{p.name}", partial(_crash_cell, sw, "crash", p, ref, "deferred")))
-        forms = tuple(result.get("fork_forms") or ("bare", "map"))
-        # every pause point of the protocol is probed, not only the first (a graph that parks
-        # nowhere still gets one cell per probe, which says so)
-        gates = Gate.of_protocol(ref.parks, resume_t, fork_resume) or [Gate.first()]
-        if "fork" in wanted:
-            for gate in gates:
-                for form in forms:
-                    jobs.append((f"fork:{form}:{gate.index}", partial(_fork_cell, sw, form, gate)))
-        ks = sorted({racers, 4})
-        concurrent_na = []
-        if "concurrent" in wanted:
-            for gate in gates:
-                for k in ks:
-                    if backend == "memory":
-                        concurrent_na.append(Cell("concurrent", concurrent_name(k, gate), NOT_APPLICABLE,
-                                                  detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
-                    else:
-                        jobs.append((f"concurrent:{k}:{gate.index}", partial(_concurrent_cell, sw, k, ref, gate)))
+        # -- run: each job once (a slot another probe also planned is not run twice) -----------
+        jobs = list({s.label: s for s in slots if s.job is not None}.values())
         if request.shard is not None:
-            jobs = _shard_jobs(jobs, request.shard)
-        total = len(jobs) + 1
+            jobs = _shard_slots(jobs, request.shard)
         if progress:
-            progress(1, total, "uninterrupted run")
-        outcomes: dict[str, tuple[Cell, list[ChildRun], str]] = {}
-        workers = max(2, os.cpu_count() or 2)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="resume-audit-cell")
-        # Racers run alone, after every other cell: k processes released together overlap only
-        # when no other cell competes for the cores (on two cores, 4 racers beside the pool's
-        # cells resumed one after another often enough to undercount the duplicates).
-        pooled = [(label, fn) for label, fn in jobs if not label.startswith("concurrent:")]
-        alone = [(label, fn) for label, fn in jobs if label.startswith("concurrent:")]
-        try:
-            futures = {pool.submit(fn): label for label, fn in pooled}
-            done = 1
-            for fut in as_completed(futures):
-                label = futures[fut]
-                outcomes[label] = fut.result()
-                done += 1
-                if progress:
-                    progress(done, total, label.split(":", 1)[-1])
-            for label, fn in alone:
-                outcomes[label] = pool.submit(fn).result()
-                done += 1
-                if progress:
-                    progress(done, total, label.split(":", 1)[-1])
-        except BaseException:
-            # Ctrl-C or a failure in the parent: start nothing new, kill what runs, do not wait for it.
-            sw.cancelled.set()
-            kill_all(root)
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        for cell, runs, d in outcomes.values():
-            all_runs.extend(runs)
-            cell_dirs.append(d)
-
-        # -- assemble in the stable order: every planned slot, filled where this run swept it --------
-        def swept(label: str) -> Cell | None:
-            return outcomes[label][0] if label in outcomes else None
-
-        slots: list[tuple[str, Cell | None]] = [("dry-run", dry_cell)]
-        if interrupt_cell is not None:
-            slots.append(("interrupt", interrupt_cell))
-        if "crash" in wanted:
-            slots += [(f"crash:{p.name}", swept(f"crash:{p.name}")) for p in points]
-            if "exception" in modes:
-                slots += [(f"crash-exception:{p.name}", swept(f"crash-exception:{p.name}")) for p in points]
-        if "parked" in wanted:
-            slots += [(f"parked:{p.name}", swept(f"parked:{p.name}")) for p in parks]
-        if "write-order" in wanted:
-            for p in points:
-                if p.kind in ("put", "put_writes"):
-                    natural, deferred = swept(f"crash:{p.name}"), swept(f"write-order:{p.name}")
-                    slots.append((f"write-order:{p.name}",
-                                  judge_write_order(natural, deferred, p) if natural and deferred else None))
-        if "fork" in wanted:
-            slots += [(f"fork:{form}:{gate.index}", swept(f"fork:{form}:{gate.index}")) for gate in gates for form in forms]
-        if stray_point is not None:
-            slots.append(("stray-restore", swept("stray-restore")))
-        elif stray_cell is not None:
-            slots.append(("stray", stray_cell))
-        if "concurrent" in wanted:
-            slots += [(f"na:{c.name}", c) for c in concurrent_na]
-            slots += [(f"concurrent:{k}:{gate.index}", swept(f"concurrent:{k}:{gate.index}")) for gate in gates for k in ks
-                      if backend != "memory"]
-        validity_sources: list[tuple[str, dict[str, Any]]] = []
-        if "validity" in wanted:
-            for label, (_c, runs, _d) in sorted(outcomes.items()):
-                for r in runs:
-                    if r.result and r.result.get("invalid"):
-                        validity_sources.append((label, {"invalid": r.result["invalid"]}))
-            sources: list[tuple[str, dict[str, Any] | None]] = [("uninterrupted run", result), *validity_sources]
-            slots.append(("validity", judge_validity(sources, True, result.get("schema"))))
-        cells_out = [c for _label, c in slots if c is not None]
+            progress(1, len(jobs) + 1, "uninterrupted run")
+        outcomes = _run_jobs(bench, jobs, 1, len(jobs) + 1, progress)
+        for outcome in outcomes.values():
+            all_runs.extend(outcome.runs)
+            cell_dirs.append(outcome.cell_dir)
+        # -- resolve every shown slot, in order: filled where this run swept it ---------------
+        filled = [(s.label, s.resolve(outcomes)) for s in slots if s.shown]
+        report.cells = [c for _label, c in filled if c is not None]
         notes = _notes_from(all_runs, cell_dirs)
         if request.shard is not None:
             report.shard = ShardPart(
                 shard=request.shard,
-                order=[label for label, _c in slots],
-                cells=[(label, c) for label, c in slots if c is not None],
-                validity_sources=validity_sources,
-                dry_result={"invalid": result.get("invalid") or [], "schema": result.get("schema"),
-                            "nodes": result.get("nodes", {}), "target_location": result.get("target_location")},
+                order=[label for label, _c in filled],
+                cells=[(label, c) for label, c in filled if c is not None],
+                validity_sources=validity.sources(outcomes) if CellKind.VALIDITY in prep.wanted else [],
+                dry=DryFacts(list(result.invalid), result.schema, dict(result.nodes), result.target_location),
                 notes=notes,
                 notifications=list(report.notifications),
-                cwd=cwd,
+                cwd=prep.cwd,
             )
-        report.cells = cells_out
-        locator = Locator(result.get("nodes", {}), result.get("target_location"), cwd)
-        report.findings = build_findings(cells_out, locator, tspec.text)
+        report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
+                                         prep.tspec.text)
         report.notifications = _notifications(notes) + report.notifications
         return report
     finally:
@@ -647,8 +427,8 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         report.timings = {"total_s": time.monotonic() - started,
                           "children": float(len(all_runs)),
                           "child_s": sum(r.seconds for r in all_runs)}
-        sw.drop_schemas()
-        if keep_artifacts:
+        bench.drop_schemas()
+        if request.keep_artifacts:
             report.artifacts = root
         else:
             shutil.rmtree(root, ignore_errors=True)

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..killpoints import EventLog
 from ..ledger import Ledger
+from ..typed_json import encode, omit_default
 
 
 #: how a run parked: a dynamic ``interrupt()`` (answered with a value) or a static breakpoint
@@ -80,6 +81,25 @@ class DurableState:
     next: tuple[str, ...] = ()
     #: ids of tasks whose own output writes are durable on the head checkpoint
     completed_tasks: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class PlaneDescription:
+    """The resume plane and store a session exercises, in the words of its framework's documentation."""
+
+    #: the mechanism ("checkpointer", "@persist (class-level)", ...)
+    plane: str | None = omit_default(None)
+    store: str | None = omit_default(None)
+    #: the program promises durable state (a restore after a crash is expected to find some)
+    durable: bool = omit_default(False)
+    #: how a fresh interpreter continues (the documented restore)
+    restore: str | None = omit_default(None)
+    #: what the stray probe delivers after completion
+    stray: str | None = omit_default(None)
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -156,9 +176,9 @@ class Session(abc.ABC):
     def proceed(self) -> Outcome:
         """Continue from the durable state without new input (crash recovery)."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PlaneDescription:
         """The plane and store this session exercises, for reports and the conformance matrix."""
-        return {}
+        return PlaneDescription()
 
     def recovery_label(self, state: DurableState) -> str | None:
         """How a fresh interpreter continues from ``state`` (None: the sweep's LangGraph-style wording)."""

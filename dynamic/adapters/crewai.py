@@ -53,6 +53,7 @@ from ..killpoints import InjectedCrash
 from ..validity import describe_schema, validate_values
 from ..values import to_jsonable
 from .base import (
+    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
@@ -366,25 +367,26 @@ class CrewAISession(Session):
 
     def recovery_label(self, state: DurableState) -> str | None:
         if self.plane == "checkpoint":
-            return self.describe()["restore"] + " of the latest checkpoint"
+            return str(self.describe().restore) + " of the latest checkpoint"
         if self.plane == "persist":
             return 'kickoff(inputs={"id": ...}) with the persisted id'
         return "kickoff() again (nothing was persisted)"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PlaneDescription:
         if self.plane == "checkpoint":
             cfg = self.cfg
             assert cfg is not None  # the checkpoint plane is chosen only with a CheckpointConfig
-            return {"plane": f"CheckpointConfig(on_events={list(cfg.on_events)})", "durable": True,
-                    "store": type(cfg.provider).__name__,
-                    "restore": ("Flow.from_checkpoint(cfg).kickoff()" if self.restore_mode == "from_checkpoint"
-                                else "Flow().kickoff(from_checkpoint=cfg)"),
-                    "stray": "second restore of the same checkpoint"}
+            return PlaneDescription(plane=f"CheckpointConfig(on_events={list(cfg.on_events)})", durable=True,
+                                    store=type(cfg.provider).__name__,
+                                    restore=("Flow.from_checkpoint(cfg).kickoff()" if self.restore_mode == "from_checkpoint"
+                                             else "Flow().kickoff(from_checkpoint=cfg)"),
+                                    stray="second restore of the same checkpoint")
         if self.plane == "persist":
             level = "class" if self.flow._definition.persist else "method"
-            return {"plane": f"@persist ({level}-level)", "store": "SQLiteFlowPersistence", "durable": True,
-                    "restore": 'kickoff(inputs={"id": ...})', "stray": 'second kickoff(inputs={"id": ...}) of the completed flow'}
-        return {"plane": "none", "store": "-", "restore": "kickoff() again"}
+            return PlaneDescription(plane=f"@persist ({level}-level)", store="SQLiteFlowPersistence", durable=True,
+                                    restore='kickoff(inputs={"id": ...})',
+                                    stray='second kickoff(inputs={"id": ...}) of the completed flow')
+        return PlaneDescription(plane="none", store="-", restore="kickoff() again")
 
     # -- reading durable state -----------------------------------------------------------
     def _checkpoint_entity(self, location: str) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..validity import describe_schema, validate_values
 from ..values import canonical, to_jsonable
 from .base import (
+    PlaneDescription,
     BREAKPOINT_AFTER,
     BREAKPOINT_BEFORE,
     Adapter,
@@ -798,8 +799,8 @@ class LangGraphSession(Session):
         state = self._state()
         return (state.config or {}).get("configurable", {}).get("checkpoint_id")
 
-    def describe(self) -> dict[str, Any]:
-        return {"plane": "checkpointer", "store": type(self.saver).__name__.replace("Instrumented", "", 1)}
+    def describe(self) -> PlaneDescription:
+        return PlaneDescription(plane="checkpointer", store=type(self.saver).__name__.replace("Instrumented", "", 1))
 
     def final_state(self) -> tuple[Any, int | None]:
         state = self._state()

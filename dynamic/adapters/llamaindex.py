@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 from ..values import canonical, to_jsonable
 from .base import (
+    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
@@ -365,10 +366,10 @@ class LlamaIndexSession(Session):
             return "Context.from_dict() of the park's snapshot, then the HumanResponseEvent"
         return "Context.from_dict() of the saved snapshot"
 
-    def describe(self) -> dict[str, Any]:
-        return {"plane": "Context.to_dict()/from_dict() at InputRequiredEvent", "durable": True, "store": "JSON snapshot file",
-                "restore": "Context.from_dict(workflow, data); workflow.run(ctx=...)",
-                "stray": "duplicate HumanResponseEvent sent to the run's context after it completed"}
+    def describe(self) -> PlaneDescription:
+        return PlaneDescription(plane="Context.to_dict()/from_dict() at InputRequiredEvent", durable=True,
+                                store="JSON snapshot file", restore="Context.from_dict(workflow, data); workflow.run(ctx=...)",
+                                stray="duplicate HumanResponseEvent sent to the run's context after it completed")
 
     # -- reading durable state -------------------------------------------------------------
     def durable_state(self) -> DurableState:

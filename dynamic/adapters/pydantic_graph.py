@@ -40,6 +40,7 @@ from typing import Any
 from ..values import to_jsonable
 from ..validity import describe_schema, validate_values
 from .base import (
+    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
@@ -235,10 +236,11 @@ class PydanticGraphSession(Session):
             return "graph.iter_from_persistence(persistence, deps=answer) at the parked node"
         return "graph.iter_from_persistence(persistence)"
 
-    def describe(self) -> dict[str, Any]:
-        return {"plane": "FileStatePersistence + Graph.iter_from_persistence", "durable": True, "store": "FileStatePersistence JSON file",
-                "restore": "graph.iter_from_persistence(persistence, deps=answer)",
-                "stray": "iter_from_persistence of the consumed snapshot"}
+    def describe(self) -> PlaneDescription:
+        return PlaneDescription(plane="FileStatePersistence + Graph.iter_from_persistence", durable=True,
+                                store="FileStatePersistence JSON file",
+                                restore="graph.iter_from_persistence(persistence, deps=answer)",
+                                stray="iter_from_persistence of the consumed snapshot")
 
     # -- reading durable state ---------------------------------------------------------------
     def _snapshots(self) -> list[Any]:

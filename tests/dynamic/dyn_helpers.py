@@ -32,7 +32,7 @@ _CACHE: dict[tuple[str, str], SweepReport] = {}
 # One fork server per test session, warm with every installed framework: the first sweep decides what it
 # preloads, and a CrewAI child forked from a LangGraph-only server would import crewai (and lancedb) itself.
 from auditor.dynamic.runner import context as _context  # noqa: E402
-from auditor.dynamic.sweep import preload_for as _preload_for  # noqa: E402
+from auditor.dynamic.workbench import preload_for as _preload_for  # noqa: E402
 
 _context(_preload_for(None))
 

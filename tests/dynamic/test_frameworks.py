@@ -63,7 +63,7 @@ def test_crewai_flow_created_restore_starts_fresh(matrix):
         assert [h.subject for h in c.hits if h.rule == "RA702"] == ["rerun:s1"]
         assert c.effects[S1] == (1, 2) and c.effects[S2] == (1, 1)
         assert c.final_state_match is True  # state reads 11: the duplicate is visible only in the ledger
-    assert r.cells[0].witness["final_state"] == {"counter": 11}
+    assert r.cells[0].witness.final_state == {"counter": 11}
 
 
 def test_crewai_method_execution_finished_is_clean(matrix):
@@ -86,10 +86,10 @@ def test_crewai_persist_class_level(matrix):
     r = row(matrix, "crewai", "class-level").report
     crash = cell(r, "crash", "run: after save_state of method s1")
     assert set(crash.rules) == {"RA701", "RA702"} and crash.effects[S1] == (1, 2)
-    assert any("counter" in d and "12" in d for h in crash.hits if h.subject == "diverged" for d in h.witness["differences"])
+    assert any("counter" in d and "12" in d for h in crash.hits if h.subject == "diverged" for d in h.witness.differences)
     rekick = cell(r, "crash", "run: after save_state of method s2")  # the completed flow re-kicked with its id
     assert rekick.effects[S1] == (1, 2) and rekick.effects[S2] == (1, 2)
-    assert any("22" in d for h in rekick.hits if h.subject == "diverged" for d in h.witness["differences"])
+    assert any("22" in d for h in rekick.hits if h.subject == "diverged" for d in h.witness.differences)
     assert cell(r, "crash", "run: after save_state of method s1 [raised]").rules == ("RA701", "RA702")
 
 
@@ -118,8 +118,8 @@ def test_llamaindex_two_step_is_clean(matrix):
     parked = cell(r, "parked", "parking")
     assert parked.verdict == "pass" and parked.effects[PREP] == (1, 1) and parked.effects[CHARGE] == (1, 1)
     fork = cell(r, "fork", "two restores")
-    assert fork.verdict == "pass" and fork.witness["served"] == ["approve", "reject"]
-    assert fork.witness["effects_per_branch"] == {"fork-1": {CHARGE: 1}, "fork-2": {}}
+    assert fork.verdict == "pass" and fork.witness.served == ["approve", "reject"]
+    assert fork.witness.effects_per_branch == {"fork-1": {CHARGE: 1}, "fork-2": {}}
     stray = cell(r, "stray", "")
     assert stray.verdict == "pass" and stray.effects[CHARGE] == (0, 0)
 
@@ -127,7 +127,7 @@ def test_llamaindex_two_step_is_clean(matrix):
 def test_llamaindex_wait_for_event_replays_the_prefix(matrix):
     r = row(matrix, "llamaindex", "wait_for_event").report
     c = cell(r, "interrupt", "")
-    assert c.rules == ("RA701",) and c.witness["replays"][0]["before"] == 1 and c.witness["replays"][0]["after"] == 1
+    assert c.rules == ("RA701",) and c.witness.replays[0].before == 1 and c.witness.replays[0].after == 1
     parked = cell(r, "parked", "parking")  # and again after a restore in a fresh interpreter
     assert parked.rules == ("RA701",) and parked.effects[PREP] == (2, 3)
 
@@ -140,9 +140,9 @@ def test_pydantic_graph_crash_in_node_is_unrestorable(matrix):
     parked = cell(r, "parked", "parking")
     assert parked.verdict == "pass" and parked.effects[f"{P}.pydantic_graph_approval.charge_card"] == (1, 1)
     fork = cell(r, "fork", "two restores")
-    assert fork.verdict == "pass" and fork.witness["served"] == ["approve", "reject"]
+    assert fork.verdict == "pass" and fork.witness.served == ["approve", "reject"]
     stray = cell(r, "stray", "")
-    assert stray.verdict == "pass" and "Unable to restore snapshot" in stray.witness["raised"]
+    assert stray.verdict == "pass" and "Unable to restore snapshot" in stray.witness.raised
 
 
 def test_matrix_columns(matrix):

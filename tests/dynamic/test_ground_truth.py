@@ -43,7 +43,7 @@ def test_effect_killed_before_its_write_is_durable_fires_again(order):
     assert c.effects[EFFECT] == (1, 2)
     assert c.nodes["charge"] == (1, 2)
     assert c.final_state_match is True  # the state hides the duplicate; only the ledger shows it
-    assert c.witness["durable_at_crash"]["next"] == ["charge"]
+    assert c.witness.durable_at_crash.next == ["charge"]
 
 
 def test_ra701_finding_is_located_with_a_code_flow(order):
@@ -89,15 +89,15 @@ def test_crash_while_parked_keeps_the_park(order):
 def test_fork_served_first_value_on_sqlite(order, form):
     c = cell(order, "fork", "bare Command" if form == "bare" else "interrupt-id map")
     assert c.verdict == "fail" and c.rules == ("RA703",)
-    assert c.witness["sent"] == ["approve", "reject"]
-    assert c.witness["served"] == ["approve", "approve"]
+    assert c.witness.sent == ["approve", "reject"]
+    assert c.witness.served == ["approve", "approve"]
 
 
 def test_fork_served_first_value_in_memory(sweep):
     report = sweep("order_approval.py:build_graph", backend="memory", cells=["fork"], **ORDER)
     forks = cells(report, "fork")
     assert [c.verdict for c in forks] == ["fail", "fail"]
-    assert all(c.witness["served"] == ["approve", "approve"] for c in forks)
+    assert all(c.witness.served == ["approve", "approve"] for c in forks)
     assert rules(report) == ["RA703", "RA703"]
 
 
@@ -105,8 +105,8 @@ def test_fork_probe_passes_behind_a_fork_aware_saver(sweep):
     report = sweep("fork_aware.py:build_graph", cells=["fork", "stray"], **ORDER)
     for c in cells(report, "fork"):
         assert c.verdict == "pass", c.detail
-        assert c.witness["served"] == ["approve", "reject"]
-        assert c.witness["effects_per_branch"] == {"fork-1": {EFFECT: 1}, "fork-2": {}}
+        assert c.witness.served == ["approve", "reject"]
+        assert c.witness.effects_per_branch == {"fork-1": {EFFECT: 1}, "fork-2": {}}
     assert cell(report, "stray", "stray").verdict == "pass"
     assert "RA703" not in rules(report)
 
@@ -117,15 +117,15 @@ def test_stray_resume_after_completion_is_inert(order):
     assert c.verdict == "pass"
     assert c.effects[EFFECT] == (0, 0)
     assert c.final_state_match is True
-    assert c.witness["raised"] is None and c.witness["checkpoints_added"] == 0
+    assert c.witness.raised is None and c.witness.checkpoints_added == 0
 
 
 def test_two_concurrent_resumes_fire_the_gated_effect_twice(order):
     c = cell(order, "concurrent", "2 concurrent")
     assert c.verdict == "fail" and c.rules == ("RA705",)
     assert c.effects[EFFECT] == (1, 2)
-    assert c.witness["consumed"] == 2 and c.witness["racer_errors"] == []
-    assert c.witness["served"] == ["approve", "approve"]
+    assert c.witness.consumed == 2 and c.witness.racer_errors == []
+    assert c.witness.served == ["approve", "approve"]
 
 
 def test_four_concurrent_resumes(order):
@@ -144,7 +144,7 @@ def test_keyed_effect_control_is_clean_for_eo_and_co(sweep):
     assert effect_cell.nodes["charge"] == (1, 2)  # the node did re-run; the key made it harmless
     for c in cells(report, "concurrent"):
         assert c.verdict == "pass"
-        assert c.witness["consumed"] >= 2  # CO-c: authority taken twice, CO-e held by the key
+        assert c.witness.consumed >= 2  # CO-c: authority taken twice, CO-e held by the key
         assert "CO-c" in c.detail
     assert rules(report) == ["RA703", "RA703"]  # stock LangGraph still fails FD here
 
@@ -206,8 +206,8 @@ def test_recovery_that_depends_on_write_order_is_found(sweep, tmp_path):
     report = sweep("lossy_saver.py:build", effects=LOSSY_EFFECTS, input={}, resume=[], cells=["crash", "write-order"])
     failing = [c for c in cells(report, "write-order") if c.verdict == "fail"]
     assert [c.name for c in failing] == ["run: after put_writes of node extract, step 1", "run: after put_writes of node load, step 2"]
-    assert failing[0].witness["natural"]["effects"]["lossy_saver.export_rows"] == (1, 2)
-    assert failing[0].witness["deferred"]["effects"]["lossy_saver.export_rows"] == (1, 1)
+    assert failing[0].witness.natural.effects["lossy_saver.export_rows"] == (1, 2)
+    assert failing[0].witness.deferred.effects["lossy_saver.export_rows"] == (1, 1)
     assert "lossy_saver.export_rows: 2 vs 1" in failing[0].detail and "runs of extract: 2 vs 1" in failing[0].detail
     assert sorted((f.rule_id, f.scope) for f in report.findings if f.rule_id == "RA707") == [("RA707", "extract"), ("RA707", "load")]
 

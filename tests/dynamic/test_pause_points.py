@@ -32,7 +32,7 @@ def test_a_static_breakpoint_is_a_park_continued_with_invoke_none(desk, tmp_path
     dry = cell(desk, "dry-run", "uninterrupted")
     assert dry.verdict == "pass" and "1 park(s)" in dry.detail
     assert dry.effects == {REFUND: (1, 1)} and dry.nodes == {"draft": (1, 1), "refund": (1, 1)}
-    assert dry.witness["parks"] == [{"index": 0, "node": "refund", "value": None, "kind": "before"}]
+    assert dry.witness.to_json()["parks"] == [{"index": 0, "node": "refund", "value": None, "kind": "before"}]
     parked = cell(desk, "parked", "static breakpoint 0 (before node refund)")
     assert parked.verdict == "pass" and parked.resumed.startswith("invoke(None) at pending static breakpoint")
     # no kill point before the breakpoint blames a node that never ran (the issue's three false findings)
@@ -47,7 +47,7 @@ def test_two_processes_continuing_one_breakpoint_both_refund(desk, tmp_path):
     assert calls == ["issue_refund", "issue_refund"]
     c = cell(desk, "concurrent", "2 concurrent")
     assert c.verdict == "fail" and c.rules == ("RA705",)
-    assert c.effects[REFUND] == (1, 2) and c.witness["consumed"] == 2
+    assert c.effects[REFUND] == (1, 2) and c.witness.consumed == 2
     assert "static breakpoint interrupt_before at `refund`" in c.hits[0].message
     four = cell(desk, "concurrent", "4 concurrent")
     assert four.verdict == "fail" and four.effects[REFUND][1] >= 2  # a race: at least two, the count is reported
@@ -66,7 +66,7 @@ def test_interrupt_after_pauses_the_same_way(sweep, tmp_path):
     assert calls == ["issue_refund", "issue_refund"]
     report = sweep("static_breakpoint.py:build_graph_after", cells=["concurrent", "stray"], **REFUND_DESK)
     dry = cell(report, "dry-run", "uninterrupted")
-    assert dry.witness["parks"] == [{"index": 0, "node": "refund", "value": None, "kind": "after"}]
+    assert dry.witness.to_json()["parks"] == [{"index": 0, "node": "refund", "value": None, "kind": "after"}]
     assert cell(report, "concurrent", "2 concurrent").effects[REFUND] == (1, 2)
 
 
@@ -83,10 +83,10 @@ def test_subgraph_park_and_effects_belong_to_the_inner_node(claim, tmp_path):
                    ("resume", "subgraph_gate", "build_graph", effects, '"approve"'))
     assert calls == ["notify_reviewer", "notify_reviewer", "send_payout"]
     dry = cell(claim, "dry-run", "uninterrupted")
-    assert dry.witness["parks"][0]["node"] == "approval/review"
+    assert dry.witness.parks[0].node == "approval/review"
     assert dry.nodes["approval/review"] == (2, 2) and dry.nodes["approval/pay"] == (1, 1)
     replay = cell(claim, "interrupt", "answering a park")
-    assert replay.verdict == "fail" and replay.witness["replays"] == [
+    assert replay.verdict == "fail" and replay.witness.to_json()["replays"] == [
         {"park": 0, "node": "approval/review", "effect": NOTIFY, "before": 1, "after": 1}]
     [finding] = [f for f in claim.findings if f.rule_id == "RA701" and "Answering park" in f.message]
     source = open("fixtures/dynamic/langgraph/subgraph_gate.py").read().splitlines()
@@ -118,7 +118,7 @@ def test_subgraph_fork_drops_the_second_answer(claim, tmp_path):
     assert served(tmp_path) == ["approve"]
     for c in cells(claim, "fork"):
         assert c.verdict == "fail" and c.rules == ("RA703",), c.detail
-        assert c.witness["sent"] == ["approve", "reject"] and c.witness["served"] == ["approve", None]
+        assert c.witness.sent == ["approve", "reject"] and c.witness.served == ["approve", None]
         assert "silently dropped" in c.hits[0].message
 
 
@@ -147,7 +147,7 @@ def test_racing_the_second_gate_pays_twice(gates, tmp_path):
     assert calls == ["issue_refund", "send_payout", "send_payout"]
     second = cell(gates, "concurrent", "2 concurrent resumes of one parked interrupt at gate 1 (interrupt() in `finance`)")
     assert second.verdict == "fail" and second.effects == {"two_gates.send_payout": (1, 2)}
-    assert second.witness["gate"] == {"index": 1, "node": "finance", "kind": "interrupt"}
+    assert second.witness.to_json()["gate"] == {"index": 1, "node": "finance", "kind": "interrupt"}
     first = cell(gates, "concurrent", "2 concurrent resumes of one parked interrupt at gate 0")
     assert first.effects == {"two_gates.issue_refund": (1, 2)}
     assert sorted(f.scope for f in gates.findings if f.rule_id == "RA705") == ["payout", "refund"]
@@ -161,8 +161,8 @@ def test_forking_the_second_gate_is_served_the_first_answer(gates, tmp_path):
            ("fork", "two_gates", "build_graph", effects, '"no"'), env={"RA_PROBE_FORK_GATE": "1"})
     assert served(tmp_path) == ["yes", "ok", "ok"]
     c = cell(gates, "fork", "fork probe (bare Command(resume=v)) at gate 1")
-    assert c.verdict == "fail" and c.witness["served"] == ["ok", "ok"]
-    assert c.witness["sent"] == ["ok", "ok (fork)"]
+    assert c.verdict == "fail" and c.witness.served == ["ok", "ok"]
+    assert c.witness.sent == ["ok", "ok (fork)"]
     assert len(cells(gates, "fork")) == 4  # two forms at each of two gates
 
 
@@ -187,7 +187,7 @@ def test_llm_calling_graph_runs_offline_under_the_scripted_model(sweep, tmp_path
     assert report.complete
     dry = cell(report, "dry-run", "uninterrupted")
     assert dry.effects == {"llm_agent.issue_refund": (1, 1)} and dry.nodes["agent"] == (2, 2)
-    assert dry.witness["parks"] == [{"index": 0, "node": "tools", "value": None, "kind": "before"}]
+    assert dry.witness.to_json()["parks"] == [{"index": 0, "node": "tools", "value": None, "kind": "before"}]
     crashed = cell(report, "crash", "resume 1: after effect llm_agent.issue_refund in node tools")
     assert crashed.verdict == "fail" and crashed.effects["llm_agent.issue_refund"] == (1, 2)
     assert cell(report, "concurrent", "2 concurrent").effects["llm_agent.issue_refund"] == (1, 2)
@@ -220,9 +220,9 @@ def test_an_interrupt_in_a_task_belongs_to_the_task(sweep, tmp_path):
                    "functional_task_gate:charge_card"], input={"order_id": 5}, resume=["approve"],
                    cells=["interrupt", "concurrent", "fork"])
     dry = cell(report, "dry-run", "uninterrupted")
-    assert dry.witness["parks"][0]["node"] == "review"
+    assert dry.witness.parks[0].node == "review"
     replay = cell(report, "interrupt", "answering a park")
-    assert replay.verdict == "fail" and replay.witness["replays"] == [
+    assert replay.verdict == "fail" and replay.witness.to_json()["replays"] == [
         {"park": 0, "node": "review", "effect": "functional_task_gate.notify_approver", "before": 1, "after": 1}]
     assert cell(report, "concurrent", "2 concurrent").effects["functional_task_gate.charge_card"] == (1, 2)
     source = open("fixtures/dynamic/langgraph/functional_task_gate.py").read().splitlines()

@@ -16,7 +16,7 @@ def test_order_approval_on_postgres(pg_dsn):
     assert effect_cell.verdict == "fail" and effect_cell.effects[EFFECT] == (1, 2)
     others = [c for c in cells(report, "crash") + cells(report, "parked") if c is not effect_cell]
     assert len(others) == 12 and all(c.verdict == "pass" for c in others)
-    assert all(c.witness["served"] == ["approve", "approve"] for c in cells(report, "fork"))
+    assert all(c.witness.served == ["approve", "approve"] for c in cells(report, "fork"))
     assert cell(report, "stray", "stray").verdict == "pass"
     two = cell(report, "concurrent", "2 concurrent")
     assert two.verdict == "fail" and two.effects[EFFECT] == (1, 2)

@@ -135,3 +135,52 @@ def test_sandbox_write_policy(tmp_path):
     assert not box.writable(str(tmp_path) + "-sibling/x")
     assert Sandbox._loopback("127.0.0.1") and Sandbox._loopback("::1") and Sandbox._loopback("localhost")
     assert not Sandbox._loopback("203.0.113.7") and not Sandbox._loopback("example.com")
+
+
+def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
+    from auditor.dynamic.checks import PROBES
+    from auditor.dynamic.sweep import CELL_KINDS
+
+    kinds = [str(k) for probe in PROBES for k in probe.kinds]
+    assert sorted(kinds) == sorted(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner
+    raised = {rule for probe in PROBES for rule in probe.rules}
+    assert raised == {r.id for r in DYNAMIC_RULES}  # every dynamic rule is some probe's
+    for probe in PROBES:
+        assert callable(probe.plan) and callable(getattr(probe, "judge")), probe
+
+
+def test_child_result_round_trips_through_its_file(tmp_path):
+    from auditor.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
+    from auditor.dynamic.child_result import ChildError, ChildResult, DurableFound, ParkRecord, StrayDelivery
+
+    result = ChildResult(
+        "recover", "recover", ok=True, framework="langgraph", error=ChildError("raised", "boom", "a.py:3", "ValueError"),
+        describe=PlaneDescription(plane="checkpointer", store="SqliteSaver"),
+        nodes={"pay": SourceLocation("g.py", 3, 1, 5, 9)}, target_location=SourceLocation("g.py", 1, 1, 1, 4),
+        parks=[ParkRecord(0, "review", {"q": 1}, value_index=0), ParkRecord(1, "pay", None, kind="before")],
+        final_state={"n": [1, 2]}, final_step=4, events=[Event("run: after put", "put", 0, 1, None)],
+        invalid=[InvalidState("n", "not an int", "x", 2, ("pay",))],
+        stray=StrayDelivery("ok", None, False, False, {}, {}, 3, 3, 0),
+        durable=DurableFound(True, 2, 1, ["pay"], []), reran_completed=[("pay", 2), ("task 1", None)],
+    )
+    path = str(tmp_path / "result.json")
+    result.write(path)
+    assert ChildResult.load(path) == result
+
+
+def test_typed_json_refuses_what_does_not_fit():
+    from auditor.dynamic.child_result import ParkRecord
+    from auditor.dynamic.typed_json import DecodeError, decode, encode
+
+    assert encode(ParkRecord(0, "a", None, value_index=0)) == {"index": 0, "node": "a", "value": None, "value_index": 0}
+    assert encode(ParkRecord(0, "a", None, kind="after")) == {"index": 0, "node": "a", "value": None, "kind": "after"}
+    with pytest.raises(DecodeError):
+        decode(ParkRecord, {"index": 0, "node": "a", "typo": 1})
+    with pytest.raises(DecodeError):
+        decode(ParkRecord, {"index": "zero", "node": "a"})
+
+
+def test_verdicts_read_as_their_words():
+    from auditor.dynamic.cells import FAIL, PASS, Verdict
+
+    assert PASS == "pass" and {"pass": 1}[PASS] == 1 and f"{FAIL}" == "fail" and Verdict("n/a").name == "NOT_APPLICABLE"
