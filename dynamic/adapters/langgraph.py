@@ -690,19 +690,45 @@ class LangGraphSession(Session):
             found = (self._breakpoint(state, durable=False),)
         return Outcome(found)
 
+    def _subgraph_graphs(self) -> dict[str, Any]:
+        """Compiled subgraphs by their node path (``approval``, ``approval/inner``)."""
+        try:
+            return {ns.replace("|", "/"): sub for ns, sub in self.graph.get_subgraphs(recurse=True)}
+        except Exception:
+            return {}
+
+    def _paused_level(self, state: Any) -> tuple[Any, Any, str]:
+        """The innermost (state, graph, path prefix) with tasks left: a breakpoint compiled into a
+        subgraph pauses the subgraph, and the parent only shows the subgraph's node as next."""
+        graph, prefix = self.graph, ""
+        subgraphs: dict[str, Any] | None = None
+        while True:
+            inner = next((t for t in getattr(state, "tasks", ()) or ()
+                          if getattr(t, "state", None) is not None and tuple(getattr(t.state, "next", ()) or ())), None)
+            if inner is None:
+                return state, graph, prefix
+            if subgraphs is None:
+                subgraphs = self._subgraph_graphs()
+            path = prefix + inner.name
+            if path not in subgraphs:
+                return state, graph, prefix
+            state, graph, prefix = inner.state, subgraphs[path], path + "/"
+
     def _breakpoint(self, state: Any, *, durable: bool) -> PendingInterrupt:
         """The static breakpoint a thread with tasks left (and no interrupt) waits at."""
-        nxt = tuple(state.next)
-        before = getattr(self.graph, "interrupt_before_nodes", ()) or ()
+        level, graph, prefix = self._paused_level(state)
+        nxt = tuple(level.next)
+        before = getattr(graph, "interrupt_before_nodes", ()) or ()
         gated = [n for n in nxt if before == "*" or n in before]
         kind = BREAKPOINT_BEFORE if gated or durable else BREAKPOINT_AFTER
-        node = (gated or list(nxt))[0]
+        node = prefix + (gated or list(nxt))[0]
         step = (state.metadata or {}).get("step")
         return PendingInterrupt(f"breakpoint:{kind}:{node}@{step}", node, None, kind)
 
     def _gated_by_breakpoint(self, state: Any) -> bool:
-        before = getattr(self.graph, "interrupt_before_nodes", ()) or ()
-        return bool(before) and any(before == "*" or n in before for n in getattr(state, "next", ()) or ())
+        level, graph, _prefix = self._paused_level(state)
+        before = getattr(graph, "interrupt_before_nodes", ()) or ()
+        return bool(before) and any(before == "*" or n in before for n in getattr(level, "next", ()) or ())
 
     def _interrupts(self, state: Any) -> tuple[PendingInterrupt, ...]:
         """The pending dynamic interrupts, each named after the innermost unit that raised it: a

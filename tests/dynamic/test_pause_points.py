@@ -134,6 +134,28 @@ def test_subgraph_concurrent_resumes(claim, tmp_path):
 
 
 # -- two gates: every probe at every gate ---------------------------------------------------------
+# -- a static breakpoint compiled into a subgraph ------------------------------------------------
+def test_a_breakpoint_inside_a_subgraph_is_a_durable_park_at_the_inner_node(sweep, tmp_path):
+    # ground truth: the run stops before approval/pay; a fresh process continues it with invoke(None)
+    # and pays once; two processes continuing it together both pay
+    assert direct(tmp_path / "a", ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}')) == []
+    assert direct(tmp_path / "a", ("recover", "subgraph_gate", "build_graph_breakpoint", "send_payout")) == ["send_payout"]
+    raced = direct(tmp_path / "b", ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}'),
+                   ("race", 2, "subgraph_gate", "build_graph_breakpoint", "send_payout"))
+    assert raced == ["send_payout", "send_payout"]
+    report = sweep("subgraph_gate.py:build_graph_breakpoint", effects=["subgraph_gate:send_payout"], input={"claim": "C1"},
+                   resume=[], cells=["parked", "fork", "concurrent"])
+    assert cell(report, "dry-run", "uninterrupted").witness.to_json()["parks"] == [
+        {"index": 0, "node": "approval/pay", "value": None, "kind": "before"}]
+    parked = cell(report, "parked", "static breakpoint 0 (before node approval/pay)")
+    # the park survives the crash in the subgraph's checkpoint: no RA708 "park lost"
+    assert parked.verdict == "pass" and parked.effects[PAYOUT] == (1, 1), parked.detail
+    assert all(c.verdict == "n/a" for c in cells(report, "fork"))
+    c = cell(report, "concurrent", "2 concurrent")
+    assert c.verdict == "fail" and c.effects[PAYOUT] == (1, 2) and "`approval/pay`" in c.hits[0].message
+    assert sorted({(f.rule_id, f.scope) for f in report.findings}) == [("RA705", "approval/pay")]
+
+
 @pytest.fixture(scope="module")
 def gates(sweep):
     return sweep("two_gates.py:build_graph", cells=["fork", "concurrent"], **GATES)
