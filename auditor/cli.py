@@ -191,6 +191,82 @@ def scan(
     raise typer.Exit(outcome.exit_code)
 
 
+class AuditFailOn(str, Enum):
+    confirmed = "confirmed"
+    error = "error"
+    warning = "warning"
+    never = "never"
+
+
+@app.command(
+    epilog=(
+        "Examples: resume-audit audit ./myagent | resume-audit audit . --list | "
+        "resume-audit audit . --format sarif --output audit.sarif --fail-on confirmed"
+    )
+)
+def audit(
+    paths: List[Path] = typer.Argument(..., help="Files or directories to audit, e.g. ./myagent."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these static rule ids or prefixes."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these static rule ids or prefixes."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
+    fail_on: AuditFailOn = typer.Option(AuditFailOn.confirmed, "--fail-on", help="Exit 1 on a confirmed (or dynamic-only) finding [default], on any finding at or above a severity, or never."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds each child process of a sweep may run."),
+    live_effects: bool = typer.Option(False, "--live-effects", help="Let the effects run for real instead of recording stubs (they fire: use test credentials)."),
+    cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
+    list_only: bool = typer.Option(False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."),
+) -> None:
+    """Scan, then sweep every graph, flow and workflow found, and say of each static finding whether the sweep
+    confirmed it, did not reproduce it, or could not exercise it. No configuration needed; user code runs only in
+    sandboxed child processes, with its effects stubbed.
+
+    Example: resume-audit audit ./myagent --format sarif --output audit.sarif
+    """
+    from auditor.audit.entrypoints import discover as discover_entries
+    from auditor.audit.plan import AuditConfigError
+    from auditor.audit.render import render_audit
+    from auditor.audit.run import AuditRequest, run_audit
+    from auditor.discovery import discover as discover_files
+    from auditor.findings import Confirmation
+
+    for p in paths:
+        if not p.exists():
+            raise fail(f"path does not exist: {p}")
+    if list_only:
+        root = default_root(list(paths)).resolve()
+        entries = discover_entries((sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or [])))
+        for e in entries:
+            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework} {e.kind}]" + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
+        if not entries:
+            typer.echo("no graph, flow or workflow found", err=True)
+        raise typer.Exit(0)
+    request = AuditRequest(paths=list(paths), select=_split_ids(select), ignore=_split_ids(ignore),
+                           exclude=list(exclude or []), timeout=timeout, live_effects=live_effects,
+                           cells=_split_ids(cells))
+    try:
+        report = run_audit(request)
+    except (ConfigError, PathNotFound, AuditConfigError) as exc:
+        raise fail(str(exc))
+    text = render_audit(report, format.value, color=output is None and sys.stdout.isatty())
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_report(output, text)
+        typer.echo(f"resume-audit: {len(report.findings)} finding(s) written to {output}", err=True)
+    if fail_on is AuditFailOn.never:
+        raise typer.Exit(0)
+    if fail_on is AuditFailOn.confirmed:
+        failing = report.count(Confirmation.CONFIRMED) + report.count(Confirmation.DYNAMIC_ONLY)
+    else:
+        from auditor.findings import Severity
+
+        threshold = Severity(fail_on.value)
+        failing = report.to_scan_result().count_at_or_above(threshold)
+    raise typer.Exit(1 if failing else 0)
+
+
 def _json_option(text: Optional[str], option: str):
     import json
 

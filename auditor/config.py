@@ -108,6 +108,8 @@ _KEYS = {
     "safe-urls": "list",
     "read-only-tools": "list",
     "fail-on": "str",
+    # per-target sweep settings of `resume-audit audit` (read and checked by auditor.audit.plan)
+    "audit": "table",
 }
 
 

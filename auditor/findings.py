@@ -73,6 +73,19 @@ class FlowStep:
     message: str
 
 
+class Confirmation(str, enum.Enum):
+    """``audit``'s verdict on a finding, from sweeping the graph it lives in."""
+
+    #: a dynamic finding on the same node or effect reproduced it (its witness is attached)
+    CONFIRMED = "confirmed"
+    #: the graph ran through this code under crashes and probes, and the contract held
+    NOT_REPRODUCED = "not-reproduced"
+    #: the sweep could not run this code (the note says why)
+    NOT_EXERCISED = "not-exercised"
+    #: found by the sweep, with no static finding at the place
+    DYNAMIC_ONLY = "dynamic-only"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One hazard at one location.
@@ -100,6 +113,9 @@ class Finding:
     #: the same witness as the typed object the dynamic stage judged with (``lines()`` renders it for
     #: a failing test); not serialised, so a finding read back from a file has none
     evidence: Any = field(default=None, compare=False, repr=False)
+    #: ``audit`` only: what running the graph said of this finding, and why
+    confirmation: Confirmation | None = None
+    confirmation_note: str = ""
 
     def with_fingerprint(self, fingerprint: str) -> "Finding":
         return replace(self, fingerprint=fingerprint)

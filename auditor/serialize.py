@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.findings import Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
+from auditor.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
 
 
 def span_to_dict(span: Span) -> dict[str, Any]:
@@ -40,6 +40,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "related": [{**span_to_dict(r.span), "message": r.message} for r in f.related],
         "flows": [[{**span_to_dict(s.span), "message": s.message} for s in flow] for flow in f.flows],
         "witness": f.witness,
+        **({"confirmation": f.confirmation.value, "confirmation_note": f.confirmation_note} if f.confirmation else {}),
     }
 
 
@@ -57,6 +58,8 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
         scope=d["scope"],
         origin=d["origin"],
         witness=d["witness"],
+        confirmation=Confirmation(d["confirmation"]) if d.get("confirmation") else None,
+        confirmation_note=d.get("confirmation_note", ""),
     )
 
 

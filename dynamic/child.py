@@ -32,7 +32,7 @@ from .effects import EffectSpecError, install_effects
 from .killpoints import EventLog
 from .ledger import Ledger
 from .sandbox import Sandbox
-from .spec import ChildSpec
+from .spec import AUTO_INPUT, ChildSpec
 from .target import TargetError, import_target
 from .values import to_jsonable
 
@@ -62,6 +62,16 @@ class Context:
         self.stopped_at: tuple[Outcome, ParkRecord] | None = None
         #: the kind of the last park answered ("interrupt", or a static breakpoint's "before"/"after")
         self.last_park_kind = "interrupt"
+
+    @property
+    def input(self) -> Any:
+        """The protocol's input: as given, or synthesised from the program's input schema."""
+        if self.spec.run.input is not AUTO_INPUT:
+            return self.spec.run.input
+        if self.result.input_used is None:
+            example = self.session.example_input()
+            self.result.input_used = example if example is not None else {}
+        return self.result.input_used
 
     def set_leg(self, leg: int) -> None:
         self.events.leg = leg
@@ -134,7 +144,7 @@ def role_dry(ctx: Context) -> None:
     r.target_location = target_location(ctx.module, ctx.target, ctx.spec.run.target.attr)
     ctx.set_leg(0)
     try:
-        r.parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+        r.parks = ctx.drive(ctx.session.start(ctx.input))
     except BaseException:
         # A run that dies on its own state (a mid-graph invalid write) has still persisted it.
         try:
@@ -205,7 +215,7 @@ def role_crash(ctx: Context) -> None:
     r = ctx.result
     ctx.set_leg(0)
     try:
-        parks = ctx.drive(ctx.session.start(ctx.spec.run.input))
+        parks = ctx.drive(ctx.session.start(ctx.input))
     except Exception as exc:  # the injected crash, possibly wrapped by the framework
         if not ctx.events.killed:
             raise
@@ -232,7 +242,7 @@ def role_recover(ctx: Context) -> None:
         how = "restart from input (nothing durable survived)"
         ctx.ledger.reset_interrupts()
         ctx.set_leg(0)
-        outcome = ctx.session.start(ctx.spec.run.input)
+        outcome = ctx.session.start(ctx.input)
     elif state.interrupts:
         answers, idxs = ctx.answers_for(Outcome(state.interrupts))
         first = state.interrupts[0]
@@ -276,7 +286,7 @@ def _park_at_gate(ctx: Context) -> tuple[Any, ParkRecord] | None:
     """Run from the input to the park the spec's ``gate`` names, answering the parks before it."""
     gate = ctx.spec.gate
     ctx.set_leg(0)
-    ctx.drive(ctx.session.start(ctx.spec.run.input), until_gate=gate)
+    ctx.drive(ctx.session.start(ctx.input), until_gate=gate)
     if ctx.stopped_at is None or ctx.stopped_at[1].index != gate:
         return None
     outcome, record = ctx.stopped_at

@@ -105,6 +105,8 @@ class ChildResult:
     schedule_escaped: bool = False
     last_node: str | None = None
     reaped: int = 0
+    #: the input the run was started with, when it was synthesised from the program's schema
+    input_used: Any = None
     # -- dry: the uninterrupted run --------------------------------------------------------
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
     schema: str | None = None

@@ -9,6 +9,7 @@ from typing import Any
 from auditor.findings import Finding, Notification, ScanResult, Severity
 
 from .catalog import DYNAMIC_RULES
+from .adapters.base import SourceLocation
 from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
 
 KIND_ORDER = ["dry-run", "interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
@@ -41,6 +42,8 @@ class SweepReport:
     plane: dict[str, Any] = field(default_factory=dict)
     #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~auditor.dynamic.sharding.ShardPart`)
     shard: Any = None
+    #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
+    nodes: dict[str, SourceLocation] = field(default_factory=dict)
 
     # -- outputs ---------------------------------------------------------------------
     def stable(self) -> dict[str, Any]:

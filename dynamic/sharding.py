@@ -183,6 +183,7 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
     )
     locator = Locator(first.dry.nodes, first.dry.target_location, report.cwd)
     report.findings = build_findings(cells, locator, report.target)
+    report.nodes = dict(first.dry.nodes)
     notes = sorted({note for part, _h in parts for note in part.notes})
     report.notifications = _notifications(notes) + first.notifications
     return report

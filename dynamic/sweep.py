@@ -36,12 +36,12 @@ from .ledger import Ledger
 from .report import SweepReport
 from .sharding import DryFacts, ShardPart
 from .runner import ChildRun, kill_all
-from .spec import RunSpec
+from .spec import AUTO_INPUT, RunSpec
 from .target import TargetError, TargetSpec
 from .values import derive_fork_value, to_jsonable
 from .workbench import SweepCancelled, Workbench
 
-__all__ = ["crash_sweep", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TargetError", "CELL_KINDS",
+__all__ = ["crash_sweep", "AUTO_INPUT", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TargetError", "CELL_KINDS",
            "BACKENDS"]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
@@ -261,8 +261,9 @@ def _prepare(request: SweepRequest) -> _Prepared:
     config = dict(request.config or {})
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
                   per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit)
+    synthesised = request.input is AUTO_INPUT
     protocol: dict[str, Any] = {
-        "input": to_jsonable(request.input),
+        "input": None if synthesised else to_jsonable(request.input),
         "resume": to_jsonable(list(resume)),
         "fork_resume": to_jsonable(fork_value),
         "effects": [e.display for e in effect_specs],
@@ -271,6 +272,8 @@ def _prepare(request: SweepRequest) -> _Prepared:
         "config": to_jsonable(config),
         "cells": sorted(wanted),
     }
+    if synthesised:  # filled in from the uninterrupted run, which synthesised it
+        protocol["input_synthesised"] = True
     if llm_script is not None:
         protocol["stub_llm"] = llm_script.to_data()
     if modes != ("sigkill",):
@@ -361,6 +364,8 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
             report.framework = result.framework
             report.versions = _versions(result.framework)
         report.plane = result.describe.as_dict()
+        if prep.protocol.get("input_synthesised"):
+            report.protocol["input"] = to_jsonable(result.input_used)
         if result.protocol_error:
             raise SweepUsageError(result.protocol_error)
         if not completed(dry):
@@ -420,6 +425,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
             )
         report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
                                          prep.tspec.text)
+        report.nodes = dict(result.nodes)
         report.notifications = _notifications(notes) + report.notifications
         return report
     finally:

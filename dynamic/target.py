@@ -4,7 +4,10 @@ A file target is imported as a module named after its file, with its folder
 first on ``sys.path`` -- so ``--effect graph:charge`` names a function in
 ``graph.py`` and the graph sees the very same module object, and sibling
 imports (``from tools import charge_card``) work as they do when the user
-runs the file. Loading runs only inside sweep children: the parent never
+runs the file. A file inside a package (folders with ``__init__.py``) is
+imported under its dotted name (``myagent.graph``) with the folder above the
+top package on ``sys.path``, so its relative imports work; effects are then
+named by dotted module (``myagent.tools.notify:email_customer``). Loading runs only inside sweep children: the parent never
 imports user code.
 """
 
@@ -51,7 +54,15 @@ class TargetSpec:
             module = os.path.splitext(os.path.basename(path))[0]
             if not module.isidentifier():
                 raise TargetError(f"target {text!r}: {os.path.basename(path)!r} cannot be imported as a module")
-            return cls(raw, module, attr, path, os.path.dirname(path))
+            # a file inside a package is imported under its package (its relative imports work);
+            # the folder above the top package goes on sys.path
+            parts, folder = [module], os.path.dirname(path)
+            while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
+                parts.insert(0, os.path.basename(folder))
+                folder = os.path.dirname(folder)
+            if module == "__init__":
+                parts.pop()
+            return cls(raw, ".".join(parts), attr, path, folder)
         if not all(part.isidentifier() for part in where.split(".")):
             raise TargetError(f"target {text!r}: {where!r} is not a module name")
         return cls(raw, where, attr, None, cwd)

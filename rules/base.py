@@ -62,6 +62,8 @@ class Rule:
     fix: ClassVar[str]
     #: what it deliberately does not flag, and why (markdown)
     not_flagged: ClassVar[str] = ""
+    #: the dynamic findings (RA7xx) that reproduce this hazard when ``audit`` sweeps the graph it lives in
+    confirmed_by: ClassVar[tuple[str, ...]] = ()
     #: rule ids that take precedence when both fire at the same location
     yields_to: ClassVar[tuple[str, ...]] = ()
     #: text that makes a file worth parsing for this rule (the scan's pre-filter), besides an

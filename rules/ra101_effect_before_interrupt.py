@@ -14,6 +14,7 @@ from .base import Example, Rule, RuleContext
 
 class EffectBeforeInterrupt(Rule):
     id = "RA101"
+    confirmed_by = ("RA701",)
     name = "effect-before-interrupt"
     properties = ("EO", "PC")
     severity = Severity.ERROR

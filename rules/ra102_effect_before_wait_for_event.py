@@ -29,6 +29,7 @@ def _is_context_receiver(call: cst.Call, fn, ctx: RuleContext) -> bool:
 
 class EffectBeforeWaitForEvent(Rule):
     id = "RA102"
+    confirmed_by = ("RA701",)
     name = "effect-before-wait-for-event"
     properties = ("EO", "PC")
     severity = Severity.ERROR

@@ -12,6 +12,7 @@ from .base import Example, Rule, RuleContext
 
 class EffectInCheckpointedNode(Rule):
     id = "RA103"
+    confirmed_by = ("RA701", "RA702")
     name = "effect-in-checkpointed-node"
     properties = ("EO",)
     severity = Severity.WARNING

@@ -12,6 +12,7 @@ from .base import Example, Rule, RuleContext
 
 class EffectInEntrypointBody(Rule):
     id = "RA104"
+    confirmed_by = ("RA701", "RA702")
     name = "effect-in-entrypoint-body"
     properties = ("EO",)
     severity = Severity.ERROR

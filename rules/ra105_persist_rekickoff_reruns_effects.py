@@ -114,6 +114,7 @@ def guarded_by_state(call: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> b
 
 class PersistRekickoffRerunsEffects(Rule):
     id = "RA105"
+    confirmed_by = ("RA701", "RA702")
     name = "persist-rekickoff-reruns-effects"
     properties = ("EO", "PC")
     severity = Severity.ERROR

@@ -34,6 +34,7 @@ def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: R
 
 class DurabilityExit(Rule):
     id = "RA106"
+    confirmed_by = ("RA701", "RA708")
     name = "durability-exit"
     properties = ("EO",)
     severity = Severity.ERROR

@@ -90,6 +90,7 @@ def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleF
 
 class CheckpointOnFlowCreated(Rule):
     id = "RA107"
+    confirmed_by = ("RA708",)
     name = "checkpoint-on-flow-created"
     properties = ("EO", "PC")
     severity = Severity.ERROR

@@ -24,6 +24,7 @@ def run_calls(ctx: RuleContext):
 
 class ForkWithoutDiscriminator(Rule):
     id = "RA201"
+    confirmed_by = ("RA703",)
     name = "fork-without-discriminator"
     properties = ("FD", "FI")
     severity = Severity.ERROR

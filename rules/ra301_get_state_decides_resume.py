@@ -18,6 +18,7 @@ from .base import Example, Rule, RuleContext
 
 class GetStateDecidesResume(Rule):
     id = "RA301"
+    confirmed_by = ("RA705",)
     name = "get-state-decides-resume"
     properties = ("CO",)
     severity = Severity.WARNING

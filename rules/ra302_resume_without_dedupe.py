@@ -79,6 +79,7 @@ def claim_classifier(project):
 
 class ResumeWithoutDedupe(Rule):
     id = "RA302"
+    confirmed_by = ("RA705",)
     name = "resume-without-dedupe"
     properties = ("CO",)
     severity = Severity.WARNING

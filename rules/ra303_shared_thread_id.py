@@ -351,6 +351,7 @@ def saver_kind(graph, project) -> str | None:
 
 class SharedThreadId(Rule):
     id = "RA303"
+    confirmed_by = ("RA705",)
     name = "shared-thread-id"
     properties = ("CO", "PC")
     severity = Severity.WARNING

@@ -162,6 +162,7 @@ def _unvalidated_tools(add_call: cst.Call, graph, state: ClassInfo, ctx: RuleCon
 
 class UnvalidatedPydanticState(Rule):
     id = "RA401"
+    confirmed_by = ("RA706",)
     name = "unvalidated-pydantic-state"
     properties = ("CV",)
     severity = Severity.WARNING

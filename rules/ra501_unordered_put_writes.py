@@ -65,6 +65,7 @@ def saver_base(cls: ClassInfo, ctx: RuleContext, depth: int = 0) -> str | None:
 
 class UnorderedPutWrites(Rule):
     id = "RA501"
+    confirmed_by = ("RA707",)
     name = "unordered-put-writes"
     properties = ("RD",)
     severity = Severity.WARNING

@@ -28,6 +28,7 @@ def _non_empty(expr: cst.BaseExpression | None) -> bool:
 
 class InMemorySaverServed(Rule):
     id = "RA601"
+    confirmed_by = ("RA708",)
     name = "in-memory-saver-served"
     properties = ("LV",)
     severity = Severity.WARNING

@@ -20,6 +20,7 @@ def _method(call: cst.Call, names) -> bool:
 
 class FileStatePersistenceResume(Rule):
     id = "RA602"
+    confirmed_by = ("RA703", "RA708")
     name = "file-state-persistence-resume"
     properties = ("LV",)
     severity = Severity.WARNING

@@ -108,6 +108,7 @@ def _input_required(call: cst.Call, scope, module: ModuleFacts, project) -> bool
 
 class HitlWithoutPersistedContext(Rule):
     id = "RA603"
+    confirmed_by = ("RA708",)
     name = "hitl-without-persisted-context"
     properties = ("LV",)
     severity = Severity.WARNING

@@ -35,6 +35,7 @@ def _crew_checkpoint_classifier(project):
 
 class FlowCheckpointNeverWritten(Rule):
     id = "RA604"
+    confirmed_by = ("RA708",)
     name = "flow-checkpoint-never-written"
     properties = ("LV",)
     severity = Severity.WARNING

@@ -225,6 +225,7 @@ def _inside(module: ModuleFacts, call: CallInfo, block: cst.CSTNode) -> bool:
 
 class BroadExceptRestartsFresh(Rule):
     id = "RA605"
+    confirmed_by = ("RA702", "RA708")
     name = "broad-except-restarts-fresh"
     properties = ("LV", "EO")
     severity = Severity.ERROR

@@ -111,6 +111,9 @@ def _result(f: Finding, index: dict[str, int]) -> so.Result:
     props: dict[str, Any] = {"tags": list(f.properties), "origin": f.origin}
     if f.witness:
         props["witness"] = f.witness
+    if f.confirmation is not None:
+        props["confirmation"] = f.confirmation.value
+        props["confirmationNote"] = f.confirmation_note
     return so.Result(
         rule_id=f.rule_id,
         rule_index=index[f.rule_id],

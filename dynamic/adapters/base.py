@@ -227,6 +227,10 @@ class Session(abc.ABC):
     def close(self) -> None:
         """Release connections."""
 
+    def example_input(self) -> Any:
+        """An input built from the program's input schema (:mod:`auditor.dynamic.synthesis`); None: unknown."""
+        return None
+
 
 class Adapter(abc.ABC):
     """Everything framework-specific the sweep needs."""

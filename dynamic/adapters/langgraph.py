@@ -825,6 +825,19 @@ class LangGraphSession(Session):
         state = self._state()
         return (state.config or {}).get("configurable", {}).get("checkpoint_id")
 
+    def example_input(self) -> Any:
+        from ..synthesis import example_from_schema, example_from_type
+
+        try:
+            schema = self.graph.get_input_jsonschema()
+            if isinstance(schema, dict):
+                return example_from_schema(schema)
+        except Exception:  # pydantic refuses typing.TypedDict before 3.12: read the annotations instead
+            pass
+        builder = getattr(self.graph, "builder", None)
+        tp = getattr(builder, "input_schema", None) or getattr(builder, "state_schema", None)
+        return example_from_type(tp) if tp is not None else None
+
     def describe(self) -> PlaneDescription:
         return PlaneDescription(plane="checkpointer", store=type(self.saver).__name__.replace("Instrumented", "", 1))
 

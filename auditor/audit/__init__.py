@@ -1,0 +1,11 @@
+"""``resume-audit audit``: static findings confirmed or refuted by sweeping the programs they live in.
+
+- ``entrypoints``  the sweepable programs of a project, found by reading it
+- ``plan``         effects, stubs, input and answers for each, and the ``[tool.resume-audit.audit]`` tables
+- ``confirm``      each static finding judged by the sweeps: confirmed / not reproduced / not exercised
+- ``run``          the orchestration (``run_audit``) and the report
+"""
+
+from .run import AuditReport, AuditRequest, run_audit
+
+__all__ = ["AuditReport", "AuditRequest", "run_audit"]

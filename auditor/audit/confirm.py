@@ -1,0 +1,213 @@
+"""Static findings judged by the sweeps: confirmed, not reproduced, not exercised -- and what only the sweep saw.
+
+A static finding is matched to the sweeps of the entry points that run its
+code. A finding inside a unit (an effect in a node) belongs to every swept
+program with a unit whose definition contains its line; a finding at a caller
+(a route that resumes without a claim) belongs to the programs its module
+imports. It is then:
+
+- **confirmed** when one of those sweeps raised a dynamic finding its rule is
+  reproduced by (``Rule.confirmed_by``) on the same unit -- or, for a caller,
+  anywhere in the program -- and carries that witness;
+- **not reproduced** when the sweep ran the unit under its probes and the
+  contract held (a key the static stage could not see, a branch that is
+  guarded after all);
+- **not exercised** when no sweep ran it, with the reason.
+
+Dynamic findings no static finding accounts for are reported as
+**dynamic-only**.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.analysis.project import module_name_for
+from auditor.discovery import display_path
+from auditor.findings import Confirmation, Finding, FlowStep, Span
+
+from .entrypoints import EntryPoint
+from .plan import effect_of
+
+
+@dataclass
+class SweptEntry:
+    """One entry point and what sweeping it gave."""
+
+    entry: EntryPoint
+    #: the sweep's report; None when it could not run (``why`` says why)
+    report: object | None = None
+    why: str = ""
+    seconds: float = 0.0
+    #: the answers the sweep used at its interrupts
+    answers: tuple[object, ...] = ()
+
+    @property
+    def ran(self) -> bool:
+        report = self.report
+        return report is not None and bool(getattr(report, "complete", False))
+
+
+def _absolute(path: str, base: Path) -> Path:
+    p = Path(path)
+    return (p if p.is_absolute() else base / p).resolve()
+
+
+def _units_at(swept: SweptEntry, file: Path, line: int) -> list[str]:
+    """Units of the swept program whose definition contains ``file:line``."""
+    report = swept.report
+    nodes = getattr(report, "nodes", {}) or {}
+    return [name for name, loc in nodes.items()
+            if Path(loc.file).resolve() == file and loc.start_line <= line <= loc.end_line]
+
+
+def _imported_modules(file: Path) -> set[str]:
+    try:
+        tree = ast.parse(file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    own, is_package = module_name_for(file)
+    package = own if is_package else own.rpartition(".")[0]
+    out = {own}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([base] if base else [])])
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
+def judge(static: list[Finding], swept: list[SweptEntry], confirmed_by: dict[str, tuple[str, ...]], root: Path) -> list[Finding]:
+    """Every static finding with its confirmation, then the dynamic-only findings."""
+    used: set[tuple[int, int]] = set()  # (sweep index, dynamic finding index) that confirmed something
+    out: list[Finding] = []
+    for f in static:
+        out.append(_judge_one(f, swept, confirmed_by.get(f.rule_id, ()), root, used))
+    for i, s in enumerate(swept):
+        report = s.report
+        if report is None:
+            continue
+        base = Path(getattr(report, "cwd", "."))
+        for j, d in enumerate(getattr(report, "findings", [])):
+            if (i, j) in used:
+                continue
+            out.append(dataclasses.replace(
+                _relocated(d, base, root), confirmation=Confirmation.DYNAMIC_ONLY,
+                confirmation_note=f"found by sweeping {s.entry.target}; no static finding is at this place"))
+    return out
+
+
+def _relocated(d: Finding, base: Path, root: Path) -> Finding:
+    """A dynamic finding with its paths shown as the audit shows paths (relative to its root)."""
+
+    def span(s: Span) -> Span:
+        return dataclasses.replace(s, path=display_path(_absolute(s.path, base), root)) if s.path != "<unknown>" else s
+
+    return dataclasses.replace(
+        d, span=span(d.span), related=tuple(dataclasses.replace(r, span=span(r.span)) for r in d.related),
+        flows=tuple(tuple(FlowStep(span(step.span), step.message) for step in flow) for flow in d.flows))
+
+
+def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root: Path,
+               used: set[tuple[int, int]]) -> Finding:
+    file = _absolute(f.span.path, root)
+    line = f.span.start_line
+    holders = [(i, s, _units_at(s, file, line)) for i, s in enumerate(swept) if s.ran]
+    in_unit = [(i, s, units) for i, s, units in holders if units]
+    if in_unit:
+        candidates = in_unit
+    else:  # a caller: the programs its module imports
+        imported = _imported_modules(file)
+        candidates = [(i, s, []) for i, s in enumerate(swept) if s.ran and s.entry.module in imported]
+    if not candidates:
+        return _unexercised(f, swept, file)
+    confirming: list[tuple[SweptEntry, Finding, Path]] = []
+    for i, s, units in candidates:
+        report = s.report
+        base = Path(getattr(report, "cwd", "."))
+        for j, d in enumerate(getattr(report, "findings", [])):
+            if d.rule_id not in rules:
+                continue
+            if units and d.scope not in units and not _flow_touches(d, base, file, line):
+                continue
+            used.add((i, j))  # every dynamic finding this hazard explains is accounted for by it
+            confirming.append((s, d, base))
+    if confirming:
+        s, d, base = confirming[0]
+        moved = _relocated(d, base, root)
+        note = f"{d.rule_id} when {s.entry.target} was swept: {_first_sentence(d.message)}"
+        if len(confirming) > 1:
+            note += f" ({len(confirming) - 1} more dynamic finding(s) of the same hazard)"
+        return dataclasses.replace(
+            f, confirmation=Confirmation.CONFIRMED, confirmation_note=note,
+            witness={**d.witness, "confirmed_by": d.rule_id, "target": s.entry.target},
+            flows=f.flows + moved.flows)
+    i, s, units = candidates[0]
+    report = s.report
+    if units:
+        ran = _units_run(report)
+        missing = [u for u in units if not ran.get(u)]
+        effect = effect_of(f, root)
+        shown = effect[0].replace(":", ".") if effect else None
+        fired = _effects_fired(report)
+        unreached = None
+        if len(missing) == len(units):
+            unreached = f"never ran `{units[0]}`"
+        elif shown is not None and not fired.get(shown):
+            unreached = f"ran `{units[0]}` but never reached {shown}"
+        if unreached:
+            answers = ", ".join(repr(a) for a in s.answers) or "none"
+            return dataclasses.replace(
+                f, confirmation=Confirmation.NOT_EXERCISED,
+                confirmation_note=(f"sweeping {s.entry.target}: the uninterrupted run {unreached} with its input and "
+                                   f"answers ({answers}); set input/resume in "
+                                   f'[tool.resume-audit.audit."{s.entry.target}"]'))
+    cells = getattr(report, "cells", [])
+    kinds = sorted({str(c.kind) for c in cells if str(c.kind) != "dry-run" and str(c.verdict) not in ("n/a", "error")})
+    where = f"`{units[0]}`" if units else "the program"
+    return dataclasses.replace(
+        f, confirmation=Confirmation.NOT_REPRODUCED,
+        confirmation_note=(f"swept {s.entry.target} ({len(cells)} cells: {', '.join(kinds)}): {where} ran under every "
+                           f"probe and no {'/'.join(rules) or 'dynamic'} finding came of it"))
+
+
+def _effects_fired(report: object) -> dict[str, int]:
+    dry = next((c for c in getattr(report, "cells", []) if str(c.kind) == "dry-run"), None)
+    return {name: observed for name, (_e, observed) in (dry.effects.items() if dry is not None else [])}
+
+
+def _units_run(report: object) -> dict[str, int]:
+    dry = next((c for c in getattr(report, "cells", []) if str(c.kind) == "dry-run"), None)
+    return {name: observed for name, (_e, observed) in (dry.nodes.items() if dry is not None else [])}
+
+
+def _flow_touches(d: Finding, base: Path, file: Path, line: int) -> bool:
+    return any(_absolute(step.span.path, base) == file and step.span.start_line == line
+               for flow in d.flows for step in flow)
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, _rest = text.partition(". ")
+    return head + ("." if dot else "")
+
+
+def _unexercised(f: Finding, swept: list[SweptEntry], file: Path) -> Finding:
+    module, _ = module_name_for(file)
+    here = [s for s in swept if s.entry.module == module]
+    if here:
+        reasons = "; ".join(f"{s.entry.target}: {s.why or 'the sweep did not complete'}" for s in here)
+        note = f"not swept -- {reasons}"
+    elif not swept:
+        note = "no sweepable entry point was found in the audited paths"
+    else:
+        note = "no swept entry point runs this code (it is not a unit of a graph, flow or workflow the audit found)"
+    return dataclasses.replace(f, confirmation=Confirmation.NOT_EXERCISED, confirmation_note=note)

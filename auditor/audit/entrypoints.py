@@ -1,0 +1,202 @@
+"""Which programs in a project the sweep can run, found by reading the code (nothing is imported).
+
+``audit`` sweeps what a user would deploy, without being told where it is:
+
+- LangGraph: a function whose body ends in ``builder.compile(...)`` and that
+  can be called with nothing or with a checkpointer (a *factory*); a
+  module-level ``graph = builder.compile(...)``; a functional-API
+  ``@entrypoint``; the graphs ``langgraph.json`` serves;
+- CrewAI: a ``Flow`` subclass; LlamaIndex: a ``Workflow`` subclass;
+  pydantic-graph: a module-level ``Graph(nodes=...)``.
+
+A candidate that cannot be swept as it stands (a factory that needs a
+database URL, a graph built inside another function) is kept, with the
+reason, so the report can say why its findings were not exercised.
+Targets are named ``package.module:attr`` and swept from the folder above the
+top package, so the program's own imports resolve as they do in production.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from auditor.analysis.project import module_name_for
+
+#: parameters a factory may take: the sweep passes its checkpointer by name or position
+CHECKPOINTER_PARAMS = ("checkpointer", "saver", "memory", "checkpoint_saver")
+#: imports that say which framework a file uses
+FRAMEWORK_IMPORTS = {
+    "langgraph": "langgraph",
+    "crewai": "crewai",
+    "llama_index": "llamaindex",
+    "workflows": "llamaindex",
+    "pydantic_graph": "pydantic-graph",
+}
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One program ``audit`` can sweep (or explain why it cannot)."""
+
+    target: str  # "helpdesk.refunds:build_refund_graph"
+    framework: str
+    kind: str  # "factory", "compiled graph", "entrypoint", "flow", "workflow", "graph", "deployed graph"
+    path: str  # as the report shows paths
+    line: int
+    #: the folder the sweep runs from (above the top package)
+    root: str
+    #: non-empty: why it cannot be swept as it stands
+    why_not: str = ""
+
+    @property
+    def sweepable(self) -> bool:
+        return not self.why_not
+
+    @property
+    def module(self) -> str:
+        return self.target.partition(":")[0]
+
+
+def discover(files: Iterable[tuple[Path, str]]) -> list[EntryPoint]:
+    """Every entry point in ``files`` ((path, display path) pairs), in file and line order."""
+    found: list[EntryPoint] = []
+    manifests: set[Path] = set()
+    for path, display in files:
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            continue  # the scan reports files it could not read or parse
+        framework = _framework(tree)
+        if framework is None:
+            continue
+        module, _packaged = module_name_for(path)
+        root = _sweep_root(path, module)
+        found += _entries(tree, framework, module, display, root)
+        for folder in (path.parent, *path.parents):
+            manifest = folder / "langgraph.json"
+            if manifest.is_file():
+                manifests.add(manifest)
+                break
+    known = {e.target for e in found}
+    for manifest in sorted(manifests):
+        found += [e for e in _manifest_entries(manifest) if e.target not in known]
+    return sorted(found, key=lambda e: (e.path, e.line, e.target))
+
+
+def _framework(tree: ast.Module) -> str | None:
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top in FRAMEWORK_IMPORTS:
+                return FRAMEWORK_IMPORTS[top]
+    return None
+
+
+def _sweep_root(path: Path, module: str) -> str:
+    """The folder that makes ``module`` importable: one level up per dotted part."""
+    folder = path.resolve().parent
+    for _ in module.split(".")[1:]:
+        folder = folder.parent
+    return str(folder)
+
+
+def _is_compile(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+
+
+def _callee(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    out = []
+    for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        out.append(_callee(base))
+    return out
+
+
+def _required_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    required = positional[: len(positional) - len(args.defaults)]
+    required += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    return [a.arg for a in required]
+
+
+def _entries(tree: ast.Module, framework: str, module: str, display: str, root: str) -> list[EntryPoint]:
+    out: list[EntryPoint] = []
+
+    def add(attr: str, kind: str, line: int, why_not: str = "") -> None:
+        out.append(EntryPoint(f"{module}:{attr}", framework, kind, display, line, root, why_not))
+
+    factories: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = [_callee(d) for d in node.decorator_list]
+            if framework == "langgraph" and "entrypoint" in decorators:
+                add(node.name, "entrypoint", node.lineno)
+                continue
+            returns_compiled = any(isinstance(n, ast.Return) and n.value is not None and _is_compile(n.value)
+                                   for n in ast.walk(node))
+            if framework == "langgraph" and returns_compiled:
+                factories.add(node.name)
+                extra = [p for p in _required_params(node) if p not in CHECKPOINTER_PARAMS]
+                why = (f"the factory needs {', '.join(extra)}; the sweep can only call a factory with nothing or a "
+                       "checkpointer -- add one that builds the same graph that way") if extra else ""
+                add(node.name, "factory", node.lineno, why)
+        elif isinstance(node, ast.ClassDef):
+            bases = _base_names(node)
+            if framework == "crewai" and "Flow" in bases:
+                add(node.name, "flow", node.lineno)
+            elif framework == "llamaindex" and "Workflow" in bases:
+                add(node.name, "workflow", node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            value = node.value
+            if not names or value is None:
+                continue
+            if framework == "langgraph" and _is_compile(value):
+                add(names[0], "compiled graph", node.lineno)
+            elif framework == "pydantic-graph" and _callee(value) == "Graph":
+                add(names[0], "graph", node.lineno)
+    # a module-level graph built by one of this module's factories is the same program: keep the factory
+    return [e for e in out if not (e.kind == "compiled graph" and factories)]
+
+
+def _manifest_entries(manifest: Path) -> list[EntryPoint]:
+    """``langgraph.json`` graphs: ``"name": "./path/to/file.py:attr"``."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    graphs = data.get("graphs") if isinstance(data, dict) else None
+    out = []
+    for _name, spec in (graphs or {}).items():
+        if not isinstance(spec, str) or ":" not in spec:
+            continue
+        where, _, attr = spec.rpartition(":")
+        path = (manifest.parent / where).resolve()
+        if not path.is_file():
+            continue
+        module, _packaged = module_name_for(path, resolved=True)
+        out.append(EntryPoint(f"{module}:{attr}", "langgraph", "deployed graph", path.as_posix(), 1,
+                              _sweep_root(path, module)))
+    return out

@@ -1,0 +1,146 @@
+"""What ``audit`` sweeps each entry point with, decided without the user.
+
+- **effects**: every effect the static stage found -- the function of the
+  user's that performs it (``helpdesk.payments:issue_refund``), or the
+  library call itself (``requests:post``) when a node makes it directly --
+  is recorded by the ledger and stubbed (returns ``None``), so nothing real
+  fires; ``--live-effects`` lets them through;
+- **model calls**: answered by the scripted fake chat model (``--stub-llm plain``);
+- **input**: synthesised in the child from the graph's input schema;
+- **interrupt answers**: a few usual answers are tried on the uninterrupted
+  run, and the one that runs the most effects (the approving branch) is kept.
+
+``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
+any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
+``stubs``, ``stub-llm``, ``skip``).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.analysis.project import module_name_for
+from auditor.findings import Finding
+
+from .entrypoints import EntryPoint
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+#: answers tried at each interrupt when the configuration gives none, in order
+ANSWER_CANDIDATES: tuple[Any, ...] = ("approve", True, "yes", {"approved": True}, "ok")
+#: how many parks a candidate answer list covers
+MAX_PARKS = 8
+
+
+class AuditConfigError(ValueError):
+    """A malformed ``[tool.resume-audit.audit]`` table (the CLI's exit code 2)."""
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """``[tool.resume-audit.audit."module:attr"]``: what the user fixed for one entry point."""
+
+    input: Any = None
+    resume: list[Any] | None = None
+    fork_resume: Any = None
+    config: dict[str, Any] = field(default_factory=dict)
+    effects: list[str] = field(default_factory=list)
+    stubs: dict[str, Any] = field(default_factory=dict)
+    stub_llm: str | None = None
+    skip: str = ""
+
+
+def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
+    """The audit tables of the nearest ``pyproject.toml`` above the first path (none: empty)."""
+    start = paths[0].resolve() if paths else Path.cwd()
+    for folder in ([start] if start.is_dir() else []) + list(start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise AuditConfigError(f"{candidate}: {exc}") from None
+            table = data.get("tool", {}).get("resume-audit", {}).get("audit")
+            if table is None:
+                continue
+            if not isinstance(table, dict):
+                raise AuditConfigError(f"{candidate}: [tool.resume-audit.audit] must be a table of targets")
+            return {target: _target_config(candidate, target, value) for target, value in table.items()}
+    return {}
+
+
+def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
+    where = f'{source}: [tool.resume-audit.audit."{target}"]'
+    if not isinstance(value, dict):
+        raise AuditConfigError(f"{where} must be a table")
+    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip"}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    resume = value.get("resume")
+    if resume is not None and not isinstance(resume, list):
+        raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
+    return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
+                        list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
+                        str(value.get("skip", "")))
+
+
+def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path) -> list[str]:
+    """``module:function`` of every effect a static finding names, importable from the entry point's root."""
+    root = Path(entry.root)
+    out: list[str] = []
+    for f in findings:
+        effect = effect_of(f, cwd)
+        if effect is None or effect in out:
+            continue
+        module_file = effect[1]
+        if module_file is not None and root not in module_file.resolve().parents:
+            continue  # another project's helper: not importable beside this entry point
+        out.append(effect[0])
+    return out
+
+
+def effect_of(f: Finding, cwd: Path) -> tuple[str, Path | None] | None:
+    """The effect a finding's code flow ends in, as ``--effect`` names it (and the file defining it)."""
+    steps = f.flows[0] if f.flows else ()
+    sink = steps[-1].span if steps else (f.span if not f.related else None)
+    if sink is None:
+        return None
+    path = (cwd / sink.path) if not Path(sink.path).is_absolute() else Path(sink.path)
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    enclosing = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.lineno <= sink.start_line <= (n.end_lineno or n.lineno)), None)
+    module, _ = module_name_for(path)
+    if enclosing is not None and len(steps) > 1 and enclosing.name != f.scope.split(".")[-1]:
+        return f"{module}:{enclosing.name}", path  # the user's helper that performs the effect
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == sink.start_line), None)
+    library = _library_callee(call, tree) if call is not None else None
+    return (library, None) if library else None
+
+
+def _library_callee(call: ast.Call, tree: ast.Module) -> str | None:
+    """``requests.post(...)`` -> ``requests:post`` when ``requests`` is an imported module."""
+    func = call.func
+    chain: list[str] = []
+    while isinstance(func, ast.Attribute):
+        chain.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or not chain:
+        return None
+    imported = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    module = imported.get(func.id)
+    return f"{module}:{'.'.join(chain)}" if module else None

@@ -1,0 +1,76 @@
+"""The audit report as text (entry points, then findings by confirmation) and as JSON with an ``audit`` section."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from auditor.findings import Confirmation
+from auditor.reporters import render
+
+from .run import AuditReport
+
+ORDER = (Confirmation.CONFIRMED, Confirmation.DYNAMIC_ONLY, Confirmation.NOT_REPRODUCED, Confirmation.NOT_EXERCISED)
+TITLES = {
+    Confirmation.CONFIRMED: "Confirmed by the sweep",
+    Confirmation.DYNAMIC_ONLY: "Found only by the sweep",
+    Confirmation.NOT_REPRODUCED: "Not reproduced (exercised, the contract held)",
+    Confirmation.NOT_EXERCISED: "Not exercised",
+}
+
+
+def entries_data(report: AuditReport) -> list[dict[str, Any]]:
+    out = []
+    for s in report.entries:
+        r = s.report
+        out.append({
+            "target": s.entry.target, "framework": s.entry.framework, "kind": s.entry.kind, "path": s.entry.path,
+            "line": s.entry.line, "swept": s.ran, "why": s.why,
+            "cells": len(getattr(r, "cells", []) or []), "dynamic_findings": len(getattr(r, "findings", []) or []),
+            "answers": list(s.answers), "seconds": round(s.seconds, 1),
+            "input": (getattr(r, "protocol", {}) or {}).get("input") if r is not None else None,
+            "effects": (getattr(r, "protocol", {}) or {}).get("effects", []) if r is not None else [],
+        })
+    return out
+
+
+def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: int | None = None) -> str:
+    if fmt == "json":
+        data = json.loads(render(report.to_scan_result(), "json"))
+        data["audit"] = {
+            "entry_points": entries_data(report),
+            "confirmations": {c.value: report.count(c) for c in ORDER},
+            "seconds": round(report.seconds, 1),
+        }
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if fmt != "text":
+        return render(report.to_scan_result(), fmt, color=color, width=width)
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, width=width or 120, highlight=False)
+    table = Table(title="entry points", title_justify="left")
+    for column in ("entry point", "framework", "swept", "cells", "findings", "time"):
+        table.add_column(column)
+    for e in entries_data(report):
+        table.add_row(e["target"], e["framework"], "yes" if e["swept"] else f"no: {e['why']}", str(e["cells"]),
+                      str(e["dynamic_findings"]), f"{e['seconds']:.1f} s")
+    console.print(table)
+    for confirmation in ORDER:
+        group = [f for f in report.findings if f.confirmation is confirmation]
+        if not group:
+            continue
+        console.print(f"\n[bold]{TITLES[confirmation]}[/bold] ({len(group)})")
+        for f in group:
+            console.print(f"  {f.span.path}:{f.span.start_line}  {f.rule_id} [{'/'.join(f.properties)}] "
+                          f"{f.scope and '`' + f.scope + '`'}", soft_wrap=True)
+            console.print(f"      {f.message}", soft_wrap=False)
+            console.print(f"      [italic]{confirmation.value}[/italic]: {f.confirmation_note}")
+    counts = ", ".join(f"{report.count(c)} {c.value}" for c in ORDER)
+    console.print(f"\n{len(report.entries)} entry point(s), {sum(1 for s in report.entries if s.ran)} swept, "
+                  f"{report.files_scanned} file(s) scanned in {report.seconds:.1f} s: {counts}")
+    for n in report.notifications:
+        console.print(f"note: {n.message}" + (f" ({n.path})" if n.path else ""))
+    return buf.getvalue()

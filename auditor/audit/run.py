@@ -1,0 +1,148 @@
+"""``resume-audit audit``: scan, find the entry points, sweep each, judge every finding.
+
+The parent never imports user code: entry points are found by reading it
+(:mod:`.entrypoints`), and each sweep imports the program only in its
+sandboxed children (:func:`auditor.dynamic.crash_sweep`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from auditor.api import ScanRequest, default_root, run_scan
+from auditor.discovery import discover as discover_files
+from auditor.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
+
+from .confirm import SweptEntry, judge
+from .entrypoints import EntryPoint, discover
+from .plan import ANSWER_CANDIDATES, MAX_PARKS, TargetConfig, effects_for, load_config
+
+#: progress(done, total, what): told before each entry point's sweep
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class AuditRequest:
+    paths: list[Path]
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    exclude: list[str] = field(default_factory=list)
+    #: seconds per child process of a sweep
+    timeout: float = 60.0
+    #: run the effects for real instead of recording stubs
+    live_effects: bool = False
+    #: restrict every sweep's probes (crash-sweep's ``--cells``)
+    cells: list[str] | None = None
+    jobs: int | None = None
+    root: Path | None = None
+
+
+@dataclass
+class AuditReport:
+    entries: list[SweptEntry]
+    findings: list[Finding]
+    notifications: list[Notification]
+    files_scanned: int
+    seconds: float
+    root: Path
+    rules_run: tuple[str, ...] = ()
+
+    def count(self, confirmation: Confirmation) -> int:
+        return sum(1 for f in self.findings if f.confirmation is confirmation)
+
+    def to_scan_result(self) -> ScanResult:
+        """The findings in the shape the shared reporters (text, JSON, SARIF, GitHub) take."""
+        return ScanResult(findings=list(self.findings), notifications=list(self.notifications),
+                          files_scanned=self.files_scanned, root=str(self.root), rules_run=self.rules_run)
+
+
+def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditReport:
+    started = time.monotonic()
+    root = (request.root or default_root(request.paths)).resolve()
+    scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
+                                   exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
+    static = scanned.result.findings
+    files = [(sp.path, sp.display) for sp in discover_files(request.paths, root, request.exclude)]
+    entries = discover(files)
+    config = load_config(request.paths)
+    swept: list[SweptEntry] = []
+    for n, entry in enumerate(entries, start=1):
+        if progress:
+            progress(n, len(entries), entry.target)
+        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), static, root, request))
+    from auditor.rules import all_rules
+
+    confirmed_by = {r.id: tuple(getattr(r, "confirmed_by", ())) for r in all_rules()}
+    findings = judge(static, swept, confirmed_by, root)
+    notifications = list(scanned.result.notifications)
+    for s in swept:
+        if s.report is None:
+            notifications.append(Notification(NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}",
+                                               s.entry.path, s.entry.line))
+    return AuditReport(swept, sorted(findings, key=lambda f: f.sort_key), notifications,
+                       scanned.result.files_scanned, time.monotonic() - started, root,
+                       tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})))
+
+
+def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], root: Path,
+                 request: AuditRequest) -> SweptEntry:
+    from auditor.dynamic.spec import AUTO_INPUT
+    from auditor.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
+    from auditor.dynamic.effects import NO_STUB
+
+    if cfg.skip:
+        return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
+    if not entry.sweepable:
+        return SweptEntry(entry, why=entry.why_not)
+    started = time.monotonic()
+    options: dict[str, Any] = dict(
+        effects=tuple(dict.fromkeys([*effects_for(entry, static, root), *cfg.effects])),
+        input=cfg.input if cfg.input is not None else AUTO_INPUT,
+        fork_resume=cfg.fork_resume, config=cfg.config, stub=NO_STUB if request.live_effects else None,
+        stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
+        framework=entry.framework,
+    )
+    try:
+        answers = tuple(cfg.resume) if cfg.resume is not None else _choose_answers(entry.target, options)
+        report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
+    except (TargetError, SweepUsageError) as exc:
+        return SweptEntry(entry, why=str(exc), seconds=time.monotonic() - started)
+    why = "" if report.complete else next((c.detail for c in report.cells if str(c.kind) == "dry-run"), "")
+    return SweptEntry(entry, report, why, time.monotonic() - started, answers)
+
+
+def _choose_answers(target: str, options: dict[str, Any]) -> tuple[Any, ...]:
+    """The interrupt answers for a program nobody configured: none if it never parks, else the candidate
+    whose uninterrupted run completes and runs the most effects (the approving branch)."""
+    from auditor.dynamic.sweep import SweepUsageError, crash_sweep
+
+    def dry(answers: tuple[Any, ...]) -> Any:
+        return crash_sweep(target, resume=answers, cells=[], **options)
+
+    try:
+        report = dry(())
+        if report.complete:
+            return ()
+    except SweepUsageError as exc:
+        if "--resume value" not in str(exc):
+            raise
+    best: tuple[tuple[int, int, int], tuple[Any, ...]] | None = None
+    for candidate in ANSWER_CANDIDATES:
+        answers = (candidate,) * MAX_PARKS
+        try:
+            report = dry(answers)
+        except SweepUsageError:
+            continue
+        cell = report.cells[0] if report.cells else None
+        fired = sum(o for _e, o in cell.effects.values()) if cell is not None else 0
+        ran = sum(o for _e, o in cell.nodes.values()) if cell is not None else 0
+        score = (int(report.complete), fired, ran)
+        if best is None or score > best[0]:
+            # as many answers as the run took (static breakpoints take none)
+            parks = getattr(cell.witness, "parks", []) if cell is not None else []
+            taken = len({p.value_index for p in parks if not p.breakpoint}) if report.complete else MAX_PARKS
+            best = (score, answers[:taken])
+    return best[1] if best is not None else (ANSWER_CANDIDATES[0],) * MAX_PARKS

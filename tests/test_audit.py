@@ -1,0 +1,169 @@
+"""`resume-audit audit` on the bundled help-desk project: every confirmation is asserted exactly.
+
+The verdicts under them come from the dynamic stage, whose findings on these
+patterns (a crash after an unkeyed effect, a park re-entered on resume, two
+processes resuming one park) are checked against direct SIGKILL / concurrent
+probes in tests/dynamic. Here: the audit finds the programs with no
+configuration, plans their sweeps, and joins the two stages correctly.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Literal, Optional, TypedDict
+
+import pytest
+
+from auditor.audit.entrypoints import discover
+from auditor.dynamic.synthesis import example_from_schema, example_from_type
+
+from test_sarif import validate_sarif
+
+REPO = Path(__file__).resolve().parent.parent
+PROJECT = REPO / "fixtures" / "audit"
+
+
+def audit(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "auditor", "audit", ".", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    proc = audit("--format", "json")
+    assert proc.returncode == 1, proc.stderr  # confirmed findings fail the run by default
+    return json.loads(proc.stdout)
+
+
+def verdicts(report: dict) -> list[tuple[str, str, int, str]]:
+    return [(f["rule_id"], f["path"], f["start_line"], f["confirmation"]) for f in report["findings"]]
+
+
+def test_every_static_finding_gets_its_confirmation(report):
+    static = [v for v in verdicts(report) if v[3] != "dynamic-only"]
+    assert static == [
+        ("RA302", "helpdesk/api.py", 18, "confirmed"),        # two racing resumes refund twice (RA705)
+        ("RA103", "helpdesk/keyed_refunds.py", 26, "not-reproduced"),  # the session's key dedupes the retry
+        ("RA101", "helpdesk/refunds.py", 20, "confirmed"),    # the Slack ping fires again on resume (RA701)
+        ("RA103", "helpdesk/refunds.py", 28, "confirmed"),    # a crash after the refund refunds twice (RA701)
+    ]
+    by_line = {(f["path"], f["start_line"]): f for f in report["findings"] if f["confirmation"] != "dynamic-only"}
+    refund = by_line[("helpdesk/refunds.py", 28)]
+    assert refund["witness"]["confirmed_by"] == "RA701" and refund["witness"]["observed"] == 2
+    assert refund["witness"]["target"] == "helpdesk.refunds:build_refund_graph"
+    assert any(step["path"] == "helpdesk/refunds.py" for flow in refund["flows"][1:] for step in flow)  # the sweep's flow
+    assert by_line[("helpdesk/api.py", 18)]["witness"]["confirmed_by"] == "RA705"
+    keyed = by_line[("helpdesk/keyed_refunds.py", 26)]
+    assert "`refund` ran under every probe" in keyed["confirmation_note"]
+
+
+def test_what_only_the_sweep_saw_is_reported_as_such(report):
+    dynamic = [v for v in verdicts(report) if v[3] == "dynamic-only"]
+    # the fork probe: a second answer at a consumed park is served the first (LangGraph #6663) in both desks
+    assert sorted({(rule, path) for rule, path, _line, _c in dynamic}) == [
+        ("RA703", "helpdesk/keyed_refunds.py"), ("RA703", "helpdesk/refunds.py")]
+
+
+def test_entry_points_are_found_swept_or_explained(report):
+    entries = {e["target"]: e for e in report["audit"]["entry_points"]}
+    assert sorted(entries) == ["helpdesk.keyed_refunds:build_keyed_graph", "helpdesk.refunds:build_refund_graph",
+                               "helpdesk.reports:build_report_graph"]
+    desk = entries["helpdesk.refunds:build_refund_graph"]
+    assert desk["swept"] and desk["answers"] == ["approve"]  # the answer that reaches the refund
+    assert desk["input"]["order_id"] == "order_id-1"  # synthesised from the Ticket TypedDict
+    assert "helpdesk.payments.issue_refund" in desk["effects"] and "helpdesk.notify.post_to_slack" in desk["effects"]
+    reports = entries["helpdesk.reports:build_report_graph"]
+    assert not reports["swept"] and "needs db_url" in reports["why"]
+    assert report["audit"]["confirmations"] == {"confirmed": 3, "dynamic-only": 4, "not-exercised": 0, "not-reproduced": 1}
+
+
+def test_sarif_carries_the_confirmation_and_stays_valid():
+    proc = audit("--format", "sarif", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    log = json.loads(proc.stdout)
+    validate_sarif(log)
+    values = {r["properties"]["confirmation"] for r in log["runs"][0]["results"]}
+    assert values == {"confirmed", "not-reproduced", "dynamic-only"}
+    assert values <= {"confirmed", "not-reproduced", "not-exercised", "dynamic-only"}
+
+
+def test_list_names_every_entry_point_without_running_anything():
+    proc = audit("--list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("helpdesk/keyed_refunds.py:29  helpdesk.keyed_refunds:build_keyed_graph")
+    assert "cannot sweep: the factory needs db_url" in lines[2]
+
+
+def test_configuration_overrides_and_skips(tmp_path):
+    import shutil
+
+    shutil.copytree(PROJECT, tmp_path / "desk")
+    (tmp_path / "desk" / "pyproject.toml").write_text(
+        '[tool.resume-audit.audit."helpdesk.keyed_refunds:build_keyed_graph"]\nskip = "swept in its own job"\n'
+        '[tool.resume-audit.audit."helpdesk.refunds:build_refund_graph"]\nresume = ["reject"]\n'
+        'input = {order_id = "A-7", amount_cents = 500}\n')
+    proc = audit("--format", "json", "--fail-on", "never", "--cells", "crash", cwd=tmp_path / "desk")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    entries = {e["target"]: e for e in data["audit"]["entry_points"]}
+    assert entries["helpdesk.keyed_refunds:build_keyed_graph"]["why"] == "skipped by configuration: swept in its own job"
+    desk = entries["helpdesk.refunds:build_refund_graph"]
+    assert desk["answers"] == ["reject"] and desk["input"] == {"order_id": "A-7", "amount_cents": 500}
+    by_line = {(f["path"], f["start_line"]): f for f in data["findings"]}
+    # rejected, the refund never runs: its finding is not exercised, and the note says how to reach it
+    refund = by_line[("helpdesk/refunds.py", 28)]
+    assert refund["confirmation"] == "not-exercised", refund
+    assert "ran `refund` but never reached helpdesk.payments.issue_refund" in refund["confirmation_note"]
+    assert by_line[("helpdesk/keyed_refunds.py", 26)]["confirmation"] == "not-exercised"
+
+
+def test_bad_configuration_is_a_usage_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.resume-audit.audit."a:b"]\nanswers = ["x"]\n')
+    (tmp_path / "g.py").write_text("x = 1\n")
+    proc = audit(cwd=tmp_path)
+    assert proc.returncode == 2 and "unknown key(s) answers" in proc.stderr
+
+
+def test_entry_point_shapes(tmp_path):
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "graphs.py").write_text(
+        "from langgraph.graph import StateGraph\nfrom langgraph.func import entrypoint\n\n"
+        "def build(checkpointer=None):\n    return StateGraph(dict).compile(checkpointer=checkpointer)\n\n"
+        "def needs(url, checkpointer):\n    return StateGraph(dict).compile()\n\n"
+        "graph = StateGraph(dict).compile()\n\n"
+        "@entrypoint(checkpointer=None)\ndef flow(x):\n    return x\n")
+    (tmp_path / "flows.py").write_text("from crewai.flow.flow import Flow\n\nclass Desk(Flow):\n    pass\n")
+    (tmp_path / "other.py").write_text("def build():\n    return thing.compile()\n")  # no framework import
+    found = discover([(pkg / "graphs.py", "app/graphs.py"), (tmp_path / "flows.py", "flows.py"),
+                      (tmp_path / "other.py", "other.py")])
+    assert [(e.target, e.kind, bool(e.why_not)) for e in found] == [
+        ("app.graphs:build", "factory", False), ("app.graphs:needs", "factory", True),
+        ("app.graphs:flow", "entrypoint", False), ("flows:Desk", "flow", False)]
+    assert found[0].root == str(tmp_path)  # swept from above the package
+
+
+class Inner(TypedDict):
+    url: str
+
+
+class State(TypedDict, total=False):
+    customer_email: str
+    tier: Literal["gold", "silver"]
+    count: int
+    note: Optional[str]
+    inner: Inner
+    tags: list[str]
+
+
+def test_synthesised_inputs_are_plain_and_deterministic():
+    assert example_from_type(State) == {"customer_email": "customer@example.com", "tier": "gold", "count": 1,
+                                        "note": "example note", "inner": {"url": "https://example.com/item/1"}, "tags": []}
+    schema = {"type": "object", "properties": {"order_id": {"type": "string"}, "qty": {"type": "integer", "minimum": 3},
+                                               "kind": {"$ref": "#/$defs/K"}}, "$defs": {"K": {"enum": ["a", "b"]}}}
+    assert example_from_schema(schema) == {"order_id": "order_id-1", "qty": 3, "kind": "a"}
