@@ -235,7 +235,7 @@ def audit(
             raise fail(f"path does not exist: {p}")
     if list_only:
         root = default_root(list(paths)).resolve()
-        entries = discover_entries((sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or [])))
+        entries = discover_entries([(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))], root)
         for e in entries:
             typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework} {e.kind}]" + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
         if not entries:

@@ -53,7 +53,8 @@ class TargetSpec:
                 raise TargetError(f"target {text!r}: no such file {where!r}")
             module = os.path.splitext(os.path.basename(path))[0]
             if not module.isidentifier():
-                raise TargetError(f"target {text!r}: {os.path.basename(path)!r} cannot be imported as a module")
+                # "hil-func.py": not importable by name; loaded from its file under that name
+                return cls(raw, module, attr, path, os.path.dirname(path))
             # a file inside a package is imported under its package (its relative imports work);
             # the folder above the top package goes on sys.path
             parts, folder = [module], os.path.dirname(path)
@@ -68,13 +69,34 @@ class TargetSpec:
         return cls(raw, where, attr, None, cwd)
 
 
+def _load_file(name: str, path: str) -> Any:
+    """Import a file whose name is not a module name (``hil-func.py``), registered under that name so an
+    ``--effect hil-func:charge`` finds the very same module."""
+    import importlib.util
+
+    found = importlib.util.spec_from_file_location(name, path)
+    if found is None or found.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module
+    try:
+        found.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
 def import_target(spec: TargetSpec) -> tuple[Any, Any]:
     """Import the target's module (in the child) and return ``(module, attribute)``."""
     if spec.path_entry in sys.path:
         sys.path.remove(spec.path_entry)
     sys.path.insert(0, spec.path_entry)
     try:
-        module = importlib.import_module(spec.module)
+        if spec.file is not None and not spec.module.replace(".", "_").isidentifier():
+            module = _load_file(spec.module, spec.file)
+        else:
+            module = importlib.import_module(spec.module)
     except SystemExit as exc:
         raise TargetError(f"importing {spec.module!r} called sys.exit({exc.code!r})") from None
     except BaseException as exc:  # a broken user module must become a clear message

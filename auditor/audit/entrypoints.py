@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from auditor.analysis.project import module_name_for
+from auditor.discovery import display_path
 
 #: parameters a factory may take: the sweep passes its checkpointer by name or position
 CHECKPOINTER_PARAMS = ("checkpointer", "saver", "memory", "checkpoint_saver")
@@ -51,6 +52,8 @@ class EntryPoint:
     root: str
     #: non-empty: why it cannot be swept as it stands
     why_not: str = ""
+    #: pydantic-graph: the node a run starts at (the first of ``Graph(nodes=(...))``)
+    start: str | None = None
 
     @property
     def sweepable(self) -> bool:
@@ -61,8 +64,10 @@ class EntryPoint:
         return self.target.partition(":")[0]
 
 
-def discover(files: Iterable[tuple[Path, str]]) -> list[EntryPoint]:
-    """Every entry point in ``files`` ((path, display path) pairs), in file and line order."""
+def discover(files: Iterable[tuple[Path, str]], base: Path | None = None) -> list[EntryPoint]:
+    """Every entry point in ``files`` ((path, display path) pairs), in file and line order; ``base`` is the
+    folder displayed paths are relative to (for the graphs a ``langgraph.json`` names)."""
+    base = base or Path.cwd()
     found: list[EntryPoint] = []
     manifests: set[Path] = set()
     for path, display in files:
@@ -73,17 +78,16 @@ def discover(files: Iterable[tuple[Path, str]]) -> list[EntryPoint]:
         framework = _framework(tree)
         if framework is None:
             continue
-        module, _packaged = module_name_for(path)
-        root = _sweep_root(path, module)
+        module, root = module_and_root(path, tree)
         found += _entries(tree, framework, module, display, root)
         for folder in (path.parent, *path.parents):
             manifest = folder / "langgraph.json"
             if manifest.is_file():
                 manifests.add(manifest)
                 break
-    known = {e.target for e in found}
+    known = {(e.root, e.target) for e in found}
     for manifest in sorted(manifests):
-        found += [e for e in _manifest_entries(manifest) if e.target not in known]
+        found += [e for e in _manifest_entries(manifest, base) if (e.root, e.target) not in known]
     return sorted(found, key=lambda e: (e.path, e.line, e.target))
 
 
@@ -109,8 +113,53 @@ def _sweep_root(path: Path, module: str) -> str:
     return str(folder)
 
 
+def _top_level_imports(tree: ast.Module) -> set[str]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def module_and_root(path: Path, tree: ast.Module) -> tuple[str, str]:
+    """How the program imports this file, and the folder to sweep it from.
+
+    A package (``__init__.py`` folders) is imported under its dotted name from
+    above its top folder. A folder without ``__init__.py`` whose name the file
+    itself imports through (``from email_approval.tools import ...`` inside
+    ``email_approval/graph.py``) is a namespace package the app runs from its
+    parent. A file whose name is not an identifier (``hil-func.py``) is named
+    by its path: the sweep loads it from the file.
+    """
+    path = path.resolve()
+    module, _packaged = module_name_for(path)
+    parts = module.split(".")
+    folder = path.parent
+    for _ in parts[1:]:
+        folder = folder.parent
+    imported = _top_level_imports(tree)
+    while folder.name in imported and folder.name.isidentifier() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not all(p.isidentifier() for p in parts):
+        return path.name, str(path.parent)  # a file target: "hil-func.py:graph", swept from its folder
+    return ".".join(parts), str(folder)
+
+
+#: modules whose ``compile`` is not LangGraph's
+_OTHER_COMPILES = frozenset({"re", "regex", "jinja2", "ast", "sre_compile", "py_compile", "torch", "jit"})
+
+
 def _is_compile(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+    """``<builder>.compile(...)``: not ``re.compile("...")`` and friends."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"):
+        return False
+    receiver = node.func.value
+    if isinstance(receiver, ast.Name) and receiver.id in _OTHER_COMPILES:
+        return False
+    return not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, (str, bytes)))
 
 
 def _callee(node: ast.AST) -> str:
@@ -143,8 +192,8 @@ def _required_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 def _entries(tree: ast.Module, framework: str, module: str, display: str, root: str) -> list[EntryPoint]:
     out: list[EntryPoint] = []
 
-    def add(attr: str, kind: str, line: int, why_not: str = "") -> None:
-        out.append(EntryPoint(f"{module}:{attr}", framework, kind, display, line, root, why_not))
+    def add(attr: str, kind: str, line: int, why_not: str = "", start: str | None = None) -> None:
+        out.append(EntryPoint(f"{module}:{attr}", framework, kind, display, line, root, why_not, start))
 
     factories: set[str] = set()
     for node in tree.body:
@@ -176,13 +225,22 @@ def _entries(tree: ast.Module, framework: str, module: str, display: str, root: 
             if framework == "langgraph" and _is_compile(value):
                 add(names[0], "compiled graph", node.lineno)
             elif framework == "pydantic-graph" and _callee(value) == "Graph":
-                add(names[0], "graph", node.lineno)
+                add(names[0], "graph", node.lineno, start=_first_node(value))
     # a module-level graph built by one of this module's factories is the same program: keep the factory
     return [e for e in out if not (e.kind == "compiled graph" and factories)]
 
 
-def _manifest_entries(manifest: Path) -> list[EntryPoint]:
-    """``langgraph.json`` graphs: ``"name": "./path/to/file.py:attr"``."""
+def _first_node(call: ast.expr) -> str | None:
+    if not isinstance(call, ast.Call):
+        return None
+    nodes = next((k.value for k in call.keywords if k.arg == "nodes"), call.args[0] if call.args else None)
+    if isinstance(nodes, (ast.Tuple, ast.List)) and nodes.elts and isinstance(nodes.elts[0], ast.Name):
+        return nodes.elts[0].id
+    return None
+
+
+def _manifest_entries(manifest: Path, base: Path) -> list[EntryPoint]:
+    """``langgraph.json`` graphs: ``"name": "./path/to/file.py:attr"`` (paths shown relative to ``base``)."""
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -196,7 +254,13 @@ def _manifest_entries(manifest: Path) -> list[EntryPoint]:
         path = (manifest.parent / where).resolve()
         if not path.is_file():
             continue
-        module, _packaged = module_name_for(path, resolved=True)
-        out.append(EntryPoint(f"{module}:{attr}", "langgraph", "deployed graph", path.as_posix(), 1,
-                              _sweep_root(path, module)))
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        module, root = module_and_root(path, tree)
+        line = next((n.lineno for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.FunctionDef))
+                     and attr in ([t.id for t in n.targets if isinstance(t, ast.Name)] if isinstance(n, ast.Assign)
+                                  else [getattr(getattr(n, "target", None), "id", getattr(n, "name", None))])), 1)
+        out.append(EntryPoint(f"{module}:{attr}", "langgraph", "deployed graph", display_path(path, base), line, root))
     return out

@@ -93,17 +93,30 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
 
 
 def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path) -> list[str]:
-    """``module:function`` of every effect a static finding names, importable from the entry point's root."""
-    root = Path(entry.root)
+    """``module:function`` of every effect a static finding names, importable from the entry point's root.
+
+    A helper's module is named by its path below the root the entry point is
+    swept from -- the name the program itself imports it by, namespace
+    folders included (``email_approval.email_tool``).
+    """
+    root = Path(entry.root).resolve()
     out: list[str] = []
     for f in findings:
         effect = effect_of(f, cwd)
-        if effect is None or effect in out:
+        if effect is None:
             continue
-        module_file = effect[1]
-        if module_file is not None and root not in module_file.resolve().parents:
-            continue  # another project's helper: not importable beside this entry point
-        out.append(effect[0])
+        name, module_file = effect
+        if module_file is not None:
+            resolved = module_file.resolve()
+            if root not in resolved.parents:
+                continue  # another project's helper: not importable beside this entry point
+            parts = list(resolved.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            if parts and all(p.isidentifier() for p in parts):
+                name = ".".join(parts) + ":" + name.partition(":")[2]
+        if name not in out:
+            out.append(name)
     return out
 
 

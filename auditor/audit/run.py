@@ -66,7 +66,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
                                    exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
     static = scanned.result.findings
     files = [(sp.path, sp.display) for sp in discover_files(request.paths, root, request.exclude)]
-    entries = discover(files)
+    entries = discover(files, root)
     config = load_config(request.paths)
     swept: list[SweptEntry] = []
     for n, entry in enumerate(entries, start=1):
@@ -98,10 +98,13 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
     if not entry.sweepable:
         return SweptEntry(entry, why=entry.why_not)
     started = time.monotonic()
+    run_config = dict(cfg.config)
+    if entry.start and "start" not in run_config:  # pydantic-graph: start at the first node of Graph(nodes=...)
+        run_config["start"] = entry.start
     options: dict[str, Any] = dict(
         effects=tuple(dict.fromkeys([*effects_for(entry, static, root), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
-        fork_resume=cfg.fork_resume, config=cfg.config, stub=NO_STUB if request.live_effects else None,
+        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
         framework=entry.framework,
     )
@@ -109,7 +112,10 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
         answers = tuple(cfg.resume) if cfg.resume is not None else _choose_answers(entry.target, options)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
-        return SweptEntry(entry, why=str(exc), seconds=time.monotonic() - started)
+        why = str(exc)
+        if "No module named" in why:
+            why += " (audit runs the program: install its dependencies in the environment resume-audit runs in)"
+        return SweptEntry(entry, why=why, seconds=time.monotonic() - started)
     why = "" if report.complete else next((c.detail for c in report.cells if str(c.kind) == "dry-run"), "")
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)
 
