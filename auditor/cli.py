@@ -191,6 +191,14 @@ def scan(
     raise typer.Exit(outcome.exit_code)
 
 
+class ReportFailOn(str, Enum):
+    confirmed = "confirmed"
+    error = "error"
+    warning = "warning"
+    note = "note"
+    never = "never"
+
+
 class AuditFailOn(str, Enum):
     confirmed = "confirmed"
     error = "error"
@@ -625,7 +633,7 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
 @app.command("github-report")
 def github_report(
     sarif: Path = typer.Argument(..., help="The SARIF file a previous `resume-audit scan --format sarif` wrote."),
-    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity."),
+    fail_on: ReportFailOn = typer.Option(ReportFailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity, or (an audit's SARIF) 'confirmed': when the sweep confirmed one."),
     annotate: bool = typer.Option(True, "--annotate/--no-annotate", help="Print workflow-command annotations."),
     base: Optional[str] = typer.Option(None, "--base", help="Git ref/sha of the PR base: findings on changed lines are annotated first."),
     workspace: Path = typer.Option(Path("."), "--workspace", help="The checked-out repository."),

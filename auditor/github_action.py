@@ -55,6 +55,8 @@ class Reported:
     end_col: int
     message: str
     on_changed_line: bool = False
+    #: ``audit`` runs: "confirmed", "not-reproduced", "not-exercised" or "dynamic-only"; "" for a scan
+    confirmation: str = ""
 
     @property
     def severity(self) -> Severity:
@@ -93,6 +95,7 @@ def read_sarif(path: Path) -> tuple[list[Reported], list[str], Path | None]:
                 start_col=region.get("startColumn", 1),
                 end_col=region.get("endColumn", region.get("startColumn", 1)),
                 message=result["message"]["text"],
+                confirmation=str(result.get("properties", {}).get("confirmation", "")),
             )
         )
     notes = [n["message"]["text"] for inv in run.get("invocations", []) for n in inv.get("toolExecutionNotifications", []) or []]
@@ -137,7 +140,8 @@ def annotation_line(f: Reported) -> str:
             f"title={escape_property(title)}",
         ]
     )
-    return f"::{_GH_LEVEL.get(f.level, 'warning')} {props}::{escape_data(f.message)}"
+    message = f"[{f.confirmation}] {f.message}" if f.confirmation else f.message
+    return f"::{_GH_LEVEL.get(f.level, 'warning')} {props}::{escape_data(message)}"
 
 
 def link(f: Reported, server: str | None, repository: str | None, sha: str | None) -> str:
@@ -221,8 +225,11 @@ def run_report(
         except DiffError as exc:
             diff_note = f"Changed lines unknown ({exc}); annotations are ordered by severity only."
     chosen = select_annotations(findings) if annotate else []
-    threshold = None if fail_on == "never" else Severity(fail_on)
-    failing = threshold is not None and any(f.severity.rank >= threshold.rank for f in findings)
+    if fail_on == "confirmed":  # an audit's SARIF: fail on what the sweep reproduced
+        failing = any(f.confirmation in ("confirmed", "dynamic-only") for f in findings)
+    else:
+        threshold = None if fail_on == "never" else Severity(fail_on)
+        failing = threshold is not None and any(f.severity.rank >= threshold.rank for f in findings)
     summary = summary_markdown(
         findings,
         notes,

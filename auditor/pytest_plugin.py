@@ -48,6 +48,7 @@ import pytest
 
 if TYPE_CHECKING:  # pragma: no cover
     from auditor.api import ScanOutcome
+    from auditor.audit import AuditReport
     from auditor.dynamic.report import SweepReport
     from auditor.findings import Finding
 
@@ -202,6 +203,19 @@ class ResumeAudit:
             resolved = [self.root / p for p in items]
         options.setdefault("root", self.root)
         return scan(resolved, **options)
+
+    def audit(self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ".", **options: Any) -> "AuditReport":
+        """``resume-audit audit`` on ``paths`` (relative to the rootdir): every finding with its confirmation.
+
+        ``options`` as :class:`auditor.audit.AuditRequest` (``select``, ``ignore``, ``timeout``,
+        ``live_effects``, ``cells``). Assert on ``report.findings`` (each has ``.confirmation``) or
+        ``report.count(Confirmation.CONFIRMED)``.
+        """
+        from auditor.audit import AuditRequest, run_audit
+
+        items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        options.setdefault("root", self.root)
+        return run_audit(AuditRequest(paths=[self.root / p for p in items], **options))
 
     def _record(self, report: "SweepReport") -> None:
         self.reports.append(report)

@@ -80,14 +80,20 @@ def test_entry_points_are_found_swept_or_explained(report):
     assert report["audit"]["confirmations"] == {"confirmed": 3, "dynamic-only": 4, "not-exercised": 0, "not-reproduced": 1}
 
 
-def test_sarif_carries_the_confirmation_and_stays_valid():
+def test_sarif_carries_the_confirmation_and_stays_valid(tmp_path):
     proc = audit("--format", "sarif", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
     log = json.loads(proc.stdout)
     validate_sarif(log)
     values = {r["properties"]["confirmation"] for r in log["runs"][0]["results"]}
     assert values == {"confirmed", "not-reproduced", "dynamic-only"}
-    assert values <= {"confirmed", "not-reproduced", "not-exercised", "dynamic-only"}
+    # the pull-request step fails on what the sweep confirmed, and says so in each annotation
+    sarif = tmp_path / "audit.sarif"
+    sarif.write_text(proc.stdout)
+    report = subprocess.run([sys.executable, "-m", "auditor", "github-report", str(sarif), "--fail-on", "confirmed"],
+                            cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert report.returncode == 1, report.stderr
+    assert "::error" in report.stdout and "[confirmed] requests.post" in report.stdout
 
 
 def test_list_names_every_entry_point_without_running_anything():

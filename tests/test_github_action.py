@@ -260,7 +260,7 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "baseline", "upload-sarif", "annotate", "python-version", "extra-args"}
+    assert set(action["inputs"]) == {"paths", "fail-on", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
     assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"
     text = (REPO / "action.yml").read_text()
     used_inputs = set(re.findall(r"inputs\.([a-z-]+)", text))

@@ -390,3 +390,26 @@ def test_scan_fail_on_never_reports_without_failing(scanned: pytest.Pytester) ->
     result = scanned.runpytest("-q", "--resume-audit-scan", "--resume-audit-fail-on=never")
     assert result.ret == pytest.ExitCode.OK
     assert re.search(r"shop/refunds\.py:\d+:\d+: RA101", result.stdout.str())
+
+
+def test_audit_from_a_test(pytester: pytest.Pytester) -> None:
+    """`resume_audit.audit(path)`: the same report as `resume-audit audit`, for assertions."""
+    import shutil
+
+    pytester.makeini(INI)
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "audit" / "helpdesk", pytester.path / "helpdesk")
+    pytester.mkdir("tests")
+    _write_test(pytester, "test_desk.py", '''
+from auditor.findings import Confirmation
+
+
+def test_the_refund_desk(resume_audit):
+    report = resume_audit.audit("helpdesk", cells=["crash", "interrupt"])
+    verdicts = {(f.rule_id, f.span.path.split("/")[-1], f.confirmation.value) for f in report.findings
+                if f.confirmation is not Confirmation.DYNAMIC_ONLY}
+    assert ("RA103", "refunds.py", "confirmed") in verdicts
+    assert ("RA103", "keyed_refunds.py", "not-reproduced") in verdicts
+    assert [s.entry.target for s in report.entries if not s.ran] == ["helpdesk.reports:build_report_graph"]
+''')
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)

@@ -114,7 +114,7 @@ def _sweep_root(path: Path, module: str) -> str:
 
 
 def _top_level_imports(tree: ast.Module) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name.split(".")[0] for a in node.names)
