@@ -114,7 +114,8 @@ def guarded_by_state(call: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> b
 
 class PersistRekickoffRerunsEffects(Rule):
     id = "RA105"
-    confirmed_by = ("RA701", "RA702")
+    # a second kickoff of a completed flow firing its effects again (the stray probe) is this hazard too
+    confirmed_by = ("RA701", "RA702", "RA704")
     name = "persist-rekickoff-reruns-effects"
     properties = ("EO", "PC")
     severity = Severity.ERROR

@@ -46,7 +46,11 @@ def test_every_static_finding_gets_its_confirmation(report):
     static = [v for v in verdicts(report) if v[3] != "dynamic-only"]
     assert static == [
         ("RA302", "helpdesk/api.py", 18, "confirmed"),        # two racing resumes refund twice (RA705)
+        ("RA102", "helpdesk/hold_workflow.py", 12, "confirmed"),  # LlamaIndex replays the step: the ping again
+        ("RA603", "helpdesk/hold_workflow.py", 13, "not-exercised"),  # no probe: the sweep persists the context
         ("RA103", "helpdesk/keyed_refunds.py", 26, "not-reproduced"),  # the session's key dedupes the retry
+        ("RA105", "helpdesk/refund_flow.py", 22, "confirmed"),  # CrewAI @persist re-kickoff refunds again
+        ("RA105", "helpdesk/refund_flow.py", 26, "confirmed"),
         ("RA101", "helpdesk/refunds.py", 20, "confirmed"),    # the Slack ping fires again on resume (RA701)
         ("RA103", "helpdesk/refunds.py", 28, "confirmed"),    # a crash after the refund refunds twice (RA701)
     ]
@@ -62,22 +66,28 @@ def test_every_static_finding_gets_its_confirmation(report):
 
 def test_what_only_the_sweep_saw_is_reported_as_such(report):
     dynamic = [v for v in verdicts(report) if v[3] == "dynamic-only"]
-    # the fork probe: a second answer at a consumed park is served the first (LangGraph #6663) in both desks
     assert sorted({(rule, path) for rule, path, _line, _c in dynamic}) == [
-        ("RA703", "helpdesk/keyed_refunds.py"), ("RA703", "helpdesk/refunds.py")]
+        ("RA703", "helpdesk/keyed_refunds.py"),   # LangGraph serves a fork the first answer (#6663), both desks
+        ("RA703", "helpdesk/refunds.py"),
+        ("RA705", "helpdesk/hold_workflow.py"),   # two processes answering one LlamaIndex wait both ping
+        ("RA708", "helpdesk/triage_graph.py"),    # pydantic-graph: a crash mid-node leaves a run it will not resume
+    ]
 
 
 def test_entry_points_are_found_swept_or_explained(report):
     entries = {e["target"]: e for e in report["audit"]["entry_points"]}
-    assert sorted(entries) == ["helpdesk.keyed_refunds:build_keyed_graph", "helpdesk.refunds:build_refund_graph",
-                               "helpdesk.reports:build_report_graph"]
+    assert sorted(entries) == ["helpdesk.hold_workflow:HoldWorkflow", "helpdesk.keyed_refunds:build_keyed_graph",
+                               "helpdesk.refund_flow:RefundFlow", "helpdesk.refunds:build_refund_graph",
+                               "helpdesk.reports:build_report_graph", "helpdesk.triage_graph:triage"]
+    assert {e["framework"] for e in entries.values() if e["swept"]} == {"langgraph", "crewai", "llamaindex",
+                                                                         "pydantic-graph"}
     desk = entries["helpdesk.refunds:build_refund_graph"]
     assert desk["swept"] and desk["answers"] == ["approve"]  # the answer that reaches the refund
     assert desk["input"]["order_id"] == "order_id-1"  # synthesised from the Ticket TypedDict
     assert "helpdesk.payments.issue_refund" in desk["effects"] and "helpdesk.notify.post_to_slack" in desk["effects"]
     reports = entries["helpdesk.reports:build_report_graph"]
     assert not reports["swept"] and "needs db_url" in reports["why"]
-    assert report["audit"]["confirmations"] == {"confirmed": 3, "dynamic-only": 4, "not-exercised": 0, "not-reproduced": 1}
+    assert report["audit"]["confirmations"] == {"confirmed": 6, "dynamic-only": 7, "not-exercised": 1, "not-reproduced": 1}
 
 
 def test_sarif_carries_the_confirmation_and_stays_valid(tmp_path):
@@ -86,7 +96,7 @@ def test_sarif_carries_the_confirmation_and_stays_valid(tmp_path):
     log = json.loads(proc.stdout)
     validate_sarif(log)
     values = {r["properties"]["confirmation"] for r in log["runs"][0]["results"]}
-    assert values == {"confirmed", "not-reproduced", "dynamic-only"}
+    assert values == {"confirmed", "not-reproduced", "not-exercised", "dynamic-only"}
     # the pull-request step fails on what the sweep confirmed, and says so in each annotation
     sarif = tmp_path / "audit.sarif"
     sarif.write_text(proc.stdout)
@@ -100,8 +110,11 @@ def test_list_names_every_entry_point_without_running_anything():
     proc = audit("--list")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("helpdesk/keyed_refunds.py:29  helpdesk.keyed_refunds:build_keyed_graph")
-    assert "cannot sweep: the factory needs db_url" in lines[2]
+    assert [line.split()[1] for line in lines] == [
+        "helpdesk.hold_workflow:HoldWorkflow", "helpdesk.keyed_refunds:build_keyed_graph", "helpdesk.refund_flow:RefundFlow",
+        "helpdesk.refunds:build_refund_graph", "helpdesk.reports:build_report_graph", "helpdesk.triage_graph:triage"]
+    assert lines[1].startswith("helpdesk/keyed_refunds.py:29  helpdesk.keyed_refunds:build_keyed_graph  [langgraph factory]")
+    assert "cannot sweep: the factory needs db_url" in lines[4]
 
 
 def test_configuration_overrides_and_skips(tmp_path):
@@ -111,7 +124,10 @@ def test_configuration_overrides_and_skips(tmp_path):
     (tmp_path / "desk" / "pyproject.toml").write_text(
         '[tool.resume-audit.audit."helpdesk.keyed_refunds:build_keyed_graph"]\nskip = "swept in its own job"\n'
         '[tool.resume-audit.audit."helpdesk.refunds:build_refund_graph"]\nresume = ["reject"]\n'
-        'input = {order_id = "A-7", amount_cents = 500}\n')
+        'input = {order_id = "A-7", amount_cents = 500}\n'
+        '[tool.resume-audit.audit."helpdesk.refund_flow:RefundFlow"]\nskip = "x"\n'
+        '[tool.resume-audit.audit."helpdesk.hold_workflow:HoldWorkflow"]\nskip = "x"\n'
+        '[tool.resume-audit.audit."helpdesk.triage_graph:triage"]\nskip = "x"\n')
     proc = audit("--format", "json", "--fail-on", "never", "--cells", "crash", cwd=tmp_path / "desk")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -119,10 +119,14 @@ def _relocated(d: Finding, base: Path, root: Path) -> Finding:
 
 def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root: Path,
                used: set[tuple[int, int]]) -> Finding:
+    if not rules:
+        return dataclasses.replace(f, confirmation=Confirmation.NOT_EXERCISED,
+                                   confirmation_note=f"no probe of the sweep can reproduce {f.rule_id}: it is a static finding only")
     file = _absolute(f.span.path, root)
     line = f.span.start_line
     holders = [(i, s, _units_at(s, file, line)) for i, s in enumerate(swept) if s.ran]
     in_unit = [(i, s, units) for i, s, units in holders if units]
+    in_unit_units = {u for _i, _s, units in in_unit for u in units}
     if in_unit:
         candidates = in_unit
     else:  # a caller: the programs its module imports
@@ -142,6 +146,11 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
             used.add((i, j))  # every dynamic finding this hazard explains is accounted for by it
             confirming.append((s, d, base))
     if confirming:
+        # the dynamic finding on the very unit first, then one whose effect is this finding's effect
+        effect = effect_of(f, root)
+        shown = effect[0].replace(":", ".") if effect else ""
+        confirming.sort(key=lambda c: (not (in_unit and c[1].scope in in_unit_units),
+                                       c[1].witness.get("effect") != shown))
         s, d, base = confirming[0]
         moved = _relocated(d, base, root)
         note = f"{d.rule_id} when {s.entry.target} was swept: {_first_sentence(d.message)}"
@@ -156,14 +165,14 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
     if units:
         ran = _units_run(report)
         missing = [u for u in units if not ran.get(u)]
-        effect = effect_of(f, root)
-        shown = effect[0].replace(":", ".") if effect else None
+        found_effect = effect_of(f, root)
+        effect_name = found_effect[0].replace(":", ".") if found_effect else None
         fired = _effects_fired(report)
         unreached = None
         if len(missing) == len(units):
             unreached = f"never ran `{units[0]}`"
-        elif shown is not None and not fired.get(shown):
-            unreached = f"ran `{units[0]}` but never reached {shown}"
+        elif effect_name is not None and not fired.get(effect_name):
+            unreached = f"ran `{units[0]}` but never reached {effect_name}"
         if unreached:
             answers = ", ".join(repr(a) for a in s.answers) or "none"
             return dataclasses.replace(

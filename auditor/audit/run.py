@@ -69,6 +69,15 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     entries = discover(files, root)
     config = load_config(request.paths)
     swept: list[SweptEntry] = []
+    sweepable = sorted({e.framework for e in entries if e.sweepable and not config.get(e.target, TargetConfig()).skip})
+    if sweepable:
+        # one fork server for every sweep of the run, warm with each framework the project uses (the
+        # first sweep's framework alone would leave the others to be imported in every child)
+        from auditor.dynamic.adapters import installed
+        from auditor.dynamic.runner import context
+        from auditor.dynamic.workbench import preload_for
+
+        context([m for fw in sweepable if installed(fw) for m in preload_for(fw)])
     for n, entry in enumerate(entries, start=1):
         if progress:
             progress(n, len(entries), entry.target)
@@ -109,7 +118,13 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
         framework=entry.framework,
     )
     try:
-        answers = tuple(cfg.resume) if cfg.resume is not None else _choose_answers(entry.target, options)
+        if cfg.resume is not None:
+            answers: tuple[Any, ...] = tuple(cfg.resume)
+        else:
+            answers, trial = _choose_answers(entry.target, options)
+            if trial is not None and not trial.complete:  # the uninterrupted run itself fails: no sweep would do better
+                why = next((c.detail for c in trial.cells if str(c.kind) == "dry-run"), "the uninterrupted run failed")
+                return SweptEntry(entry, trial, why, time.monotonic() - started, answers)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
         why = str(exc)
@@ -120,22 +135,21 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)
 
 
-def _choose_answers(target: str, options: dict[str, Any]) -> tuple[Any, ...]:
-    """The interrupt answers for a program nobody configured: none if it never parks, else the candidate
-    whose uninterrupted run completes and runs the most effects (the approving branch)."""
+def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
+    """The interrupt answers for a program nobody configured, and the trial run that decided them: none if it
+    never parks, else the candidate whose uninterrupted run completes and runs the most effects (the approving
+    branch). A trial that fails before any park is returned as it is: no answer changes it."""
     from auditor.dynamic.sweep import SweepUsageError, crash_sweep
 
     def dry(answers: tuple[Any, ...]) -> Any:
         return crash_sweep(target, resume=answers, cells=[], **options)
 
     try:
-        report = dry(())
-        if report.complete:
-            return ()
+        return (), dry(())
     except SweepUsageError as exc:
         if "--resume value" not in str(exc):
             raise
-    best: tuple[tuple[int, int, int], tuple[Any, ...]] | None = None
+    best: tuple[tuple[int, int, int], tuple[Any, ...], Any] | None = None
     for candidate in ANSWER_CANDIDATES:
         answers = (candidate,) * MAX_PARKS
         try:
@@ -150,5 +164,5 @@ def _choose_answers(target: str, options: dict[str, Any]) -> tuple[Any, ...]:
             # as many answers as the run took (static breakpoints take none)
             parks = getattr(cell.witness, "parks", []) if cell is not None else []
             taken = len({p.value_index for p in parks if not p.breakpoint}) if report.complete else MAX_PARKS
-            best = (score, answers[:taken])
-    return best[1] if best is not None else (ANSWER_CANDIDATES[0],) * MAX_PARKS
+            best = (score, answers[:taken], report)
+    return (best[1], best[2]) if best is not None else ((ANSWER_CANDIDATES[0],) * MAX_PARKS, None)

@@ -53,6 +53,7 @@ def main() -> int:
         reasons = Counter(_reason(e["why"]) for e in entries if not e["swept"])
         row = {"repo": entry.repo, "entries": len(entries), "swept": len(swept),
                "confirmations": audit.get("confirmations", {}), "not_swept": dict(reasons),
+               "why": {e["target"]: e["why"] for e in entries if not e["swept"]},
                "seconds": round(time.monotonic() - started, 1)}
         rows.append(row)
         totals["entries"] += len(entries)
