@@ -76,9 +76,10 @@ def payout(state: Claim) -> dict:
 
 def build_graph(checkpointer=None):
     builder = StateGraph(Claim)
+    builder.add_node("intake", intake)
+    builder.add_node("review", review)
+{add_steps}    builder.add_node("payout", payout)
     names = ["intake", "review", {extra_names} "payout"]
-    for name in names:
-        builder.add_node(name, globals()[name])
     builder.add_edge(START, names[0])
     for a, b in zip(names, names[1:]):
         builder.add_edge(a, b)
@@ -102,7 +103,9 @@ def make_project(root: Path, graphs: int) -> list[str]:
         extra = g % 3  # 4, 5 or 6 nodes
         nodes = "".join(STEP.format(n=n) for n in range(extra))
         names = "".join(f'"step_{n}", ' for n in range(extra))
-        (pkg / f"desk_{g}.py").write_text(textwrap.dedent(GRAPH.format(extra_nodes=nodes, extra_names=names)))
+        steps = "".join(f'    builder.add_node("step_{n}", step_{n})\n' for n in range(extra))
+        (pkg / f"desk_{g}.py").write_text(textwrap.dedent(GRAPH.format(extra_nodes=nodes, extra_names=names,
+                                                                       add_steps=steps)))
         targets.append(f"claims.desk_{g}:build_graph")
     return targets
 

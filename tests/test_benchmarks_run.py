@@ -85,3 +85,12 @@ def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
     assert scores["rules"]["RA303"]["fn"] == 1
     assert scores["overall"]["recall"] == 0.5 and scores["overall"]["precision"] == 1.0
     assert "acme/agent" in out
+
+
+def test_bench_audit_one_graph():
+    proc = subprocess.run([sys.executable, "benchmarks/bench_audit.py", "--graphs", "1", "--json"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["swept"] == 1 and result["confirmations"]["confirmed"] == 2  # its RA101 and RA103
+    assert result["audit_s"] > 0 and result["ratio"] > 0

@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from auditor.findings import Confirmation
 from auditor.reporters import render
@@ -53,7 +55,7 @@ def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: i
     console = Console(file=buf, force_terminal=color, width=width or 120, highlight=False)
     table = Table(title="entry points", title_justify="left")
     for column in ("entry point", "framework", "swept", "cells", "findings", "time"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for e in entries_data(report):
         table.add_row(e["target"], e["framework"], "yes" if e["swept"] else f"no: {e['why']}", str(e["cells"]),
                       str(e["dynamic_findings"]), f"{e['seconds']:.1f} s")
@@ -64,13 +66,14 @@ def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: i
             continue
         console.print(f"\n[bold]{TITLES[confirmation]}[/bold] ({len(group)})")
         for f in group:
-            console.print(f"  {f.span.path}:{f.span.start_line}  {f.rule_id} [{'/'.join(f.properties)}] "
-                          f"{f.scope and '`' + f.scope + '`'}", soft_wrap=True)
-            console.print(f"      {f.message}", soft_wrap=False)
-            console.print(f"      [italic]{confirmation.value}[/italic]: {f.confirmation_note}")
+            console.print(Text(f"  {f.span.path}:{f.span.start_line}  {f.rule_id} [{'/'.join(f.properties)}] "
+                               + (f"`{f.scope}`" if f.scope else "")))
+            console.print(Padding(Text(f.message), (0, 0, 0, 6)))
+            note = Text.assemble((f"{confirmation.value}: ", "italic"), f.confirmation_note)
+            console.print(Padding(note, (0, 0, 0, 6)))
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in ORDER)
     console.print(f"\n{len(report.entries)} entry point(s), {sum(1 for s in report.entries if s.ran)} swept, "
                   f"{report.files_scanned} file(s) scanned in {report.seconds:.1f} s: {counts}")
     for n in report.notifications:
-        console.print(f"note: {n.message}" + (f" ({n.path})" if n.path else ""))
+        console.print(Text(f"note: {n.message}" + (f" ({n.path})" if n.path else "")))
     return buf.getvalue()

@@ -132,7 +132,21 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
             why += " (audit runs the program: install its dependencies in the environment resume-audit runs in)"
         return SweptEntry(entry, why=why, seconds=time.monotonic() - started)
     why = "" if report.complete else next((c.detail for c in report.cells if str(c.kind) == "dry-run"), "")
+    if cfg.resume is None and answers:
+        _drop_guess_artefacts(report, answers)
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)
+
+
+def _drop_guess_artefacts(report: Any, answers: tuple[Any, ...]) -> None:
+    """An answer the audit guessed can break the state schema by itself (``True`` where the node stores a
+    ``str``): an RA706 whose invalid value is one of the guessed answers says nothing about the program."""
+    guessed = [a for a in answers]
+    kept = [f for f in report.findings if not (f.rule_id == "RA706" and f.witness.get("value") in guessed)]
+    if len(kept) != len(report.findings):
+        report.findings = kept
+        report.notifications.append(Notification(
+            NotificationKind.INFO, "schema violations caused by the guessed interrupt answers were left out; "
+            "give the real answers in [tool.resume-audit.audit] to check them"))
 
 
 def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
