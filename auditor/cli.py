@@ -192,17 +192,12 @@ def scan(
 
 
 class ReportFailOn(str, Enum):
+    """``--fail-on`` of ``audit`` and ``github-report``: a severity, or ``confirmed`` (what the sweep reproduced)."""
+
     confirmed = "confirmed"
     error = "error"
     warning = "warning"
     note = "note"
-    never = "never"
-
-
-class AuditFailOn(str, Enum):
-    confirmed = "confirmed"
-    error = "error"
-    warning = "warning"
     never = "never"
 
 
@@ -219,7 +214,7 @@ def audit(
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these static rule ids or prefixes."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these static rule ids or prefixes."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
-    fail_on: AuditFailOn = typer.Option(AuditFailOn.confirmed, "--fail-on", help="Exit 1 on a confirmed (or dynamic-only) finding [default], on any finding at or above a severity, or never."),
+    fail_on: ReportFailOn = typer.Option(ReportFailOn.confirmed, "--fail-on", help="Exit 1 on a confirmed (or dynamic-only) finding (the default), on any finding at or above a severity, or never."),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds each child process of a sweep may run."),
     live_effects: bool = typer.Option(False, "--live-effects", help="Let the effects run for real instead of recording stubs (they fire: use test credentials)."),
     cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
@@ -263,9 +258,9 @@ def audit(
     else:
         write_report(output, text)
         typer.echo(f"resume-audit: {len(report.findings)} finding(s) written to {output}", err=True)
-    if fail_on is AuditFailOn.never:
+    if fail_on is ReportFailOn.never:
         raise typer.Exit(0)
-    if fail_on is AuditFailOn.confirmed:
+    if fail_on is ReportFailOn.confirmed:
         failing = report.count(Confirmation.CONFIRMED) + report.count(Confirmation.DYNAMIC_ONLY)
     else:
         from auditor.findings import Severity
