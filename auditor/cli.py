@@ -219,6 +219,7 @@ def audit(
     live_effects: bool = typer.Option(False, "--live-effects", help="Let the effects run for real instead of recording stubs (they fire: use test credentials)."),
     cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
     list_only: bool = typer.Option(False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="K/N", help="Sweep only the entry points dealt to slice K of N (a CI matrix); join the --format json outputs with `resume-audit merge`."),
 ) -> None:
     """Scan, then sweep every graph, flow and workflow found, and say of each static finding whether the sweep
     confirmed it, did not reproduce it, or could not exercise it. No configuration needed; user code runs only in
@@ -244,9 +245,15 @@ def audit(
         if not entries:
             typer.echo("no graph, flow or workflow found", err=True)
         raise typer.Exit(0)
+    from auditor.dynamic.request import Shard
+
+    try:
+        slice_ = Shard.parse(shard) if shard is not None else None
+    except ValueError as exc:
+        raise fail(str(exc))
     request = AuditRequest(paths=list(paths), select=_split_ids(select), ignore=_split_ids(ignore),
                            exclude=list(exclude or []), timeout=timeout, live_effects=live_effects,
-                           cells=_split_ids(cells))
+                           cells=_split_ids(cells), shard=slice_)
     try:
         report = run_audit(request)
     except (ConfigError, PathNotFound, AuditConfigError) as exc:
@@ -459,6 +466,22 @@ def merge_command(
             raise fail(f"{path}: {exc.strerror or exc}")
         except ValueError as exc:
             raise fail(f"{path}: not JSON ({exc})")
+    from auditor.audit.merge import AuditMergeError, is_audit, merge_audits
+
+    if documents and all(is_audit(d) for d in documents):  # the slices of `audit --shard K/N`
+        try:
+            result, section = merge_audits(documents)
+        except (AuditMergeError, KeyError, TypeError, ValueError) as exc:
+            raise fail(f"cannot merge: {exc}")
+        text = render(result, format.value)
+        if format is OutputFormat.json:
+            text = json.dumps({**json.loads(text), "audit": section}, indent=2, sort_keys=True) + "\n"
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            write_report(output, text)
+        confirmed = section["confirmations"]["confirmed"] + section["confirmations"]["dynamic-only"]
+        raise typer.Exit(0 if fail_on is FailOn.never else (1 if confirmed else 0))
     try:
         report = merge(documents)
     except (MergeError, KeyError, TypeError) as exc:

@@ -189,3 +189,24 @@ def test_synthesised_inputs_are_plain_and_deterministic():
     schema = {"type": "object", "properties": {"order_id": {"type": "string"}, "qty": {"type": "integer", "minimum": 3},
                                                "kind": {"$ref": "#/$defs/K"}}, "$defs": {"K": {"enum": ["a", "b"]}}}
     assert example_from_schema(schema) == {"order_id": "order_id-1", "qty": 3, "kind": "a"}
+
+
+def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path):
+    """`audit --shard K/N` on two runners, then `merge`: the same findings with the same confirmations."""
+    outputs = []
+    for k in (1, 2):
+        out = tmp_path / f"shard-{k}.json"
+        proc = audit("--shard", f"{k}/2", "--format", "json", "--output", str(out))
+        assert proc.returncode in (0, 1), proc.stderr
+        shard = json.loads(out.read_text())
+        assert shard["audit"]["shard"] == f"{k}/2"
+        assert 0 < sum(1 for e in shard["audit"]["entry_points"] if not e["elsewhere"]) < 6  # a slice
+        outputs.append(str(out))
+    merged = subprocess.run([sys.executable, "-m", "auditor", "merge", *outputs, "--format", "json"], cwd=PROJECT,
+                            capture_output=True, text=True, timeout=120)
+    assert merged.returncode == 1, merged.stderr  # confirmed findings fail the merged run as the unsharded one
+    data = json.loads(merged.stdout)
+    assert sorted(verdicts(data)) == sorted(verdicts(report))
+    assert data["audit"]["confirmations"] == report["audit"]["confirmations"]
+    assert {e["target"]: e["swept"] for e in data["audit"]["entry_points"]} == {
+        e["target"]: e["swept"] for e in report["audit"]["entry_points"]}

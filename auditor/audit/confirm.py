@@ -44,6 +44,8 @@ class SweptEntry:
     seconds: float = 0.0
     #: the answers the sweep used at its interrupts
     answers: tuple[object, ...] = ()
+    #: dealt to another shard (``--shard``): its findings are judged there
+    elsewhere: bool = False
 
     @property
     def ran(self) -> bool:

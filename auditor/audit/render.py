@@ -31,7 +31,7 @@ def entries_data(report: AuditReport) -> list[dict[str, Any]]:
         r = s.report
         out.append({
             "target": s.entry.target, "framework": s.entry.framework, "kind": s.entry.kind, "path": s.entry.path,
-            "line": s.entry.line, "swept": s.ran, "why": s.why,
+            "line": s.entry.line, "swept": s.ran, "why": s.why, "elsewhere": s.elsewhere,
             "cells": len(getattr(r, "cells", []) or []), "dynamic_findings": len(getattr(r, "findings", []) or []),
             "answers": list(s.answers), "seconds": round(s.seconds, 1),
             "input": (getattr(r, "protocol", {}) or {}).get("input") if r is not None else None,
@@ -47,6 +47,7 @@ def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: i
             "entry_points": entries_data(report),
             "confirmations": {c.value: report.count(c) for c in ORDER},
             "seconds": round(report.seconds, 1),
+            **({"shard": str(report.shard)} if report.shard is not None else {}),
         }
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     if fmt != "text":

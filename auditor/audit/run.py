@@ -38,6 +38,8 @@ class AuditRequest:
     cells: list[str] | None = None
     jobs: int | None = None
     root: Path | None = None
+    #: sweep only the entry points dealt to this slice (``resume-audit merge`` joins the slices)
+    shard: Any = None
 
 
 @dataclass
@@ -49,6 +51,7 @@ class AuditReport:
     seconds: float
     root: Path
     rules_run: tuple[str, ...] = ()
+    shard: Any = None
 
     def count(self, confirmation: Confirmation) -> int:
         return sum(1 for f in self.findings if f.confirmation is confirmation)
@@ -79,6 +82,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
 
         context([m for fw in sweepable if installed(fw) for m in preload_for(fw)])
     for n, entry in enumerate(entries, start=1):
+        if request.shard is not None and not request.shard.takes(n - 1):
+            swept.append(SweptEntry(entry, why=f"swept by another shard than {request.shard}", elsewhere=True))
+            continue
         if progress:
             progress(n, len(entries), entry.target)
         swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), static, root, request))
@@ -88,12 +94,12 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     findings = judge(static, swept, confirmed_by, root)
     notifications = list(scanned.result.notifications)
     for s in swept:
-        if s.report is None:
+        if s.report is None and not s.elsewhere:
             notifications.append(Notification(NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}",
                                                s.entry.path, s.entry.line))
     return AuditReport(swept, sorted(findings, key=lambda f: f.sort_key), notifications,
                        scanned.result.files_scanned, time.monotonic() - started, root,
-                       tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})))
+                       tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})), request.shard)
 
 
 def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], root: Path,
