@@ -210,3 +210,16 @@ def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path)
     assert data["audit"]["confirmations"] == report["audit"]["confirmations"]
     assert {e["target"]: e["swept"] for e in data["audit"]["entry_points"]} == {
         e["target"]: e["swept"] for e in report["audit"]["entry_points"]}
+
+
+def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones():
+    from auditor.audit.sinks import effect_sinks, imported_closure
+    from auditor.config import Config
+
+    sinks = dict(effect_sinks([PROJECT], PROJECT, Config(), []))
+    assert sorted(sinks) == ["helpdesk.notify:post_to_slack", "helpdesk.payments:issue_refund",
+                             "helpdesk.payments:issue_refund_once"]
+    # only what the program loads is wrapped: the keyed desk never imports the Slack helper
+    loaded = imported_closure(PROJECT / "helpdesk" / "keyed_refunds.py", PROJECT)
+    assert (PROJECT / "helpdesk" / "payments.py").resolve() in loaded
+    assert (PROJECT / "helpdesk" / "notify.py").resolve() not in loaded

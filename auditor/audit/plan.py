@@ -27,6 +27,7 @@ from auditor.analysis.project import module_name_for
 from auditor.findings import Finding
 
 from .entrypoints import EntryPoint
+from .sinks import imported_closure
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -92,7 +93,8 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
                         str(value.get("skip", "")))
 
 
-def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path) -> list[str]:
+def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path,
+                sinks: list[tuple[str, Path | None]] = ()) -> list[str]:  # type: ignore[assignment]
     """``module:function`` of every effect a static finding names, importable from the entry point's root.
 
     A helper's module is named by its path below the root the entry point is
@@ -100,9 +102,14 @@ def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path) -> list[s
     folders included (``email_approval.email_tool``).
     """
     root = Path(entry.root).resolve()
+    entry_file = (cwd / entry.path) if not Path(entry.path).is_absolute() else Path(entry.path)
+    loaded = imported_closure(entry_file, root) if entry_file.is_file() else set()
+    # the flagged effects, then every other effect the program's own modules perform -- of the modules
+    # the program loads anyway (a module it never imports is not imported for it)
+    candidates = [e for e in (effect_of(f, cwd) for f in findings) if e is not None] + list(sinks)
+    candidates = [e for e in candidates if e[1] is None or not loaded or e[1].resolve() in loaded]
     out: list[str] = []
-    for f in findings:
-        effect = effect_of(f, cwd)
+    for effect in candidates:
         if effect is None:
             continue
         name, module_file = effect

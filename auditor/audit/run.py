@@ -19,6 +19,7 @@ from auditor.findings import Confirmation, Finding, Notification, NotificationKi
 from .confirm import SweptEntry, judge
 from .entrypoints import EntryPoint, discover
 from .plan import ANSWER_CANDIDATES, MAX_PARKS, TargetConfig, effects_for, load_config
+from .sinks import effect_sinks
 
 #: progress(done, total, what): told before each entry point's sweep
 Progress = Callable[[int, int, str], None]
@@ -71,6 +72,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     files = [(sp.path, sp.display) for sp in discover_files(request.paths, root, request.exclude)]
     entries = discover(files, root)
     config = load_config(request.paths)
+    sinks = effect_sinks(list(request.paths), root, scanned.config, list(request.exclude))
     swept: list[SweptEntry] = []
     sweepable = sorted({e.framework for e in entries if e.sweepable and not config.get(e.target, TargetConfig()).skip})
     if sweepable:
@@ -87,7 +89,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
             continue
         if progress:
             progress(n, len(entries), entry.target)
-        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), static, root, request))
+        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), static, root, request, sinks))
     from auditor.rules import all_rules
 
     confirmed_by = {r.id: tuple(getattr(r, "confirmed_by", ())) for r in all_rules()}
@@ -103,7 +105,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
 
 
 def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], root: Path,
-                 request: AuditRequest) -> SweptEntry:
+                 request: AuditRequest, sinks: list[tuple[str, Path | None]]) -> SweptEntry:
     from auditor.dynamic.spec import AUTO_INPUT
     from auditor.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
     from auditor.dynamic.effects import NO_STUB
@@ -117,7 +119,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
     if entry.start and "start" not in run_config:  # pydantic-graph: start at the first node of Graph(nodes=...)
         run_config["start"] = entry.start
     options: dict[str, Any] = dict(
-        effects=tuple(dict.fromkeys([*effects_for(entry, static, root), *cfg.effects])),
+        effects=tuple(dict.fromkeys([*effects_for(entry, static, root, sinks), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,

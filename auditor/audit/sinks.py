@@ -1,0 +1,164 @@
+"""Every effect the static stage can see in a project, as the sweep's ``--effect`` names it.
+
+A static finding names only the effects that are hazards *there*; a sweep also
+needs the others recorded and stubbed, or an HTTP call the sandbox refuses
+fails the uninterrupted run (an approving branch that pays through a helper
+nobody flagged). This asks the static stage's effect model about every call
+of every function in the project: the user function that performs an effect
+becomes the ``--effect`` (``claims.effects:pay_out``) -- unless it is itself a
+unit of work (it parks, or a graph registers it), whose body must run; then the
+library call is named instead (``requests:post``) when it can be addressed.
+Nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from auditor.analysis.project import SourceFile, module_name_for
+from auditor.config import Config
+from auditor.discovery import discover as discover_files
+
+#: calls that make a function a unit whose body must run, not an effect to stub
+_PARKS = ("interrupt", "wait_for_event", "input")
+
+
+def imported_closure(file: Path, root: Path, depth: int = 3) -> set[Path]:
+    """The project files ``file`` imports, and those they import, ``depth`` levels down (read, not run):
+    the sweep wraps only effects the program loads anyway, never imports a module it would not."""
+    seen: set[Path] = {file.resolve()}
+    frontier = [file.resolve()]
+    for _ in range(depth):
+        nxt = []
+        for f in frontier:
+            try:
+                tree = ast.parse(f.read_bytes())
+            except (OSError, SyntaxError, ValueError):
+                continue
+            own, is_package = module_name_for(f)
+            package = own if is_package else own.rpartition(".")[0]
+            for node in ast.walk(tree):
+                names: list[str] = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:
+                        parts = package.split(".") if package else []
+                        parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                        base = ".".join([*parts, *([base] if base else [])])
+                    names = [base, *(f"{base}.{a.name}" for a in node.names)]
+                for name in names:
+                    for candidate in _files_for(name, root, f.parent):
+                        if candidate not in seen:
+                            seen.add(candidate)
+                            nxt.append(candidate)
+        frontier = nxt
+    return seen
+
+
+def _files_for(module: str, root: Path, beside: Path) -> list[Path]:
+    parts = [p for p in module.split(".") if p]
+    out = []
+    for base in (root, beside):
+        for folder in (base, *base.parents):
+            if folder != root and root not in folder.parents:
+                continue
+            for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+                if parts and candidate.is_file():
+                    out.append(candidate.resolve())
+    return out
+
+
+def effect_sinks(paths: list[Path], root: Path, config: Config, exclude: list[str]) -> list[tuple[str, Path | None]]:
+    """(``module:function`` or ``library:attr``, the file defining it) for every effect the model recognises."""
+    from auditor.engine import Analyzer
+
+    files = []
+    for sp in discover_files(paths, root, exclude):
+        name, is_package = module_name_for(sp.resolved, resolved=True)
+        files.append(SourceFile(sp.resolved, sp.display, name, is_package))
+    analyzer = Analyzer(files, config, [], None, {})
+    registered = _registered_units(files)
+    out: dict[str, Path | None] = {}
+    for entry in files:
+        module = analyzer.project.load(entry)
+        if module is None:
+            continue
+        resolver = analyzer.project.resolver(module)
+        for fn in module.functions:
+            for call in fn.calls:
+                try:
+                    hit = analyzer.effects.classify(call, module, resolver)
+                except Exception:  # one odd call must not cost the plan
+                    continue
+                if hit is None:
+                    continue
+                top = fn
+                while top.parent is not None:
+                    top = top.parent
+                is_unit = top.name in registered or any(_called(c.node) in _PARKS for c in top.calls)
+                if top.class_info is None and not is_unit:
+                    out.setdefault(f"{module.module_name}:{top.name}", entry.path)
+                else:
+                    library = _library_target(call.node, module.imports)
+                    if library:
+                        out.setdefault(library, None)
+    return list(out.items())
+
+
+def _called(call: object) -> str:
+    """The called name of a LibCST call: ``interrupt`` for ``interrupt(...)`` and ``ctx.wait_for_event(...)``."""
+    import libcst as cst
+
+    func = getattr(call, "func", None)
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def _library_target(call: object, imports: dict[str, str]) -> str | None:
+    """``requests.post(...)`` -> ``requests:post`` when ``requests`` is an imported module name."""
+    import libcst as cst
+
+    func = getattr(call, "func", None)
+    chain: list[str] = []
+    while isinstance(func, cst.Attribute):
+        chain.insert(0, func.attr.value)
+        func = func.value
+    if not isinstance(func, cst.Name) or not chain:
+        return None
+    module = imports.get(func.value)
+    if module is None or "." in module and module.rsplit(".", 1)[1] != func.value:
+        return None
+    return f"{module}:{'.'.join(chain)}"
+
+
+#: decorators that make a function a unit of a framework (its body must run)
+_UNIT_DECORATORS = frozenset({"step", "start", "listen", "router", "entrypoint", "task", "persist"})
+
+
+def _registered_units(files: list[SourceFile]) -> set[str]:
+    """Names passed to ``add_node`` or decorated as steps, tasks, flow methods: their bodies must run.
+    (A LangChain ``@tool`` is not one: the sweep wraps tool objects like functions.)"""
+    names: set[str] = set()
+    for f in files:
+        try:
+            tree = ast.parse(f.path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_node":
+                for arg in node.args[:2]:
+                    if isinstance(arg, ast.Name):
+                        names.add(arg.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for d in node.decorator_list:
+                    target = d.func if isinstance(d, ast.Call) else d
+                    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                    if name in _UNIT_DECORATORS:
+                        names.add(node.name)
+    return names
