@@ -161,12 +161,18 @@ def test_entry_point_shapes(tmp_path):
         "graph = StateGraph(dict).compile()\n\n"
         "@entrypoint(checkpointer=None)\ndef flow(x):\n    return x\n")
     (tmp_path / "flows.py").write_text("from crewai.flow.flow import Flow\n\nclass Desk(Flow):\n    pass\n")
+    (tmp_path / "builders.py").write_text(
+        "import re\nfrom langgraph.graph import StateGraph\n\nPATTERN = re.compile('x')\n\n"
+        "def make_builder():\n    b = StateGraph(dict)\n    b.add_node('a', lambda s: s)\n    return b\n\n"
+        "builder = StateGraph(dict)\n")
     (tmp_path / "other.py").write_text("def build():\n    return thing.compile()\n")  # no framework import
-    found = discover([(pkg / "graphs.py", "app/graphs.py"), (tmp_path / "flows.py", "flows.py"),
-                      (tmp_path / "other.py", "other.py")])
+    found = discover([(pkg / "graphs.py", "app/graphs.py"), (tmp_path / "builders.py", "builders.py"),
+                      (tmp_path / "flows.py", "flows.py"), (tmp_path / "other.py", "other.py")])
     assert [(e.target, e.kind, bool(e.why_not)) for e in found] == [
         ("app.graphs:build", "factory", False), ("app.graphs:needs", "factory", True),
-        ("app.graphs:flow", "entrypoint", False), ("flows:Desk", "flow", False)]
+        ("app.graphs:flow", "entrypoint", False),
+        ("builders:make_builder", "builder function", False),  # re.compile is not a graph; the factory wins
+        ("flows:Desk", "flow", False)]
     assert found[0].root == str(tmp_path)  # swept from above the package
 
 

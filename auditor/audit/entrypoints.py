@@ -204,6 +204,12 @@ def _entries(tree: ast.Module, framework: str, module: str, display: str, root: 
                 continue
             returns_compiled = any(isinstance(n, ast.Return) and n.value is not None and _is_compile(n.value)
                                    for n in ast.walk(node))
+            if framework == "langgraph" and not returns_compiled and _returns_builder(node):
+                factories.add(node.name)
+                extra = [p for p in _required_params(node) if p not in CHECKPOINTER_PARAMS]
+                why = (f"the builder function needs {', '.join(extra)}; the sweep can only call it with nothing")
+                add(node.name, "builder function", node.lineno, why if extra else "")
+                continue
             if framework == "langgraph" and returns_compiled:
                 factories.add(node.name)
                 extra = [p for p in _required_params(node) if p not in CHECKPOINTER_PARAMS]
@@ -224,10 +230,28 @@ def _entries(tree: ast.Module, framework: str, module: str, display: str, root: 
                 continue
             if framework == "langgraph" and _is_compile(value):
                 add(names[0], "compiled graph", node.lineno)
+            elif framework == "langgraph" and _callee(value) == "StateGraph":
+                add(names[0], "builder", node.lineno)
             elif framework == "pydantic-graph" and _callee(value) == "Graph":
                 add(names[0], "graph", node.lineno, start=_first_node(value))
-    # a module-level graph built by one of this module's factories is the same program: keep the factory
-    return [e for e in out if not (e.kind == "compiled graph" and factories)]
+    # a module-level graph built by one of this module's factories is the same program: keep the factory;
+    # a module-level builder that the module also compiles is that compiled graph
+    compiled = any(e.kind == "compiled graph" for e in out)
+    return [e for e in out if not ((e.kind in ("compiled graph", "builder") and factories)
+                                   or (e.kind == "builder" and compiled))]
+
+
+def _returns_builder(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``return StateGraph(...)`` or ``builder = StateGraph(...); ...; return builder`` (not compiled)."""
+    bound = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _callee(n.value) == "StateGraph"
+             for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Return) and n.value is not None:
+            if _callee(n.value) == "StateGraph" and isinstance(n.value, ast.Call):
+                return True
+            if isinstance(n.value, ast.Name) and n.value.id in bound:
+                return True
+    return False
 
 
 def _first_node(call: ast.expr) -> str | None:
