@@ -20,7 +20,6 @@ Dynamic findings no static finding accounts for are reported as
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from auditor.findings import Confirmation, Finding, FlowStep, Span
 
 from .entrypoints import EntryPoint
 from .plan import effect_of
+from .sinks import imported_modules
 
 
 @dataclass
@@ -64,28 +64,6 @@ def _units_at(swept: SweptEntry, file: Path, line: int) -> list[str]:
     nodes = getattr(report, "nodes", {}) or {}
     return [name for name, loc in nodes.items()
             if Path(loc.file).resolve() == file and loc.start_line <= line <= loc.end_line]
-
-
-def _imported_modules(file: Path) -> set[str]:
-    try:
-        tree = ast.parse(file.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return set()
-    own, is_package = module_name_for(file)
-    package = own if is_package else own.rpartition(".")[0]
-    out = {own}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join([*parts, *([base] if base else [])])
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
-    return out
 
 
 def judge(static: list[Finding], swept: list[SweptEntry], confirmed_by: dict[str, tuple[str, ...]], root: Path) -> list[Finding]:
@@ -132,7 +110,7 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
     if in_unit:
         candidates = in_unit
     else:  # a caller: the programs its module imports
-        imported = _imported_modules(file)
+        imported = imported_modules(file)
         candidates = [(i, s, []) for i, s in enumerate(swept) if s.ran and s.entry.module in imported]
     if not candidates:
         return _unexercised(f, swept, file)

@@ -24,6 +24,29 @@ from auditor.discovery import discover as discover_files
 _PARKS = ("interrupt", "wait_for_event", "input")
 
 
+def imported_modules(file: Path) -> set[str]:
+    """The dotted names ``file`` imports (relative imports resolved), and its own name; read, not run."""
+    try:
+        tree = ast.parse(file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    own, is_package = module_name_for(file.resolve())
+    package = own if is_package else own.rpartition(".")[0]
+    out = {own}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([base] if base else [])])
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
 def imported_closure(file: Path, root: Path, depth: int = 3) -> set[Path]:
     """The project files ``file`` imports, and those they import, ``depth`` levels down (read, not run):
     the sweep wraps only effects the program loads anyway, never imports a module it would not."""
@@ -32,28 +55,11 @@ def imported_closure(file: Path, root: Path, depth: int = 3) -> set[Path]:
     for _ in range(depth):
         nxt = []
         for f in frontier:
-            try:
-                tree = ast.parse(f.read_bytes())
-            except (OSError, SyntaxError, ValueError):
-                continue
-            own, is_package = module_name_for(f)
-            package = own if is_package else own.rpartition(".")[0]
-            for node in ast.walk(tree):
-                names: list[str] = []
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        parts = package.split(".") if package else []
-                        parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                        base = ".".join([*parts, *([base] if base else [])])
-                    names = [base, *(f"{base}.{a.name}" for a in node.names)]
-                for name in names:
-                    for candidate in _files_for(name, root, f.parent):
-                        if candidate not in seen:
-                            seen.add(candidate)
-                            nxt.append(candidate)
+            for name in imported_modules(f):
+                for candidate in _files_for(name, root, f.parent):
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        nxt.append(candidate)
         frontier = nxt
     return seen
 
