@@ -229,3 +229,17 @@ def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones
     loaded = imported_closure(PROJECT / "helpdesk" / "keyed_refunds.py", PROJECT)
     assert (PROJECT / "helpdesk" / "payments.py").resolve() in loaded
     assert (PROJECT / "helpdesk" / "notify.py").resolve() not in loaded
+
+
+def test_the_standard_library_is_never_stubbed(tmp_path):
+    """A stubbed os.replace would silence the sweep's own reports (seen on a corpus repository: every
+    child 'exited without reporting'); library effects are named only outside the standard library."""
+    from auditor.audit.sinks import effect_sinks
+    from auditor.config import Config
+
+    (tmp_path / "g.py").write_text(
+        "import os, requests\nfrom langgraph.graph import StateGraph\nfrom langgraph.types import interrupt\n\n"
+        "def node(state):\n    os.replace('a', 'b')\n    requests.post('https://x.example', json={})\n"
+        "    return {'a': interrupt('ok?')}\n\n"
+        "def build():\n    b = StateGraph(dict)\n    b.add_node('node', node)\n    return b.compile()\n")
+    assert [name for name, _f in effect_sinks([tmp_path], tmp_path, Config(), [])] == ["requests:post"]

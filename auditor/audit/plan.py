@@ -27,7 +27,7 @@ from auditor.analysis.project import module_name_for
 from auditor.findings import Finding
 
 from .entrypoints import EntryPoint
-from .sinks import imported_closure
+from .sinks import imported_closure, is_stdlib
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -163,4 +163,4 @@ def _library_callee(call: ast.Call, tree: ast.Module) -> str | None:
             for alias in node.names:
                 imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
     module = imported.get(func.id)
-    return f"{module}:{'.'.join(chain)}" if module else None
+    return f"{module}:{'.'.join(chain)}" if module and not is_stdlib(module) else None

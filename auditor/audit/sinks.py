@@ -140,7 +140,16 @@ def _library_target(call: object, imports: dict[str, str]) -> str | None:
     module = imports.get(func.value)
     if module is None or "." in module and module.rsplit(".", 1)[1] != func.value:
         return None
-    return f"{module}:{'.'.join(chain)}"
+    return None if is_stdlib(module) else f"{module}:{'.'.join(chain)}"
+
+
+def is_stdlib(module: str) -> bool:
+    """The sweep never wraps the standard library: its own children write results with ``os.replace`` and
+    talk through ``subprocess``/``sqlite3``; a stubbed ``os.replace`` would silence every report. A
+    standard-library effect is recorded through the user function that makes it, or not at all."""
+    import sys
+
+    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ()) or module.split(".")[0] in ("os", "sys")
 
 
 #: decorators that make a function a unit of a framework (its body must run)
