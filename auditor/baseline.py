@@ -25,7 +25,10 @@ def write_baseline(path: Path, findings: list[Finding]) -> None:
         ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.span.path, "scope": f.scope} for f in findings),
         key=lambda e: (e["path"], e["rule_id"], e["fingerprint"]),
     )
-    path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+    try:
+        path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:  # a usage error (exit 2), not an internal one
+        raise BaselineError(f"cannot write the baseline to {path}: {exc.strerror or exc}") from exc
 
 
 def read_baseline(path: Path) -> set[str]:

@@ -152,7 +152,7 @@ def scan(
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write the per-file result cache."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
     file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, help="Seconds one file's analysis may take before it is skipped with a notification."),
-    max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, help="Megabytes over which a file is skipped with a notification."),
+    max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, max=1_000_000.0, help="Megabytes over which a file is skipped with a notification."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."),
 ) -> None:
     """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.

@@ -124,7 +124,8 @@ def find_pyproject(start: Path) -> Path | None:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
                 raise ConfigError(f"{candidate}: cannot read TOML: {exc}") from exc
-            if "resume-audit" in data.get("tool", {}):
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "resume-audit" in tool:
                 return candidate
     return None
 
@@ -139,7 +140,10 @@ def load_config(pyproject: Path | None, known_rule_ids: Iterable[str]) -> Config
         raise ConfigError(f"{pyproject}: file not found") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{pyproject}: cannot read TOML: {exc}") from exc
-    table = data.get("tool", {}).get("resume-audit", {})
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{pyproject}: `tool` must be a table ([tool.resume-audit] lives under it)")
+    table = tool.get("resume-audit", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.resume-audit] must be a table")
     return config_from_table(table, pyproject, known_rule_ids)

@@ -199,6 +199,29 @@ def test_an_empty_select_is_refused_not_a_silent_pass(tmp_path):
     assert proc.returncode == 2 and "selects no rule" in proc.stderr
 
 
+def test_more_bad_arguments_are_usage_errors_not_tracebacks(tmp_path):
+    """An infinite --max-file-size, an unwritable --write-baseline and a pyproject whose `tool` is not a
+    table each printed a traceback ("internal error" or an OverflowError) before."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+
+    def scan(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "auditor", "scan", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    proc = scan("a.py", "--max-file-size", "inf")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--max-file-size" in proc.stderr
+    proc = scan("a.py", "--write-baseline", "/proc/nope/baseline.json")
+    assert proc.returncode == 2 and "cannot write the baseline to /proc/nope/baseline.json" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    (tmp_path / "pyproject.toml").write_text("tool = 3\n")
+    assert scan("a.py").returncode == 0  # no [tool.resume-audit] table: defaults
+    proc = scan("a.py", "--config", "pyproject.toml")
+    assert proc.returncode == 2 and "`tool` must be a table" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_an_effect_without_a_colon_is_a_usage_error():
     import subprocess
     import sys

@@ -68,7 +68,9 @@ def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise AuditConfigError(f"{candidate}: {exc}") from None
-            table = data.get("tool", {}).get("resume-audit", {}).get("audit")
+            tool = data.get("tool")
+            ours = tool.get("resume-audit") if isinstance(tool, dict) else None
+            table = ours.get("audit") if isinstance(ours, dict) else None
             if table is None:
                 continue
             if not isinstance(table, dict):
