@@ -10,7 +10,7 @@ from auditor.findings import Finding, Notification, ScanResult, Severity
 
 from .catalog import DYNAMIC_RULES
 from .adapters.base import SourceLocation
-from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
+from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, CellKind
 
 KIND_ORDER = ["dry-run", "interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
 
@@ -73,6 +73,11 @@ class SweepReport:
         data["timings"] = {k: round(v, 3) for k, v in sorted(self.timings.items())}
         data["artifacts"] = self.artifacts
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    @property
+    def dry_run(self) -> Cell | None:
+        """The uninterrupted run's cell (what every other cell is compared with)."""
+        return next((c for c in self.cells if c.kind is CellKind.DRY_RUN), None)
 
     def summary(self) -> dict[str, int]:
         out = {str(v): 0 for v in (PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE)}

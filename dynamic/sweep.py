@@ -41,7 +41,8 @@ from .target import TargetError, TargetSpec
 from .values import derive_fork_value, to_jsonable
 from .workbench import SweepCancelled, Workbench
 
-__all__ = ["crash_sweep", "AUTO_INPUT", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TargetError", "CELL_KINDS",
+__all__ = ["crash_sweep", "AUTO_INPUT", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TooFewAnswers",
+           "TargetError", "CELL_KINDS",
            "BACKENDS"]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
@@ -54,6 +55,10 @@ Progress = Callable[[int, int, str], None]
 
 class SweepUsageError(ValueError):
     """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+class TooFewAnswers(SweepUsageError):
+    """The program parked more often than there are ``--resume`` values (``audit`` then tries answers)."""
 
 
 def llm_script_of(value: Any, cwd: str | None = None) -> LlmScript | None:
@@ -367,7 +372,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         if prep.protocol.get("input_synthesised"):
             report.protocol["input"] = to_jsonable(result.input_used)
         if result.protocol_error:
-            raise SweepUsageError(result.protocol_error)
+            raise TooFewAnswers(result.protocol_error)
         if not completed(dry):
             return _dry_failed(report, prep, dry, _notes_from(all_runs, cell_dirs), progress)
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))

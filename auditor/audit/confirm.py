@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.analysis.project import module_name_for
 from auditor.discovery import display_path
@@ -32,6 +33,11 @@ from .entrypoints import EntryPoint
 from .plan import effect_of
 from .sinks import imported_modules
 
+from auditor.dynamic.cells import ERROR, NOT_APPLICABLE
+
+if TYPE_CHECKING:
+    from auditor.dynamic.report import SweepReport
+
 
 @dataclass
 class SweptEntry:
@@ -39,7 +45,7 @@ class SweptEntry:
 
     entry: EntryPoint
     #: the sweep's report; None when it could not run (``why`` says why)
-    report: object | None = None
+    report: "SweepReport | None" = None
     why: str = ""
     seconds: float = 0.0
     #: the answers the sweep used at its interrupts
@@ -49,8 +55,7 @@ class SweptEntry:
 
     @property
     def ran(self) -> bool:
-        report = self.report
-        return report is not None and bool(getattr(report, "complete", False))
+        return self.report is not None and self.report.complete
 
 
 def _absolute(path: str, base: Path) -> Path:
@@ -60,8 +65,7 @@ def _absolute(path: str, base: Path) -> Path:
 
 def _units_at(swept: SweptEntry, file: Path, line: int) -> list[str]:
     """Units of the swept program whose definition contains ``file:line``."""
-    report = swept.report
-    nodes = getattr(report, "nodes", {}) or {}
+    nodes = swept.report.nodes if swept.report is not None else {}
     return [name for name, loc in nodes.items()
             if Path(loc.file).resolve() == file and loc.start_line <= line <= loc.end_line]
 
@@ -76,8 +80,8 @@ def judge(static: list[Finding], swept: list[SweptEntry], confirmed_by: dict[str
         report = s.report
         if report is None:
             continue
-        base = Path(getattr(report, "cwd", "."))
-        for j, d in enumerate(getattr(report, "findings", [])):
+        base = Path(report.cwd)
+        for j, d in enumerate(report.findings):
             if (i, j) in used:
                 continue
             out.append(dataclasses.replace(
@@ -117,8 +121,9 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
     confirming: list[tuple[SweptEntry, Finding, Path]] = []
     for i, s, units in candidates:
         report = s.report
-        base = Path(getattr(report, "cwd", "."))
-        for j, d in enumerate(getattr(report, "findings", [])):
+        assert report is not None  # candidates ran
+        base = Path(report.cwd)
+        for j, d in enumerate(report.findings):
             if d.rule_id not in rules:
                 continue
             if units and d.scope not in units and not _flow_touches(d, base, file, line):
@@ -142,16 +147,16 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
             flows=f.flows + moved.flows)
     i, s, units = candidates[0]
     report = s.report
-    if units:
-        ran = _units_run(report)
-        missing = [u for u in units if not ran.get(u)]
+    assert report is not None
+    dry = report.dry_run
+    if units and dry is not None:
+        missing = [u for u in units if not dry.nodes.get(u, (0, 0))[1]]
         found_effect = effect_of(f, root)
         effect_name = found_effect[0].replace(":", ".") if found_effect else None
-        fired = _effects_fired(report)
         unreached = None
         if len(missing) == len(units):
             unreached = f"never ran `{units[0]}`"
-        elif effect_name is not None and not fired.get(effect_name):
+        elif effect_name is not None and not dry.effects.get(effect_name, (0, 0))[1]:
             unreached = f"ran `{units[0]}` but never reached {effect_name}"
         if unreached:
             answers = ", ".join(repr(a) for a in s.answers) or "none"
@@ -160,23 +165,13 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
                 confirmation_note=(f"sweeping {s.entry.target}: the uninterrupted run {unreached} with its input and "
                                    f"answers ({answers}); set input/resume in "
                                    f'[tool.resume-audit.audit."{s.entry.target}"]'))
-    cells = getattr(report, "cells", [])
-    kinds = sorted({str(c.kind) for c in cells if str(c.kind) != "dry-run" and str(c.verdict) not in ("n/a", "error")})
+    cells = report.cells
+    kinds = sorted({str(c.kind) for c in cells if c is not dry and c.verdict not in (NOT_APPLICABLE, ERROR)})
     where = f"`{units[0]}`" if units else "the program"
     return dataclasses.replace(
         f, confirmation=Confirmation.NOT_REPRODUCED,
         confirmation_note=(f"swept {s.entry.target} ({len(cells)} cells: {', '.join(kinds)}): {where} ran under every "
                            f"probe and no {'/'.join(rules) or 'dynamic'} finding came of it"))
-
-
-def _effects_fired(report: object) -> dict[str, int]:
-    dry = next((c for c in getattr(report, "cells", []) if str(c.kind) == "dry-run"), None)
-    return {name: observed for name, (_e, observed) in (dry.effects.items() if dry is not None else [])}
-
-
-def _units_run(report: object) -> dict[str, int]:
-    dry = next((c for c in getattr(report, "cells", []) if str(c.kind) == "dry-run"), None)
-    return {name: observed for name, (_e, observed) in (dry.nodes.items() if dry is not None else [])}
 
 
 def _flow_touches(d: Finding, base: Path, file: Path, line: int) -> bool:

@@ -92,35 +92,19 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None) -> lis
 
 
 def _framework(tree: ast.Module) -> str | None:
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module]
-        for name in names:
-            top = name.split(".")[0]
-            if top in FRAMEWORK_IMPORTS:
-                return FRAMEWORK_IMPORTS[top]
-    return None
+    """The framework of the first framework import in the file."""
+    return next((FRAMEWORK_IMPORTS[top] for top in _top_level_imports(tree) if top in FRAMEWORK_IMPORTS), None)
 
 
-def _sweep_root(path: Path, module: str) -> str:
-    """The folder that makes ``module`` importable: one level up per dotted part."""
-    folder = path.resolve().parent
-    for _ in module.split(".")[1:]:
-        folder = folder.parent
-    return str(folder)
-
-
-def _top_level_imports(tree: ast.Module) -> set[str]:
-    out: set[str] = set()
+def _top_level_imports(tree: ast.Module) -> list[str]:
+    """The top-level package of every absolute import, in the order the file makes them."""
+    out: dict[str, None] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name.split(".")[0] for a in node.names)
+            out.update((a.name.split(".")[0], None) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.add(node.module.split(".")[0])
-    return out
+            out[node.module.split(".")[0]] = None
+    return list(out)
 
 
 def module_and_root(path: Path, tree: ast.Module) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from auditor.analysis.project import module_name_for
 from auditor.findings import Finding
 
 from .entrypoints import EntryPoint
-from .sinks import imported_closure, is_stdlib
+from .sinks import imported_closure, library_effect
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -95,9 +95,13 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
                         str(value.get("skip", "")))
 
 
-def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path,
-                sinks: list[tuple[str, Path | None]] = ()) -> list[str]:  # type: ignore[assignment]
-    """``module:function`` of every effect a static finding names, importable from the entry point's root.
+#: an effect as ``--effect`` names it, and the file defining it (None: a library call)
+Effect = tuple[str, "Path | None"]
+
+
+def effects_for(entry: EntryPoint, effects: list[Effect], cwd: Path) -> list[str]:
+    """The ``effects`` (flagged by a finding or seen by the effect model) this entry point's program loads,
+    each named as it is importable from the entry point's root.
 
     A helper's module is named by its path below the root the entry point is
     swept from -- the name the program itself imports it by, namespace
@@ -106,15 +110,11 @@ def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path,
     root = Path(entry.root).resolve()
     entry_file = (cwd / entry.path) if not Path(entry.path).is_absolute() else Path(entry.path)
     loaded = imported_closure(entry_file, root) if entry_file.is_file() else set()
-    # the flagged effects, then every other effect the program's own modules perform -- of the modules
-    # the program loads anyway (a module it never imports is not imported for it)
-    candidates = [e for e in (effect_of(f, cwd) for f in findings) if e is not None] + list(sinks)
-    candidates = [e for e in candidates if e[1] is None or not loaded or e[1].resolve() in loaded]
+    # only from the modules the program loads anyway (a module it never imports is not imported for it)
     out: list[str] = []
-    for effect in candidates:
-        if effect is None:
+    for name, module_file in effects:
+        if module_file is not None and loaded and module_file.resolve() not in loaded:
             continue
-        name, module_file = effect
         if module_file is not None:
             resolved = module_file.resolve()
             if root not in resolved.parents:
@@ -129,7 +129,7 @@ def effects_for(entry: EntryPoint, findings: list[Finding], cwd: Path,
     return out
 
 
-def effect_of(f: Finding, cwd: Path) -> tuple[str, Path | None] | None:
+def effect_of(f: Finding, cwd: Path) -> Effect | None:
     """The effect a finding's code flow ends in, as ``--effect`` names it (and the file defining it)."""
     steps = f.flows[0] if f.flows else ()
     sink = steps[-1].span if steps else (f.span if not f.related else None)
@@ -164,5 +164,4 @@ def _library_callee(call: ast.Call, tree: ast.Module) -> str | None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-    module = imported.get(func.id)
-    return f"{module}:{'.'.join(chain)}" if module and not is_stdlib(module) else None
+    return library_effect(imported.get(func.id), chain)

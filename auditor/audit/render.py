@@ -32,10 +32,10 @@ def entries_data(report: AuditReport) -> list[dict[str, Any]]:
         out.append({
             "target": s.entry.target, "framework": s.entry.framework, "kind": s.entry.kind, "path": s.entry.path,
             "line": s.entry.line, "swept": s.ran, "why": s.why, "elsewhere": s.elsewhere,
-            "cells": len(getattr(r, "cells", []) or []), "dynamic_findings": len(getattr(r, "findings", []) or []),
+            "cells": len(r.cells) if r is not None else 0, "dynamic_findings": len(r.findings) if r is not None else 0,
             "answers": list(s.answers), "seconds": round(s.seconds, 1),
-            "input": (getattr(r, "protocol", {}) or {}).get("input") if r is not None else None,
-            "effects": (getattr(r, "protocol", {}) or {}).get("effects", []) if r is not None else [],
+            "input": r.protocol.get("input") if r is not None else None,
+            "effects": r.protocol.get("effects", []) if r is not None else [],
         })
     return out
 

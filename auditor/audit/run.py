@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from auditor.api import ScanRequest, default_root, run_scan
 from auditor.discovery import discover as discover_files
@@ -18,8 +18,11 @@ from auditor.findings import Confirmation, Finding, Notification, NotificationKi
 
 from .confirm import SweptEntry, judge
 from .entrypoints import EntryPoint, discover
-from .plan import ANSWER_CANDIDATES, MAX_PARKS, TargetConfig, effects_for, load_config
+from .plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
 from .sinks import effect_sinks
+
+if TYPE_CHECKING:
+    from auditor.dynamic.report import SweepReport
 
 #: progress(done, total, what): told before each entry point's sweep
 Progress = Callable[[int, int, str], None]
@@ -72,7 +75,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     files = [(sp.path, sp.display) for sp in discover_files(request.paths, root, request.exclude)]
     entries = discover(files, root)
     config = load_config(request.paths)
-    sinks = effect_sinks(list(request.paths), root, scanned.config, list(request.exclude))
+    # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
+    effects = [e for e in (effect_of(f, root) for f in static) if e is not None]
+    effects += effect_sinks(list(request.paths), root, scanned.config, list(request.exclude))
     swept: list[SweptEntry] = []
     sweepable = sorted({e.framework for e in entries if e.sweepable and not config.get(e.target, TargetConfig()).skip})
     if sweepable:
@@ -89,10 +94,10 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
             continue
         if progress:
             progress(n, len(entries), entry.target)
-        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), static, root, request, sinks))
+        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), effects, root, request))
     from auditor.rules import all_rules
 
-    confirmed_by = {r.id: tuple(getattr(r, "confirmed_by", ())) for r in all_rules()}
+    confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
     findings = judge(static, swept, confirmed_by, root)
     notifications = list(scanned.result.notifications)
     for s in swept:
@@ -104,8 +109,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
                        tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})), request.shard)
 
 
-def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], root: Path,
-                 request: AuditRequest, sinks: list[tuple[str, Path | None]]) -> SweptEntry:
+def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path,
+                 request: AuditRequest) -> SweptEntry:
     from auditor.dynamic.spec import AUTO_INPUT
     from auditor.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
     from auditor.dynamic.effects import NO_STUB
@@ -119,7 +124,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
     if entry.start and "start" not in run_config:  # pydantic-graph: start at the first node of Graph(nodes=...)
         run_config["start"] = entry.start
     options: dict[str, Any] = dict(
-        effects=tuple(dict.fromkeys([*effects_for(entry, static, root, sinks), *cfg.effects])),
+        effects=tuple(dict.fromkeys([*effects_for(entry, effects, root), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
@@ -131,7 +136,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
         else:
             answers, trial = _choose_answers(entry.target, options)
             if trial is not None and not trial.complete:  # the uninterrupted run itself fails: no sweep would do better
-                why = next((c.detail for c in trial.cells if str(c.kind) == "dry-run"), "the uninterrupted run failed")
+                why = trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed"
                 return SweptEntry(entry, trial, why, time.monotonic() - started, answers)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
@@ -139,17 +144,16 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, static: list[Finding], ro
         if "No module named" in why:
             why += " (audit runs the program: install its dependencies in the environment resume-audit runs in)"
         return SweptEntry(entry, why=why, seconds=time.monotonic() - started)
-    why = "" if report.complete else next((c.detail for c in report.cells if str(c.kind) == "dry-run"), "")
+    why = "" if report.complete or report.dry_run is None else report.dry_run.detail
     if cfg.resume is None and answers:
         _drop_guess_artefacts(report, answers)
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)
 
 
-def _drop_guess_artefacts(report: Any, answers: tuple[Any, ...]) -> None:
+def _drop_guess_artefacts(report: SweepReport, answers: tuple[Any, ...]) -> None:
     """An answer the audit guessed can break the state schema by itself (``True`` where the node stores a
     ``str``): an RA706 whose invalid value is one of the guessed answers says nothing about the program."""
-    guessed = [a for a in answers]
-    kept = [f for f in report.findings if not (f.rule_id == "RA706" and f.witness.get("value") in guessed)]
+    kept = [f for f in report.findings if not (f.rule_id == "RA706" and f.witness.get("value") in answers)]
     if len(kept) != len(report.findings):
         report.findings = kept
         report.notifications.append(Notification(
@@ -157,34 +161,34 @@ def _drop_guess_artefacts(report: Any, answers: tuple[Any, ...]) -> None:
             "give the real answers in [tool.resume-audit.audit] to check them"))
 
 
-def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
+def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ...], SweepReport | None]:
     """The interrupt answers for a program nobody configured, and the trial run that decided them: none if it
     never parks, else the candidate whose uninterrupted run completes and runs the most effects (the approving
     branch). A trial that fails before any park is returned as it is: no answer changes it."""
-    from auditor.dynamic.sweep import SweepUsageError, crash_sweep
+    from auditor.dynamic.cells import DryRunWitness
+    from auditor.dynamic.sweep import SweepUsageError, TooFewAnswers, crash_sweep
 
-    def dry(answers: tuple[Any, ...]) -> Any:
+    def dry(answers: tuple[Any, ...]) -> SweepReport:
         return crash_sweep(target, resume=answers, cells=[], **options)
 
     try:
         return (), dry(())
-    except SweepUsageError as exc:
-        if "--resume value" not in str(exc):
-            raise
-    best: tuple[tuple[int, int, int], tuple[Any, ...], Any] | None = None
+    except TooFewAnswers:
+        pass  # it parks: try the usual answers
+    best: tuple[tuple[int, int, int], tuple[Any, ...], SweepReport] | None = None
     for candidate in ANSWER_CANDIDATES:
         answers = (candidate,) * MAX_PARKS
         try:
             report = dry(answers)
         except SweepUsageError:
             continue
-        cell = report.cells[0] if report.cells else None
+        cell = report.dry_run
         fired = sum(o for _e, o in cell.effects.values()) if cell is not None else 0
         ran = sum(o for _e, o in cell.nodes.values()) if cell is not None else 0
         score = (int(report.complete), fired, ran)
         if best is None or score > best[0]:
             # as many answers as the run took (static breakpoints take none)
-            parks = getattr(cell.witness, "parks", []) if cell is not None else []
+            parks = cell.witness.parks if cell is not None and isinstance(cell.witness, DryRunWitness) else []
             taken = len({p.value_index for p in parks if not p.breakpoint}) if report.complete else MAX_PARKS
             best = (score, answers[:taken], report)
     return (best[1], best[2]) if best is not None else ((ANSWER_CANDIDATES[0],) * MAX_PARKS, None)

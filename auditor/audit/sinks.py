@@ -138,9 +138,17 @@ def _library_target(call: object, imports: dict[str, str]) -> str | None:
     if not isinstance(func, cst.Name) or not chain:
         return None
     module = imports.get(func.value)
-    if module is None or "." in module and module.rsplit(".", 1)[1] != func.value:
+    if module is not None and "." in module and module.rsplit(".", 1)[1] != func.value:
+        return None  # a name imported from a module, not the module
+    return library_effect(module, chain)
+
+
+def library_effect(module: str | None, chain: list[str]) -> str | None:
+    """``requests`` + ``["post"]`` -> ``requests:post``: a library call as ``--effect`` names it; None
+    outside a module, or inside the standard library (see :func:`is_stdlib`)."""
+    if module is None or not chain or is_stdlib(module):
         return None
-    return None if is_stdlib(module) else f"{module}:{'.'.join(chain)}"
+    return f"{module}:{'.'.join(chain)}"
 
 
 def is_stdlib(module: str) -> bool:

@@ -113,8 +113,7 @@ def _attempt(bench: Workbench, k: int, ref: Reference, gate: Gate, attempt: int)
         return CellOutcome(judge(k, setup, racers, ledger, ref, gate), [setup, *racers], cell_dir)
 
 
-def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference, gate: Gate | None = None) -> Cell:
-    gate = gate or Gate.first()
+def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference, gate: Gate) -> Cell:
     cell = Cell(kind=kind, name=name(k, gate), verdict=PASS,
                 seconds=setup.seconds + max((r.seconds for r in racers), default=0.0))
     if not completed(setup) or setup.result is None:

@@ -76,8 +76,7 @@ def run_cell(bench: Workbench, form: str, gate: Gate) -> CellOutcome:
         return CellOutcome(judge(form, run, ledger, gate), [run], cell_dir)
 
 
-def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate | None = None) -> Cell:
-    gate = gate or Gate.first()
+def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
     form_name = FORM_NAMES.get(form, form)
     cell = Cell(kind=kind, name=f"fork probe ({form_name}){gate.suffix}", verdict=PASS, seconds=run.seconds)
     if not completed(run) or run.result is None:
