@@ -53,6 +53,8 @@ class ScanRequest:
     max_file_bytes: int = 5 * 1024 * 1024
     #: exit 2 when any file could not be analysed
     strict: bool = False
+    #: scan ``*.py`` symlinks that point outside the scanned folder (skipped with a notification otherwise)
+    follow_symlinks: bool = False
     #: a ready configuration to start from instead of reading ``config_path`` / the nearest pyproject.toml
     base_config: Config | None = None
 
@@ -126,6 +128,7 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
     result = engine_scan(
         request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir,
         time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
+        follow_symlinks=request.follow_symlinks,
     )
     if request.baseline is not None:
         known = read_baseline(request.baseline)

@@ -40,7 +40,11 @@ def read_baseline(path: Path) -> set[str]:
         raise BaselineError(f"cannot read baseline {path}: {exc}") from exc
     if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("findings"), list):
         raise BaselineError(f"{path} is not a resume-audit baseline (expected version {BASELINE_VERSION})")
-    return {e["fingerprint"] for e in data["findings"] if isinstance(e, dict) and "fingerprint" in e}
+    entries = data["findings"]
+    bad = [i for i, e in enumerate(entries) if not (isinstance(e, dict) and isinstance(e.get("fingerprint"), str))]
+    if bad:
+        raise BaselineError(f"{path}: entry {bad[0]} has no fingerprint string (is it a resume-audit baseline?)")
+    return {e["fingerprint"] for e in entries}
 
 
 def apply_baseline(findings: list[Finding], known: set[str]) -> tuple[list[Finding], int]:

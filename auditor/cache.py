@@ -31,13 +31,13 @@ def default_cache_dir(root: Path) -> Path:
     base = Path(os.environ.get("RESUME_AUDIT_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     if not os.environ.get("RESUME_AUDIT_CACHE_DIR"):
         base = base / "resume-audit"
-    return base / hashlib.blake2b(str(root.resolve()).encode(), digest_size=8).hexdigest()
+    return base / hashlib.blake2b(str(root.resolve()).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 class ResultCache:
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
         self.directory = directory
-        self.key = hashlib.blake2b("\x1f".join([str(CACHE_FORMAT), *key_parts]).encode(), digest_size=16).hexdigest()
+        self.key = hashlib.blake2b("\x1f".join([str(CACHE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         self.hits = 0
         self.misses = 0
         try:
@@ -49,7 +49,8 @@ class ResultCache:
             self.directory = None  # type: ignore[assignment]  # unwritable: run uncached
 
     def _entry(self, path: str) -> Path:
-        return self.directory / f"{hashlib.blake2b(path.encode(), digest_size=16).hexdigest()}.json"
+        digest = hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return self.directory / f"{digest}.json"
 
     def get(self, path: str, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> "FileResult | None":
         from auditor.engine import FileResult
@@ -90,8 +91,8 @@ class ResultCache:
     def put(self, path: str, content_hash: str, result: "FileResult", mentions: Callable[[str], list[str]]) -> None:
         if self.directory is None:
             return
-        if any(n.kind.value in ("timeout", "internal-error") for n in result.notifications):
-            return  # do not pin a transient failure
+        if not result.complete or any(n.kind.value in ("timeout", "internal-error") for n in result.notifications):
+            return  # do not pin a transient failure (its own, or a dependency's that timed out)
         data = {
             "key": self.key,
             "path": path,

@@ -151,9 +151,10 @@ def scan(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: one per CPU]; 1 analyses in this process."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write the per-file result cache."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
-    file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, help="Seconds one file's analysis may take before it is skipped with a notification."),
+    file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, max=86_400.0, help="Seconds one file's analysis may take before it is skipped with a notification."),
     max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, max=1_000_000.0, help="Megabytes over which a file is skipped with a notification."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."),
+    follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Scan *.py symlinks that point outside the scanned folder (skipped with a notification otherwise)."),
 ) -> None:
     """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.
 
@@ -174,6 +175,7 @@ def scan(
         file_timeout=file_timeout,
         max_file_bytes=int(max_file_size * 1024 * 1024),
         strict=strict,
+        follow_symlinks=follow_symlinks,
     )
     if not no_cache:
         request.cache_dir = cache_dir or default_cache_dir((root or default_root(list(paths))).resolve())

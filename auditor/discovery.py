@@ -6,6 +6,12 @@ user's own code: virtualenvs (any directory holding a ``pyvenv.cfg``),
 whatever ``exclude`` patterns name. Symlinked directories are not followed,
 so a symlink loop cannot trap the walk. A path given explicitly on the
 command line is always scanned, even if its name would be skipped.
+
+Hostile trees cost a notification, never the scan: a symlink loop named
+``*.py``, a folder that cannot be listed, a file name that is not UTF-8 (shown
+with its undecodable bytes escaped), and a ``*.py`` symlink that points out of
+the scanned folder (skipped unless ``follow_symlinks``: the report would show
+a file outside the tree under the link's name).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
+
+from auditor.findings import Notification, NotificationKind
 
 SKIP_DIRS = frozenset(
     {
@@ -47,8 +55,35 @@ def display_path(path: Path, root: Path) -> str:
             return "."
         prefix = base if base.endswith(os.sep) else base + os.sep
         if absolute.startswith(prefix):
-            return Path(absolute[len(prefix):]).as_posix()
-    return Path(absolute).as_posix()
+            return printable(Path(absolute[len(prefix):]).as_posix())
+    return printable(Path(absolute).as_posix())
+
+
+def printable(name: str) -> str:
+    """A file name as valid text: the bytes of a non-UTF-8 name (surrogate escapes, as the OS
+    hands them to Python) shown as ``\\xff`` -- a report must stay valid UTF-8 JSON."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def real_path(path: Path) -> Path:
+    """Symlinks and ``..`` resolved, never raising: a symlink loop resolves to itself (and then
+    fails to read, which is reported), where ``Path.resolve`` raises on 3.11."""
+    return Path(os.path.realpath(path))
+
+
+def _is_venv(folder: Path) -> bool:
+    try:
+        return (folder / "pyvenv.cfg").exists()
+    except OSError:  # a folder that cannot be searched: the walk reports it
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 @lru_cache(maxsize=64)
@@ -73,27 +108,40 @@ def _excluded(path: Path, rel: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> Iterator[SourcePath]:
-    """Yield every Python file to scan, each once, in a stable order."""
+def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
+             follow_symlinks: bool = False, problems: list[Notification] | None = None) -> Iterator[SourcePath]:
+    """Yield every Python file to scan, each once, in a stable order.
+
+    What could not be walked (an unlistable folder, an out-of-tree symlink) is appended to
+    ``problems`` as a notification, so the scan reports it instead of silently scanning less.
+    """
     exclude = list(exclude)
     seen: set[Path] = set()
+    notes: list[Notification] = problems if problems is not None else []
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PathNotFound(f"path does not exist: {given}")
         if given.is_file() or (given.is_symlink() and not given.is_dir()):
-            resolved = given.resolve()
+            resolved = real_path(given)
             if resolved not in seen:
                 seen.add(resolved)
                 yield SourcePath(given, display_path(given, root), resolved)
             continue
-        for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
+        tree = real_path(given)
+
+        def unlistable(error: OSError) -> None:
+            where = display_path(Path(error.filename), root) if error.filename else display_path(given, root)
+            notes.append(Notification(NotificationKind.UNREADABLE,
+                                      f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))
+
+        for dirpath, dirnames, filenames in os.walk(given, followlinks=False, onerror=unlistable):
             current = Path(dirpath)
             current_resolved: Path | None = None  # resolved once per folder, on its first file
             kept = []
             for d in sorted(dirnames):
                 full = current / d
                 rel = display_path(full, root)
-                if d in SKIP_DIRS or d.endswith(".egg-info") or (full / "pyvenv.cfg").exists():
+                if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(full):
                     continue
                 if _excluded(full, rel, exclude):
                     continue
@@ -107,7 +155,11 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
                 if _excluded(full, rel, exclude):
                     continue
                 if os.path.islink(full):
-                    resolved = full.resolve()
+                    resolved = real_path(full)
+                    if not follow_symlinks and not _inside(resolved, tree):
+                        notes.append(Notification(NotificationKind.SKIPPED,
+                                                  "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)", rel))
+                        continue
                 else:
                     current_resolved = current_resolved or current.resolve()
                     resolved = current_resolved / name

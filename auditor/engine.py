@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import os
@@ -33,7 +34,7 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from auditor import __version__
 from auditor.analysis.configs import ConfigEvaluator
@@ -96,6 +97,13 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
         )
 
 
+def _index_bytes(raw: bytes, entry: SourceFile) -> ModuleFacts | Notification:
+    source = decode_source(raw, entry.path, entry.display)
+    if isinstance(source, Notification):
+        return source
+    return index_source(source)
+
+
 def load_module(path: Path, display: str) -> ModuleFacts | Notification:
     """Read, parse and index one file; every failure becomes a notification."""
     source = read_source(path, display)
@@ -121,6 +129,8 @@ class FileResult:
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
+    #: False when a module the analysis needed timed out: the result is not cached
+    complete: bool = True
 
 
 class _TimeLimit(Exception):
@@ -150,6 +160,25 @@ class _Alarm:
     def _raise(signum: int, frame: object) -> None:
         raise _TimeLimit()
 
+    @staticmethod
+    def running() -> bool:
+        return hasattr(signal, "getitimer") and threading.current_thread() is threading.main_thread() \
+            and signal.getitimer(signal.ITIMER_REAL)[0] > 0
+
+    @staticmethod
+    @contextlib.contextmanager
+    def paused(seconds: float | None) -> Iterator[None]:
+        """Run the body on a fresh budget of ``seconds``, then give the running alarm back what it had left."""
+        remaining = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        try:
+            if seconds:
+                signal.setitimer(signal.ITIMER_REAL, seconds)
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if remaining > 0:
+                signal.setitimer(signal.ITIMER_REAL, remaining)
+
 
 class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
@@ -163,7 +192,14 @@ class Analyzer:
         self.time_limit = time_limit
         self.hashes = hashes
         self.by_path = {f.path: f for f in files}
+        #: the bytes each file was hashed from: analysed as read, so an edit during the scan can
+        #: never put the new content's result under the old hash, nor a deleted file go missing
+        self.texts: dict[Path, bytes] = texts or {}
         self.load_notes: dict[Path, Notification] = {}
+        #: the file under analysis, and whether a module it needed could not be loaded in time
+        self._current: Path | None = None
+        self._incomplete = False
+        self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = _mentions_memo(files, {str(p): b for p, b in (texts or {}).items()})
         self.project = Project(files=files, loader=self._load, mentions=mentions)
@@ -171,22 +207,40 @@ class Analyzer:
         self.configs = ConfigEvaluator(self.project)
 
     def _load(self, entry: SourceFile) -> ModuleFacts | None:
-        try:
-            if entry.path.stat().st_size > self.max_file_bytes:
-                return None  # never parse an oversized file, even as a dependency
-        except OSError:
-            return None
-        loaded = load_module(entry.path, entry.display)
+        raw = self.texts.get(entry.path)
+        if raw is None:
+            loaded: ModuleFacts | Notification = load_module(entry.path, entry.display)
+        elif len(raw) > self.max_file_bytes:
+            return None  # never parse an oversized file, even as a dependency
+        elif entry.path != self._current and _Alarm.running():
+            loaded = self._load_on_its_own_budget(entry, raw)
+        else:
+            loaded = _index_bytes(raw, entry)
         if isinstance(loaded, Notification):
             self.load_notes[entry.path] = loaded
             return None
         return loaded
+
+    def _load_on_its_own_budget(self, entry: SourceFile, raw: bytes) -> ModuleFacts | Notification:
+        """A module another file's analysis reaches is parsed on a time budget of its own: a slow
+        file is charged to itself (reported as a timeout when its turn comes), never to the
+        neighbour whose finding would otherwise be lost. The neighbour's clock is paused meanwhile."""
+        with _Alarm.paused(self.time_limit):
+            try:
+                return _index_bytes(raw, entry)
+            except _TimeLimit:
+                self._incomplete = True
+                note = Notification(NotificationKind.TIMEOUT,
+                                    f"parsing took longer than {self.time_limit:g} s; file skipped", entry.display)
+                self._dependency_notes.append(note)  # reported even if the slow file is no candidate itself
+                return note
 
     def analyse(self, path: Path) -> FileResult:
         entry = self.by_path[path]
         result = FileResult(entry.display)
         self.project.touched = set()
         self.project.mention_words = set()
+        self._current, self._incomplete = entry.path, False
         try:
             with _Alarm(self.time_limit):
                 module = self.project.load(entry)
@@ -216,9 +270,14 @@ class Analyzer:
             result.notifications.append(
                 Notification(NotificationKind.TIMEOUT, f"analysis took longer than {self.time_limit:g} s; file skipped", entry.display)
             )
+            self.project.give_up(entry)  # a neighbour reaching it later does not pay for it again
         except RecursionError:
             result.findings = []
             result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
+        result.complete = not self._incomplete
+        result.notifications.extend(self._dependency_notes)
+        self._dependency_notes = []
+        self._current = None
         result.deps = {str(p): self.hashes.get(str(p), "") for p in sorted(self.project.touched)}
         result.mention_words = sorted(self.project.mention_words)
         return result
@@ -369,6 +428,7 @@ def scan(
     cache_dir: Path | None = None,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
@@ -385,7 +445,7 @@ def scan(
     #: every file's bytes, read once: project-wide text questions and the cache reuse them
     raw_texts: dict[Path, bytes] = {}
     candidates: list[Path] = []
-    for source_path in discover(paths, root, config.exclude):
+    for source_path in discover(paths, root, config.exclude, follow_symlinks=follow_symlinks, problems=notifications):
         discovered += 1
         raw = _read_regular(source_path.path, source_path.display)
         if isinstance(raw, Notification):
@@ -452,6 +512,7 @@ def scan(
     findings: list[Finding] = []
     suppressed = 0
     seen: set[tuple] = set()
+    noted = {(n.kind, n.path, n.line, n.message) for n in notifications}
     for path in candidates:
         r = results[path]
         for f in r.findings:  # a finding in a shared helper can be reached from two files
@@ -459,7 +520,10 @@ def scan(
             if key not in seen:
                 seen.add(key)
                 findings.append(f)
-        notifications.extend(r.notifications)
+        for n in r.notifications:  # a slow dependency's timeout can come with several files: once
+            if (n.kind, n.path, n.line, n.message) not in noted:
+                noted.add((n.kind, n.path, n.line, n.message))
+                notifications.append(n)
         suppressed += r.suppressed
     findings.sort(key=lambda f: f.sort_key)
     notifications, unresolved = summarise_unresolved(notifications)
@@ -519,7 +583,7 @@ def summarise_unresolved(notifications: list[Notification]) -> tuple[list[Notifi
 def _module_set(files: Sequence[SourceFile]) -> str:
     """Fingerprint of which module names exist: a new module can resolve an import that
     did not resolve before, which must invalidate cached results."""
-    return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _mentions_memo(files: Sequence[SourceFile], texts: dict[str, bytes]) -> Callable[[str], list[str]]:

@@ -283,9 +283,13 @@ def test_a_fifo_or_a_device_named_py_is_reported_not_read(tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     (tmp_path / "zero.py").symlink_to("/dev/zero")
     (tmp_path / "agent.py").write_text("from langgraph.types import interrupt\n")
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--format", "json"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    notes = {n["path"]: n["message"] for n in json.loads(proc.stdout)["notifications"]}
-    assert notes["pipe.py"] == "a FIFO, not a source file; skipped"
-    assert notes["zero.py"] == "a device, not a source file; skipped"
+    def notes(*extra: str) -> dict[str, str]:
+        proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--format", "json", *extra],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return {n["path"]: n["message"] for n in json.loads(proc.stdout)["notifications"]}
+
+    followed = notes("--follow-symlinks")  # /dev/zero is outside the tree: only read when links are followed
+    assert followed["pipe.py"] == "a FIFO, not a source file; skipped"
+    assert followed["zero.py"] == "a device, not a source file; skipped"
+    assert notes()["zero.py"].startswith("a symlink to a file outside the scanned folder; skipped")

@@ -219,6 +219,10 @@ class Project:
             self._loaded[entry.path] = self._loader(entry) if self._loader is not None else None
         return self._loaded[entry.path]
 
+    def give_up(self, entry: SourceFile) -> None:
+        """Treat ``entry`` as unloadable for the rest of the scan (its analysis ran out of time)."""
+        self._loaded.setdefault(entry.path, None)
+
     def entries_named(self, name: str) -> list[SourceFile]:
         """Files that ``import name`` may denote, as the code is really run.
 

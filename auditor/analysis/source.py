@@ -45,9 +45,15 @@ def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Not
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
         return Notification(NotificationKind.DECODE_ERROR, f"cannot determine encoding: {exc}", display_path)
+    if not _is_text_codec(encoding):
+        return Notification(
+            NotificationKind.DECODE_ERROR,
+            f"declares the encoding {encoding!r}, which is not a text encoding Python source can use; file skipped",
+            display_path,
+        )
     try:
         text = raw.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except (UnicodeError, LookupError) as exc:  # UnicodeError: codecs such as punycode or "undefined"
         return Notification(
             NotificationKind.DECODE_ERROR,
             f"not valid {encoding} text ({exc.__class__.__name__}: {exc}); file skipped",
@@ -58,9 +64,22 @@ def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Not
     return SourceText(path=path, display_path=display_path, text=text, encoding=encoding)
 
 
+def _is_text_codec(encoding: str) -> bool:
+    """A codec that turns bytes into text (``tokenize`` accepts any registered name, including
+    ``rot13`` and ``base64``-style codecs that LibCST and the compiler then choke on)."""
+    import codecs
+
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        return True  # reported by the decode that follows, with the codec's own message
+    return getattr(info, "_is_text_encoding", True)
+
+
 #: Deeper expression nesting than this is not handed to LibCST: its native parser slows
 #: down super-linearly on long operator chains (5,000 ``+`` terms take ~30 s) and
-#: overflows its stack on deep bracket nesting, which would kill the whole scan.
+#: overflows its stack on deep bracket nesting or long ``and``/``or`` chains, which would
+#: kill the whole scan. A boolean chain counts one level per operand.
 MAX_NESTING = 1000
 
 
@@ -73,7 +92,10 @@ def _max_depth(tree: ast.AST) -> int:
             deepest = depth
             if deepest > MAX_NESTING:
                 return deepest
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        # ``a and b and c`` is one flat node to the compiler but a left-nested chain to LibCST,
+        # whose native parser overflows its stack (a segfault, no report at all) near 8,000 terms
+        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
+        stack.extend((child, depth + step) for child in ast.iter_child_nodes(node))
     return deepest
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from auditor.catalog import descriptors
 from auditor.findings import Finding, Notification, ScanResult, Severity
+from auditor.reporters.visible import visible
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The runner's escapes, then any other control character shown as text (a log must not
+    carry a scanned file's terminal sequences)."""
+    return visible(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(value: str) -> str:

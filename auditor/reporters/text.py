@@ -18,6 +18,7 @@ from rich.text import Text
 
 from auditor.catalog import descriptors
 from auditor.findings import PROPERTIES, Finding, ScanResult, Severity, Span
+from auditor.reporters.visible import visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -41,7 +42,7 @@ def _excerpt(console: Console, span: Span, lines: list[str] | None, indent: str 
     for n in range(first, last + 1):
         marker = ">" if span.start_line <= n <= span.end_line else " "
         text = Text(f"{indent}{marker} {n:>{width}} | ", style="dim" if marker == " " else "bold")
-        text.append(lines[n - 1].rstrip())
+        text.append(visible(lines[n - 1].rstrip()))
         console.print(text, soft_wrap=True)
 
 
@@ -65,7 +66,8 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
             where += f":{note.line}"
             if note.column:
                 where += f":{note.column}"
-        console.print(Text(f"warning: {where}: {note.message}" if where else f"warning: {note.message}", style="yellow"))
+        line = f"warning: {where}: {note.message}" if where else f"warning: {note.message}"
+        console.print(Text(visible(line), style="yellow"))
     if result.notifications:
         console.print()
 
@@ -74,7 +76,7 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
         by_file[f.span.path].append(f)
 
     for path in sorted(by_file):
-        console.print(Text(path, style="bold underline"))
+        console.print(Text(visible(path), style="bold underline"))
         lines = _source_lines(result.root, path, cache)
         for f in sorted(by_file[path], key=lambda x: x.sort_key):
             rule = catalog.get(f.rule_id)
@@ -122,7 +124,7 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
 def _para(console: Console, label: str, body: str, *, label_style: str = "bold") -> None:
     """A labelled paragraph indented four spaces, wrapped lines included (no trailing padding)."""
     wrapped = textwrap.fill(
-        label + body, width=max(40, console.width), initial_indent="    ", subsequent_indent="    ",
+        visible(label + body), width=max(40, console.width), initial_indent="    ", subsequent_indent="    ",
         break_long_words=False, break_on_hyphens=False,
     )
     text = Text(wrapped)
