@@ -10,6 +10,7 @@ not pickle: the cache must never be a way to run code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -35,8 +36,13 @@ def default_cache_dir(root: Path) -> Path:
 
 
 class ResultCache:
+    """Entries are written as each file's analysis finishes (a scan killed half-way keeps what it
+    did), through a temporary file named after the writing process; temporary files of writers
+    that died are removed when the next scan opens the cache. Every entry is checked for shape
+    as well as key: a damaged one is a miss, never a crash of every later scan."""
+
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
-        self.directory = directory
+        self.directory: Path | None = directory
         self.key = hashlib.blake2b("\x1f".join([str(CACHE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         self.hits = 0
         self.misses = 0
@@ -46,47 +52,51 @@ class ResultCache:
             if not tag.exists():
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# resume-audit cache\n")
         except OSError:
-            self.directory = None  # type: ignore[assignment]  # unwritable: run uncached
+            self.directory = None  # unwritable: run uncached
+            return
+        _remove_orphaned_temporaries(directory)
 
     def _entry(self, path: str) -> Path:
+        assert self.directory is not None
         digest = hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self.directory / f"{digest}.json"
 
-    def get(self, path: str, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> "FileResult | None":
-        from auditor.engine import FileResult
-
+    def get(self, path: str, display: str, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> "FileResult | None":
         if self.directory is None:
             return None
         try:
             data = json.loads(self._entry(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            result = self._valid(data, path, display, hashes, mentions)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):  # unreadable or damaged: a miss
+            result = None
+        if result is None:
             self.misses += 1
-            return None
-        valid = (
-            isinstance(data, dict)
-            and data.get("key") == self.key
-            and data.get("path") == path
-            and data.get("hash") == hashes.get(path)
-            and all(hashes.get(dep) == h for dep, h in data.get("deps", {}).items())
-            and all(mentions(word) == files for word, files in data.get("mentions", {}).items())
-        )
-        if not valid:
-            self.misses += 1
-            return None
-        try:
-            result = FileResult(
-                display=data["display"],
-                findings=[serialize.finding_from_dict(f) for f in data["findings"]],
-                notifications=[serialize.notification_from_dict(n) for n in data["notifications"]],
-                suppressed=data["suppressed"],
-                deps=data["deps"],
-                mention_words=list(data.get("mentions", {})),
-            )
-        except (KeyError, TypeError, ValueError):
-            self.misses += 1
-            return None
-        self.hits += 1
+        else:
+            self.hits += 1
         return result
+
+    def _valid(self, data: object, path: str, display: str, hashes: dict[str, str],
+               mentions: Callable[[str], list[str]]) -> "FileResult | None":
+        from auditor.engine import FileResult
+
+        if not (isinstance(data, dict) and data.get("key") == self.key and data.get("path") == path
+                and data.get("display") == display and data.get("hash") == hashes.get(path)):
+            return None
+        deps, words = data["deps"], data["mentions"]
+        if not (isinstance(deps, dict) and isinstance(words, dict)):
+            return None
+        if not all(hashes.get(dep) == h for dep, h in deps.items()):
+            return None
+        if not all(mentions(word) == files for word, files in words.items()):
+            return None
+        return FileResult(
+            display=display,
+            findings=[serialize.finding_from_dict(f) for f in data["findings"]],
+            notifications=[serialize.notification_from_dict(n) for n in data["notifications"]],
+            suppressed=int(data["suppressed"]),
+            deps=dict(deps),
+            mention_words=list(words),
+        )
 
     def put(self, path: str, content_hash: str, result: "FileResult", mentions: Callable[[str], list[str]]) -> None:
         if self.directory is None:
@@ -104,10 +114,33 @@ class ResultCache:
             "notifications": [serialize.notification_to_dict(n) for n in result.notifications],
             "suppressed": result.suppressed,
         }
+        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f"{os.getpid()}-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh)
             os.replace(tmp, self._entry(path))
         except OSError:
-            pass
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def _remove_orphaned_temporaries(directory: Path) -> None:
+    """``<pid>-*.tmp`` files whose writer is gone (a scan killed mid-write)."""
+    for tmp in directory.glob("*.tmp"):
+        pid = tmp.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -238,8 +238,7 @@ class Analyzer:
     def analyse(self, path: Path) -> FileResult:
         entry = self.by_path[path]
         result = FileResult(entry.display)
-        self.project.touched = set()
-        self.project.mention_words = set()
+        self.project.begin_file()
         self._current, self._incomplete = entry.path, False
         try:
             with _Alarm(self.time_limit):
@@ -473,13 +472,20 @@ def scan(
                 continue
             candidates.append(entry.path)
 
-    cache = ResultCache(cache_dir, key_parts=[__version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files)]) if cache_dir else None
+    # everything a cached result depends on beyond its file and dependencies: the analysing code,
+    # the rules, the configuration, which modules exist, the size limit (an oversized dependency is
+    # not parsed), the report root (findings carry paths relative to it) and whether links are followed
+    cache = ResultCache(cache_dir, key_parts=[
+        __version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files),
+        str(max_file_bytes), str(root.resolve()), str(follow_symlinks),
+    ]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
     texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
     mentions = _mentions_memo(files, texts)
+    displays = {f.path: f.display for f in files}
     for path in candidates:
-        cached = cache.get(str(path), hashes, mentions) if cache else None
+        cached = cache.get(str(path), displays[path], hashes, mentions) if cache else None
         if cached is not None:
             results[path] = cached
         else:
@@ -494,7 +500,10 @@ def scan(
             by_display = {f.display: f.path for f in files}
             for chunk_result in pool.map(_work, _chunks(todo, workers)):
                 for r in chunk_result:
-                    results[by_display[r.display]] = r
+                    path = by_display[r.display]
+                    results[path] = r
+                    if cache:  # as it arrives: a scan killed half-way keeps what it did
+                        cache.put(str(path), hashes[str(path)], r, mentions)
         except BaseException:
             # Ctrl-C, SIGTERM (the CLI raises it here), a failure: stop the workers now rather than
             # letting the executor's exit wait for every queued chunk
@@ -505,9 +514,8 @@ def scan(
         analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions)
         for path in todo:
             results[path] = analyzer.analyse(path)
-    if cache:
-        for path in todo:
-            cache.put(str(path), hashes[str(path)], results[path], mentions)
+            if cache:
+                cache.put(str(path), hashes[str(path)], results[path], mentions)
 
     findings: list[Finding] = []
     suppressed = 0

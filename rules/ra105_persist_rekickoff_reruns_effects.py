@@ -337,10 +337,10 @@ and `Flow.from_checkpoint(...)`.
     )
 
     def _build(self, project) -> _Index:
-        memo = project.memo(self.id)
-        if "index" in memo:
-            return memo["index"]
-        index = memo["index"] = _Index()
+        return project.cached(self.id, "index", lambda: self._index(project))
+
+    def _index(self, project) -> _Index:
+        index = _Index()
         # flows are defined where crewai is imported; re-kicks happen wherever kickoff is called
         for module in project.modules_mentioning(["crewai", "kickoff"]):
             uses = module.uses_any(crewai.PACKAGES)

@@ -288,10 +288,11 @@ once). Keep `InMemorySaver` for tests and notebooks.
 
 
 def _collect(rule: InMemorySaverServed, ctx: RuleContext):
+    return ctx.project.cached(rule.id, "collected", lambda: _collect_all(rule, ctx))
+
+
+def _collect_all(rule: InMemorySaverServed, ctx: RuleContext):
     project = ctx.project
-    memo = project.memo(rule.id)
-    if "collected" in memo:
-        return memo["collected"]
     out = []
     seen: set[int] = set()
     for module in project.modules_using(langgraph.PACKAGES):
@@ -306,7 +307,6 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
                 continue
             seen.add(id(construction))
             out.append((construction, where, hitl, _served_handler(where, module, project)))
-    memo["collected"] = out
     return out
 
 

@@ -175,30 +175,22 @@ durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
 
     def _project_resume(self, project):
         """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
-        memo = project.memo(self.id)
-        if "resume" in memo:
-            return memo["resume"]
-        first = None
-        for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
-            for info in module.all_calls:
-                if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
-                    first = (info, module)
-                    break
-            if first is not None:
-                break
-        memo["resume"] = first
-        return first
+        def first_resume():
+            for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
+                for info in module.all_calls:
+                    if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
+                        return (info, module)
+            return None
+
+        return project.cached(self.id, "resume", first_resume)
 
     def _project_subclasses(self, project) -> bool:
         """Does any project class extend FileStatePersistence (cached per project)?"""
-        memo = project.memo(self.id)
-        if "subclasses" not in memo:
-            memo["subclasses"] = any(
-                pg.is_file_persistence_subclass(c, project)
-                for m in project.modules_using(pg.PACKAGES)
-                for c in m.classes
-            )
-        return memo["subclasses"]
+        return project.cached(self.id, "subclasses", lambda: any(
+            pg.is_file_persistence_subclass(c, project)
+            for m in project.modules_using(pg.PACKAGES)
+            for c in m.classes
+        ))
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(pg.PACKAGES) and not self._project_subclasses(ctx.project):

@@ -356,17 +356,14 @@ Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(..
     # -- project-wide evidence ------------------------------------------------
     def _subclass_user(self, ctx: RuleContext) -> bool:
         """A module subclassing a project Workflow need not import workflows itself (cached per project)."""
-        memo = ctx.project.memo(self.id)
-        if "uses" not in memo:
-            memo["uses"] = bool(ctx.project.modules_using(llamaindex.PACKAGES))
-        return memo["uses"]
+        return ctx.project.cached(self.id, "uses", lambda: bool(ctx.project.modules_using(llamaindex.PACKAGES)))
 
     def _project_evidence(self, ctx: RuleContext) -> _Evidence:
+        return ctx.project.cached(self.id, "evidence", lambda: self._gather_evidence(ctx))
+
+    def _gather_evidence(self, ctx: RuleContext) -> _Evidence:
         project = ctx.project
-        memo = project.memo(self.id)
-        if "evidence" in memo:
-            return memo["evidence"]
-        evidence = memo["evidence"] = _Evidence()
+        evidence = _Evidence()
         # evidence of persistence and human responders: modules naming the workflow APIs
         words = ["to_dict", "from_dict", "WorkflowServer", "send_event", "HumanResponseEvent"]
         for module in project.modules_mentioning(words):

@@ -99,10 +99,8 @@ def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> c
     """The hand-rolled Flow restore in ``block`` of ``fn`` (default: its whole body), memoised:
     a try body is asked once to find the try and again to report it."""
     block = fn.node.body if block is None else block
-    memo = project.memo("ra605-hydration")
-    if id(block) not in memo:
-        memo[id(block)] = crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None
-    return memo[id(block)]
+    return project.cached("ra605-hydration", id(block),
+                          lambda: crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None)
 
 
 def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]) -> Hit | None:

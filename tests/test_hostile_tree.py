@@ -32,7 +32,7 @@ HAZARD = (
 
 
 def run(*args: str, cwd: Path, user: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([*(user or []), sys.executable, "-m", "auditor", *args], cwd=cwd, capture_output=True,
                           timeout=300, env=env)
 

@@ -52,10 +52,7 @@ class Deployment:
 
 def deployments(project) -> list[Deployment]:
     """Every deployment entry of every manifest found around the project's files (once per scan)."""
-    memo = project.memo("deployments")
-    if "all" not in memo:
-        memo["all"] = _find(project)
-    return memo["all"]
+    return project.cached("deployments", "all", lambda: _find(project))
 
 
 def deployment_of(module: ModuleFacts, project, platform: str | None = None) -> Deployment | None:

@@ -38,16 +38,10 @@ class Unit:
 class _ProjectFacts:
     units: dict[int, Unit]
     entrypoints: dict[int, langgraph.Entrypoint]
-    effect_memo: dict[int, Reached | None]
-    #: the same, counting writes that replay harmlessly (overwrites, upserts from own values)
-    overwrite_memo: dict[int, Reached | None]
 
 
 def project_facts(project: Project) -> _ProjectFacts:
-    memo = project.memo("langgraph-units")
-    if "facts" not in memo:
-        memo["facts"] = _build(project)
-    return memo["facts"]
+    return project.cached("langgraph-units", "facts", lambda: _build(project))
 
 
 def _build(project: Project) -> _ProjectFacts:
@@ -113,7 +107,7 @@ def _build(project: Project) -> _ProjectFacts:
                 if langgraph.is_task(callee, project) and id(callee) not in units:
                     units[id(callee)] = Unit(callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}")
                 queue.append((callee, root, depth + 1))
-    return _ProjectFacts(units, entrypoints, {}, {})
+    return _ProjectFacts(units, entrypoints)
 
 
 def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False) -> Reached | None:
@@ -123,8 +117,7 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None,
     own values) are skipped unless ``overwrites``."""
     m = module or ctx.module
     project: Project = ctx.project
-    facts = project_facts(project)
-    memo = facts.overwrite_memo if overwrites else facts.effect_memo
+    namespace = "langgraph-effects-with-overwrites" if overwrites else "langgraph-effects"
 
     def reach(c: CallInfo, mod: ModuleFacts, depth: int) -> Reached | None:
         if depth > 10 or langgraph.calls_task(c.node, c.function, mod, project):
@@ -141,19 +134,16 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None,
         return None
 
     def function_reaches(fn: FunctionInfo, depth: int) -> Reached | None:
-        if id(fn) in memo:
-            return memo[id(fn)]
-        memo[id(fn)] = None
-        result = None
-        for c in fn.calls:
-            if done_check_guard(c, fn, fn.module) is not None:
-                continue
-            found = reach(c, fn.module, depth)
-            if found is not None:
-                result = found
-                break
-        memo[id(fn)] = result
-        return result
+        def first_reaching() -> Reached | None:
+            for c in fn.calls:
+                if done_check_guard(c, fn, fn.module) is not None:
+                    continue
+                found = reach(c, fn.module, depth)
+                if found is not None:
+                    return found
+            return None
+
+        return project.cached(namespace, id(fn), first_reaching, in_progress=None)
 
     return reach(call, m, 0)
 
@@ -254,10 +244,7 @@ def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: Module
 
 def project_uses_langgraph(project: Project) -> bool:
     """Does any module of the scan import langgraph? (cached per project)"""
-    memo = project.memo("langgraph-units")
-    if "uses" not in memo:
-        memo["uses"] = bool(project.modules_using(langgraph.PACKAGES))
-    return memo["uses"]
+    return project.cached("langgraph-units", "uses", lambda: bool(project.modules_using(langgraph.PACKAGES)))
 
 
 def graph_is_pure(ctx, graph: langgraph.CompiledGraph) -> bool:

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Generic, Iterable, TypeVar
+from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, TypeVar
 
 import libcst as cst
 
@@ -27,6 +27,17 @@ from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFact
 from auditor.analysis.resolve import Resolver
 
 T = TypeVar("T")
+#: ``Project.cached``'s "no placeholder" marker
+_COMPUTING: Any = object()
+
+
+@dataclass(frozen=True)
+class _Memoised:
+    """A memoised answer with the modules and word searches it depended on."""
+
+    value: Any
+    paths: frozenset[Path]
+    words: frozenset[str]
 
 #: How many levels of project helpers an effect (or interrupt) is traced through:
 #: node -> helper -> helper -> helper -> sink.
@@ -195,7 +206,6 @@ class Project:
         #: words whose project-wide mentions an analysis relied on (cache dependencies)
         self.mention_words: set[str] = set()
         self._resolvers: dict[int, Resolver] = {}
-        self._reach_memo: dict[str, dict[tuple[int, int], Reached | None]] = {}
         #: last dotted component -> files (for resolving a name the way the code is really run)
         self._by_tail: dict[str, list[SourceFile]] | None = None
         self._suffix_memo: dict[str, list[SourceFile]] = {}
@@ -203,18 +213,64 @@ class Project:
         #: component is one of these is the project's own and should resolve
         self._local_tops: set[str] | None = None
         self._dir_tails: set[tuple[str, ...]] | None = None
-        self._tool_memo: dict[int, list[FunctionInfo]] = {}
-        self._memos: dict[str, dict] = {}
+        self._memos: dict[str, dict[Hashable, _Memoised]] = {}
+        #: the dependencies of the memoised computations now running, innermost last
+        self._frames: list[tuple[set[Path], set[str]]] = []
 
-    def memo(self, namespace: str) -> dict:
-        """A dictionary that lives as long as this project (one scan): analyses that answer
-        the same question for many callers keep their answers here, never in module globals."""
-        return self._memos.setdefault(namespace, {})
+    # -- memoised answers and what they depended on ------------------------
+    def begin_file(self) -> None:
+        """Start recording one file's dependencies afresh (the engine calls it per analysed file)."""
+        self.touched = set()
+        self.mention_words = set()
+        self._frames = []
+
+    def cached(self, namespace: str, key: Hashable, compute: Callable[[], T], *, in_progress: Any = _COMPUTING) -> T:
+        """``compute()``, once per project (one scan) and key -- with what it depended on.
+
+        Analyses that answer the same question for many files keep the answer here (never in
+        module globals). The modules the computation loaded and the project-wide word searches
+        it relied on are recorded with the answer and charged again to every later file that
+        reuses it: the per-file cache must know that ``a2.py``'s finding rests on ``h2.py``
+        even when ``a1.py``'s analysis did the work (a stale finding otherwise survives an
+        edit of ``h2.py``). ``in_progress`` is what a recursive question about the same key
+        sees while the answer is computed (a cycle contributes nothing new).
+        """
+        memo = self._memos.setdefault(namespace, {})
+        found = memo.get(key)
+        if found is not None:
+            self._charge(found.paths, found.words)
+            return found.value
+        if in_progress is not _COMPUTING:
+            memo[key] = _Memoised(in_progress, frozenset(), frozenset())
+        frame: tuple[set[Path], set[str]] = (set(), set())
+        self._frames.append(frame)
+        try:
+            value = compute()
+        except BaseException:
+            memo.pop(key, None)  # a time limit mid-way must not leave the placeholder as the answer
+            raise
+        finally:
+            # frames nest (a computation ends before the one that started it), so the innermost
+            # is this one; found by identity -- two frames with equal contents are different frames
+            while self._frames and self._frames.pop() is not frame:
+                pass
+        memo[key] = _Memoised(value, frozenset(frame[0]), frozenset(frame[1]))
+        self._charge(frame[0], frame[1])
+        return value
+
+    def _charge(self, paths: AbstractSet[Path], words: AbstractSet[str]) -> None:
+        """Record dependencies for the file under analysis and the computation now running."""
+        self.touched.update(paths)
+        self.mention_words.update(words)
+        if self._frames:
+            top_paths, top_words = self._frames[-1]
+            top_paths.update(paths)
+            top_words.update(words)
 
     # -- modules ----------------------------------------------------------
     def load(self, entry: SourceFile) -> ModuleFacts | None:
         """The parsed module of ``entry`` (parsed on first use; None if it cannot be)."""
-        self.touched.add(entry.path)
+        self._charge({entry.path}, frozenset())
         if entry.path not in self._loaded:
             self._loaded[entry.path] = self._loader(entry) if self._loader is not None else None
         return self._loaded[entry.path]
@@ -355,7 +411,7 @@ class Project:
     def files_mentioning(self, word: str) -> list[SourceFile]:
         """Project files whose text contains ``word`` (a cheap test that avoids parsing
         every file: e.g. which files might serve HTTP requests)."""
-        self.mention_words.add(word)
+        self._charge(frozenset(), {word})
         if self._by_path is None:
             self._by_path = {e.path: e for entries in self._files.values() for e in entries}
             self._by_str = {str(p): p for p in self._by_path}
@@ -426,10 +482,7 @@ class Project:
             # a LangChain tool object called (``tool.invoke(args)``, a registry lookup): the
             # call runs the tool's function -- framework knowledge, imported lazily (the
             # frameworks package builds on this module)
-            memo = self._tool_memo.get(id(call.node))
-            if memo is None:
-                memo = self._tool_memo[id(call.node)] = tool_callees(call.node, call.function, module, self)
-            out = list(memo)
+            out = list(self.cached("tool-callees", id(call.node), lambda: tool_callees(call.node, call.function, module, self)))
         return out
 
     def _callback_targets(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
@@ -468,11 +521,9 @@ class Project:
         the parameter's default. A value crosses the function boundary this way, so a rule
         judging what a parameter holds (an id minted by the route that schedules the job) can
         look at where it comes from. Memoised per function and parameter."""
-        memo = self.memo("arguments_for")
-        key = (id(fn), param)
-        if key in memo:
-            return memo[key]
-        memo[key] = []  # recursion guard
+        return self.cached("arguments_for", (id(fn), param), lambda: self._arguments_for(fn, param), in_progress=[])
+
+    def _arguments_for(self, fn: FunctionInfo, param: str) -> list[Argument]:
         names = fn.param_names()
         if param not in names:
             return []
@@ -488,21 +539,17 @@ class Project:
                 value = self._argument_at(call, module, fn, param, index)
                 if value is not None:
                     out.append(Argument(value, call.function, module, call))
-        memo[key] = out
         return out
 
     def callers(self, fn: FunctionInfo) -> list[tuple[CallInfo, ModuleFacts]]:
         """Calls anywhere in the project that invoke ``fn`` directly (not through a runner):
         where a value ``fn`` returns is used. Memoised."""
-        memo = self.memo("callers")
-        if id(fn) not in memo:
-            memo[id(fn)] = [
-                (call, module)
-                for module in self.modules_mentioning([f"{fn.name}("])
-                for call in module.all_calls
-                if _called_name(call.node) == fn.name and any(c is fn for c in self._direct_callees(call, module))
-            ]
-        return memo[id(fn)]
+        return self.cached("callers", id(fn), lambda: [
+            (call, module)
+            for module in self.modules_mentioning([f"{fn.name}("])
+            for call in module.all_calls
+            if _called_name(call.node) == fn.name and any(c is fn for c in self._direct_callees(call, module))
+        ])
 
     def _argument_at(self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int) -> cst.BaseExpression | None:
         """The value ``call`` gives ``fn``'s parameter (``index`` counts positionals after ``self``),
@@ -602,19 +649,14 @@ class Project:
         budget: int = MAX_HELPER_DEPTH,
     ) -> Reached[T] | None:
         """The first call in ``fn``'s body that reaches a hit (memoised; recursion-safe)."""
-        memo = self._reach_memo.setdefault(key, {})
-        ident = (id(fn), budget)
-        if ident in memo:
-            return memo[ident]
-        memo[ident] = None  # in progress: a recursive cycle contributes nothing new
-        result: Reached[T] | None = None
-        for call in fn.calls:
-            found = self.reach(key, classify, call, fn.module, budget)
-            if found is not None:
-                result = found
-                break
-        memo[ident] = result
-        return result
+        def first_reaching() -> Reached[T] | None:
+            for call in fn.calls:
+                found = self.reach(key, classify, call, fn.module, budget)
+                if found is not None:
+                    return found
+            return None
+
+        return self.cached(f"reaches:{key}", (id(fn), budget), first_reaching, in_progress=None)
 
 
 class _LazyModules:

@@ -66,6 +66,8 @@ class Resolver:
 
     def call_names(self, call: cst.Call, scope: FunctionInfo | None = None) -> set[str]:
         """Qualified names of the callee of ``call`` (cached: every rule asks)."""
+        if self.project is not None:  # the project records what following the names looked into
+            return self.project.cached("call-names", id(call), lambda: self._names(call.func, scope, self.facts.order(call), 0))
         cached = self._call_cache.get(id(call))
         if cached is None:
             cached = self._call_cache[id(call)] = self._names(call.func, scope, self.facts.order(call), 0)

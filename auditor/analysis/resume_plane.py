@@ -237,10 +237,10 @@ def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
     ``next`` / ``interrupts`` / ``tasks`` (``return bool(snap.next)``, ``return payload or None``
     where the payload came from ``snap.interrupts``) or what such a helper returns
     (``return _pending_payload(tid) is not None``)? Two helpers deep."""
-    memo = ctx.project.memo("resume-plane-returns-park")
-    if id(fn) in memo:
-        return memo[id(fn)]
-    memo[id(fn)] = False
+    return ctx.project.cached("resume-plane-returns-park", id(fn), lambda: _find_returns_park(fn, ctx, depth), in_progress=False)
+
+
+def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool:
     found = False
     for call in fn.calls:
         f = call.node.func
@@ -263,7 +263,6 @@ def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
                     break
             if found:
                 break
-    memo[id(fn)] = found
     return found
 
 

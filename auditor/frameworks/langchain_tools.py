@@ -99,10 +99,10 @@ def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope, module: Module
 
 
 def _dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
-    memo = project.memo("langchain-dispatcher")
-    if id(fn) in memo:
-        return memo[id(fn)]
-    memo[id(fn)] = None
+    return project.cached("langchain-dispatcher", id(fn), lambda: _find_dispatcher_param(fn, project), in_progress=None)
+
+
+def _find_dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
     params = fn.param_names()
     offset = 1 if fn.is_method else 0
     resolver = project.resolver(fn.module)
@@ -120,9 +120,8 @@ def _dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
         elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in _LOOKUP_METHODS and receiver.args:
             key = receiver.args[0].value
         if isinstance(key, cst.Name) and key.value in params:
-            memo[id(fn)] = (key.value, params.index(key.value) - offset)
-            break
-    return memo[id(fn)]
+            return (key.value, params.index(key.value) - offset)
+    return None
 
 
 def _dispatcher_tools(fn: FunctionInfo, project) -> list[FunctionInfo]:
@@ -247,13 +246,9 @@ def registry_tools(
     ``ToolNode(L)``."""
     if expr is None or depth > _MAX_DEPTH:
         return []
-    memo = project.memo("langchain-registry")
-    key = (id(expr), id(scope), falsy)
-    if key in memo:
-        return memo[key]
-    memo[key] = []  # in progress: a cycle adds nothing
-    memo[key] = found = _registry_tools(expr, scope, module, project, depth, falsy)
-    return found
+    return project.cached("langchain-registry", (id(expr), id(scope), falsy),
+                          lambda: _registry_tools(expr, scope, module, project, depth, falsy),
+                          in_progress=[])  # a cycle adds nothing
 
 
 def _registry_tools(

@@ -44,7 +44,6 @@ Nothing here imports the scanned code or these frameworks.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
@@ -232,8 +231,6 @@ class _Index:
         self.handlers: dict[int, Handler] = {}
         self.serving_modules: set[int] = set()
         self._serving: dict[int, ModuleFacts] = {}
-        self._reached: dict[int, ServedPath] | None = None
-        self._served_modules: set[int] | None = None
         # only modules that can serve are parsed for handlers: those importing a web or queue
         # framework, SQS pollers, and files defining a Lambda-style handler(event, context)
         words = [w for p in (*HTTP_PACKAGES, *QUEUE_PACKAGES, "boto3", "aioboto3") for w in (f"import {p}", f"from {p}")]
@@ -402,8 +399,9 @@ class _Index:
     def reached(self) -> dict[int, ServedPath]:
         """Every project function a handler reaches (the handler itself, its nested
         functions, and what they call through the project), with the first path found."""
-        if self._reached is not None:
-            return self._reached
+        return self.project.cached("web", "reached", self._reach)
+
+    def _reach(self) -> dict[int, ServedPath]:
         out: dict[int, ServedPath] = {}
         nested: dict[int, list[FunctionInfo]] = {}
         indexed: set[int] = set()
@@ -436,13 +434,13 @@ class _Index:
                     nxt = ServedPath(path.handler, (*path.calls, call.node), (*path.modules, fn.module))
                     out[id(callee)] = nxt
                     queue.append((callee, nxt))
-        self._reached = out
         return out
 
     def served_modules(self) -> set[int]:
         """Modules that serve requests, and every project module they import (transitively)."""
-        if self._served_modules is not None:
-            return self._served_modules
+        return self.project.cached("web", "served-modules", self._serving_closure)
+
+    def _serving_closure(self) -> set[int]:
         # forward over imports from the serving modules, parsing only what they import
         seen = set(self.serving_modules)
         stack = list(self._serving.values())
@@ -458,18 +456,11 @@ class _Index:
                             stack.append(m)
                     if found:
                         break
-        self._served_modules = seen
         return seen
 
 
-_INDEX: "weakref.WeakKeyDictionary[Project, _Index]" = weakref.WeakKeyDictionary()
-
-
 def _index(project: "Project") -> _Index:
-    idx = _INDEX.get(project)
-    if idx is None:
-        idx = _INDEX[project] = _Index(project)
-    return idx
+    return project.cached("web", "index", lambda: _Index(project))
 
 
 def handlers(project: "Project") -> list[Handler]:

@@ -1,0 +1,145 @@
+"""A warm scan always equals a cold one (issue 19): random edit sequences over a multi-module project,
+every warm (cached) scan compared with a ``--no-cache`` scan of the same tree.
+
+The project has what made the cache wrong before: node files sharing helper chains two and three
+hops deep (``a1``/``a2`` -> ``h.notify`` -> ``h2.send`` -> ``h3.post`` -> ``requests.post``), graphs whose
+checkpointer comes and goes, files added, deleted and renamed. CI runs a fixed seed; set
+``RESUME_AUDIT_CACHE_SEED`` and ``RESUME_AUDIT_CACHE_STEPS`` for longer or other runs.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from auditor.config import Config
+from auditor.engine import scan
+from auditor.findings import ScanResult
+
+SEEDS = [int(s) for s in os.environ.get("RESUME_AUDIT_CACHE_SEED", "1,2,3").split(",")]
+STEPS = int(os.environ.get("RESUME_AUDIT_CACHE_STEPS", "25"))
+
+SAVERS = {
+    "none": ("", ""),
+    "memory": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=InMemorySaver()"),
+    "sqlite": ("from langgraph.checkpoint.sqlite import SqliteSaver\nimport sqlite3\n",
+               "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))"),
+}
+SINKS = {
+    "requests": "import requests\n\ndef post(state):\n    requests.post('https://example.com/hook', json=state)\n",
+    "stripe": "import stripe\n\ndef post(state):\n    stripe.Refund.create(charge=state['id'])\n",
+    "pure": "def post(state):\n    return dict(state)\n",
+    "keyed": "import stripe\n\ndef post(state):\n    stripe.Refund.create(charge=state['id'], idempotency_key=state['key'])\n",
+}
+
+
+class Project:
+    """The tree under edit, described by a few choices; ``write()`` renders it."""
+
+    def __init__(self, root: Path, rng: random.Random) -> None:
+        self.root, self.rng = root, rng
+        self.sink = "requests"
+        self.h2_calls_h3 = True
+        self.h3_name = "h3"  # renamed to move the sink module
+        self.nodes = {"a1": {"helper": True, "interrupt": True}, "a2": {"helper": True, "interrupt": True}}
+        self.graphs = {"g1": {"saver": "memory", "nodes": ["a1"]}, "g2": {"saver": "none", "nodes": ["a2"]}}
+
+    # -- rendering -------------------------------------------------------------------------
+    def write(self) -> None:
+        for old in self.root.glob("*.py"):
+            old.unlink()
+        (self.root / "h.py").write_text("from h2 import send\n\n\ndef notify(state):\n    send(state)\n")
+        h2 = f"from {self.h3_name} import post\n\n\ndef send(state):\n    post(state)\n" if self.h2_calls_h3 else \
+            "def send(state):\n    return None\n"
+        (self.root / "h2.py").write_text(h2)
+        (self.root / f"{self.h3_name}.py").write_text(SINKS[self.sink])
+        for name, node in self.nodes.items():
+            lines = ["from langgraph.types import interrupt\n"]
+            if node["helper"]:
+                lines.append("from h import notify\n")
+            lines.append(f"\n\ndef {name}_node(state):\n")
+            if node["helper"]:
+                lines.append("    notify(state)\n")
+            lines.append("    answer = interrupt('approve?')\n" if node["interrupt"] else "    answer = True\n")
+            lines.append("    return {'answer': answer}\n")
+            (self.root / f"{name}.py").write_text("".join(lines))
+        for name, graph in self.graphs.items():
+            imports, arg = SAVERS[graph["saver"]]
+            text = "from langgraph.graph import StateGraph, START\n" + imports
+            text += "".join(f"from {n} import {n}_node\n" for n in graph["nodes"])
+            text += f"\n\ndef build_{name}():\n    builder = StateGraph(dict)\n"
+            for n in graph["nodes"]:
+                text += f"    builder.add_node('{n}', {n}_node)\n"
+            if graph["nodes"]:
+                text += f"    builder.add_edge(START, '{graph['nodes'][0]}')\n"
+            text += f"    return builder.compile({arg})\n"
+            (self.root / f"{name}.py").write_text(text)
+
+    # -- edits ---------------------------------------------------------------------------------
+    def edit(self) -> str:
+        rng = self.rng
+        choice = rng.choice(["sink", "h2", "rename", "saver", "node", "add", "delete", "move"])
+        if choice == "sink":
+            self.sink = rng.choice(sorted(SINKS))
+        elif choice == "h2":
+            self.h2_calls_h3 = not self.h2_calls_h3
+        elif choice == "rename":
+            self.h3_name = "h3" if self.h3_name != "h3" else "h3_moved"
+        elif choice == "saver":
+            graph = rng.choice(sorted(self.graphs))
+            self.graphs[graph]["saver"] = rng.choice(sorted(SAVERS))
+        elif choice == "node":
+            node = rng.choice(sorted(self.nodes))
+            key = rng.choice(["helper", "interrupt"])
+            self.nodes[node][key] = not self.nodes[node][key]
+        elif choice == "add":
+            name = f"a{len(self.nodes) + 1}"
+            while name in self.nodes:
+                name += "x"
+            self.nodes[name] = {"helper": rng.random() < 0.7, "interrupt": True}
+            graph = rng.choice(sorted(self.graphs))
+            self.graphs[graph]["nodes"].append(name)
+        elif choice == "delete" and len(self.nodes) > 1:
+            name = rng.choice(sorted(self.nodes))
+            del self.nodes[name]
+            for graph in self.graphs.values():
+                if name in graph["nodes"]:
+                    graph["nodes"].remove(name)
+        elif choice == "move":
+            node = rng.choice(sorted(self.nodes))
+            for graph in self.graphs.values():
+                if node in graph["nodes"]:
+                    graph["nodes"].remove(node)
+            self.graphs[rng.choice(sorted(self.graphs))]["nodes"].append(node)
+        return choice
+
+
+def observable(result: ScanResult) -> tuple:
+    return (
+        [(f.rule_id, f.span, f.fingerprint, f.message, f.scope, tuple((r.span, r.message) for r in f.related)) for f in result.findings],
+        [(n.kind, n.path, n.line, n.message) for n in result.notifications],
+        result.files_scanned,
+        result.unresolved_imports,
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_warm_scan_equals_a_cold_one(tmp_path: Path, seed: int) -> None:
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    project = Project(tree, random.Random(seed))
+    project.write()
+    history = ["start"]
+    rule_ids: set[str] = set()
+    for step in range(STEPS):
+        warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+        cold = scan([tree], Config(), tree, jobs=1, cache_dir=None)
+        assert observable(warm) == observable(cold), f"seed {seed}, after edits {history}"
+        rule_ids.update(f.rule_id for f in cold.findings)
+        history.append(project.edit())
+        project.write()
+    # the sequence exercised the cross-module rules it is about
+    assert {"RA101", "RA103"} <= rule_ids, rule_ids
