@@ -85,6 +85,62 @@ def test_mutilated_fixtures_never_break_the_scan(tmp_path_factory, data: bytes) 
     scan_one(tmp_path_factory.mktemp("mut"), "mut.py", data)
 
 
+# -- generated trees: names, encodings, file types, operator chains (issue 19) ---------------
+
+#: codec names a coding cookie can carry: ordinary ones, bytes-to-bytes and text-to-text codecs
+#: (rot13, hex, zlib), ones whose decoder raises UnicodeError (punycode, undefined, idna), unknown ones
+COOKIES = ["utf-8", "latin-1", "cp1252", "utf-16", "utf-7", "rot13", "hex", "zlib", "base64", "punycode",
+           "undefined", "idna", "no-such-codec", "utf-8-sig", "ascii"]
+KINDS = ["source", "fifo", "loop", "dangling", "directory", "device", "empty"]
+
+
+@st.composite
+def hostile_entry(draw) -> tuple[bytes, str, bytes]:
+    """(file name as bytes, kind, content)."""
+    stem = draw(st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))
+    kind = draw(st.sampled_from(KINDS))
+    terms = draw(st.sampled_from([1, 2, 700, 2500, 8500]))
+    cookie = draw(st.sampled_from(["", *COOKIES]))
+    body = (f"# coding: {cookie}\n" if cookie else "") + HEADER + "x = " + " or ".join(["a"] * terms) + "\n"
+    if draw(st.booleans()):
+        body += "\ndef node(state):\n    requests.post('https://e', json=state)\n    return interrupt('q')\n"
+    return stem + b".py", kind, body.encode("utf-8")
+
+
+@FUZZ
+@given(entries=st.lists(hostile_entry(), min_size=1, max_size=4, unique_by=lambda e: e[0]))
+def test_generated_hostile_trees_never_break_the_scan(tmp_path_factory, entries) -> None:
+    """Arbitrary byte names (non-UTF-8 included), every kind of cookie, FIFOs, devices, loops,
+    dangling links, directories named ``*.py``, and/or-chains up to 8,500 terms: the scan ends,
+    every finding points at a file it names, and the SARIF is valid."""
+    tmp = tmp_path_factory.mktemp("tree")
+    root = os.fsencode(tmp)
+    for name, kind, content in entries:
+        full = os.path.join(root, name)
+        if kind == "fifo":
+            os.mkfifo(full)
+        elif kind == "loop":
+            os.symlink(full, full)
+        elif kind == "dangling":
+            os.symlink(os.path.join(root, b"missing-" + name), full)
+        elif kind == "directory":
+            os.mkdir(full)
+            with open(os.path.join(full, b"inner.py"), "wb") as fh:
+                fh.write(content)
+        elif kind == "device":
+            os.symlink(b"/dev/null", full)
+        else:
+            with open(full, "wb") as fh:
+                fh.write(b"" if kind == "empty" else content)
+    result = scan([tmp], Config(), tmp, jobs=1, time_limit=30, follow_symlinks=True)
+    sarif = build_sarif(result)
+    VALIDATOR.validate(sarif)
+    json.dumps(sarif, ensure_ascii=False).encode("utf-8")  # valid UTF-8 whatever the names
+    for f in result.findings:
+        assert f.span.start_line >= 1
+        f.span.path.encode("utf-8")  # a non-UTF-8 name is shown escaped, never as lone surrogates
+
+
 # -- hostile trees --------------------------------------------------------------------------
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:

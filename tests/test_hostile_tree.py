@@ -192,3 +192,15 @@ def test_malformed_baselines_and_unbounded_timeouts_are_usage_errors(tmp_path: P
     assert proc.returncode == 2 and b"has no fingerprint string" in proc.stderr and b"Traceback" not in proc.stderr
     proc = run("scan", ".", "--file-timeout", "inf", cwd=tmp_path)
     assert proc.returncode == 2 and b"--file-timeout" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_a_long_boolean_chain_in_pool_mode_is_a_notification(tmp_path: Path) -> None:
+    """Pool mode (200+ candidate files): the chain that made LibCST segfault killed a worker and the
+    scan ended in a BrokenProcessPool traceback."""
+    for i in range(engine.PARALLEL_THRESHOLD):
+        (tmp_path / f"agent_{i:03}.py").write_text(HAZARD)
+    (tmp_path / "chain.py").write_text("from langgraph.types import interrupt\nx = " + " and ".join(["a"] * 8500) + "\n")
+    proc = run("scan", ".", "-f", "json", "--no-cache", "-j", "2", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr.decode()[-2000:]
+    assert len(json.loads(proc.stdout)["findings"]) == engine.PARALLEL_THRESHOLD
+    assert notes_of(proc.stdout)["chain.py"][0] == "parse-error"
