@@ -277,7 +277,7 @@ class Analyzer:
         result.notifications.extend(self._dependency_notes)
         self._dependency_notes = []
         self._current = None
-        result.deps = {str(p): self.hashes.get(str(p), "") for p in sorted(self.project.touched)}
+        result.deps = {p: self.hashes.get(p, "") for p in sorted(map(str, self.project.touched))}
         result.mention_words = sorted(self.project.mention_words)
         return result
 

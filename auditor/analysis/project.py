@@ -238,7 +238,8 @@ class Project:
         memo = self._memos.setdefault(namespace, {})
         found = memo.get(key)
         if found is not None:
-            self._charge(found.paths, found.words)
+            if found.paths or found.words:
+                self._charge(found.paths, found.words)
             return found.value
         if in_progress is not _COMPUTING:
             memo[key] = _Memoised(in_progress, frozenset(), frozenset())
@@ -255,7 +256,8 @@ class Project:
             while self._frames and self._frames.pop() is not frame:
                 pass
         memo[key] = _Memoised(value, frozenset(frame[0]), frozenset(frame[1]))
-        self._charge(frame[0], frame[1])
+        if frame[0] or frame[1]:
+            self._charge(frame[0], frame[1])
         return value
 
     def _charge(self, paths: AbstractSet[Path], words: AbstractSet[str]) -> None:
