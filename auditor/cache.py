@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from auditor import serialize
+from auditor.processes import pid_alive
 
 if TYPE_CHECKING:
     from auditor.engine import FileResult
@@ -130,17 +131,8 @@ def _remove_orphaned_temporaries(directory: Path) -> None:
     """``<pid>-*.tmp`` files whose writer is gone (a scan killed mid-write)."""
     for tmp in directory.glob("*.tmp"):
         pid = tmp.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             tmp.unlink()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

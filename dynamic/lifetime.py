@@ -37,6 +37,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from auditor.processes import pid_alive
+
 CELL_ENV = "RESUME_AUDIT_CELL"
 #: the note (kind, detail) a sweep reports when the graph started processes outside the child's group
 ESCAPED_NOTE = ("escaped", "the graph started processes outside its process group (a new session or a daemon); "
@@ -199,16 +201,6 @@ def new_root() -> str:
     return tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale_roots(base: str | None = None) -> list[str]:
     """Remove the temporary roots of sweeps whose process is gone (killed before it could clean up)."""
     base = base or tempfile.gettempdir()
@@ -221,7 +213,7 @@ def remove_stale_roots(base: str | None = None) -> list[str]:
         if not name.startswith(ROOT_PREFIX):
             continue
         pid_text = name[len(ROOT_PREFIX):].split("-", 1)[0]
-        if pid_text.isdigit() and not _alive(int(pid_text)):
+        if pid_text.isdigit() and not pid_alive(int(pid_text)):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
             removed.append(name)
     return removed
