@@ -25,6 +25,7 @@ from auditor.discovery import PathNotFound
 from auditor.engine import scan as engine_scan
 from auditor.findings import Finding, NotificationKind, ScanResult, Span
 from auditor.gitdiff import ChangedLines, changed_lines
+from auditor.progress import ScanProgress
 from auditor.rules import all_rules
 
 
@@ -116,7 +117,7 @@ def only_changed(findings: list[Finding], changed: ChangedLines, root: Path) -> 
     return kept, len(findings) - len(kept)
 
 
-def run_scan(request: ScanRequest) -> ScanOutcome:
+def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> ScanOutcome:
     """Scan, apply the baseline, write one if asked, and compute the exit code."""
     if not request.paths:
         raise PathNotFound("no paths given")
@@ -128,7 +129,7 @@ def run_scan(request: ScanRequest) -> ScanOutcome:
     result = engine_scan(
         request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir,
         time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
-        follow_symlinks=request.follow_symlinks,
+        follow_symlinks=request.follow_symlinks, progress=progress,
     )
     if request.baseline is not None:
         known = read_baseline(request.baseline)

@@ -29,6 +29,7 @@ from auditor.config import ConfigError
 from auditor.discovery import PathNotFound
 from auditor.findings import PROPERTIES, ScanResult, Severity
 from auditor.gitdiff import DiffError
+from auditor.progress import scan_progress
 from auditor.reporters import render
 
 app = typer.Typer(
@@ -180,7 +181,8 @@ def scan(
     if not no_cache:
         request.cache_dir = cache_dir or default_cache_dir((root or default_root(list(paths))).resolve())
     try:
-        outcome = run_scan(request)
+        with scan_progress() as progress:  # on a terminal's stderr, once the scan has run a second
+            outcome = run_scan(request, progress)
     except (ConfigError, PathNotFound, BaselineError, DiffError) as exc:
         raise fail(str(exc))
     except Exception as exc:  # pragma: no cover - defensive: report, never a bare traceback

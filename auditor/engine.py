@@ -428,12 +428,15 @@ def scan(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     follow_symlinks: bool = False,
+    progress: Callable[[str, int, int | None], None] | None = None,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
     ``jobs``: worker processes (None: one per CPU; 1: in this process).
     ``cache_dir``: where per-file results are cached (None: no cache).
+    ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`auditor.progress`).
     """
+    tell = progress or (lambda phase, done, total: None)
     rules = active_rules(config)
     rule_ids = [type(r).id for r in rules]
     triggers = rule_triggers(rules)
@@ -446,6 +449,8 @@ def scan(
     candidates: list[Path] = []
     for source_path in discover(paths, root, config.exclude, follow_symlinks=follow_symlinks, problems=notifications):
         discovered += 1
+        if discovered % 256 == 0:
+            tell("reading files", discovered, None)
         raw = _read_regular(source_path.path, source_path.display)
         if isinstance(raw, Notification):
             notifications.append(raw)
@@ -484,7 +489,9 @@ def scan(
     texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
     mentions = _mentions_memo(files, texts)
     displays = {f.path: f.display for f in files}
-    for path in candidates:
+    for checked, path in enumerate(candidates, 1):
+        if cache and checked % 256 == 0:
+            tell("checking the cache", checked, len(candidates))
         cached = cache.get(str(path), displays[path], hashes, mentions) if cache else None
         if cached is not None:
             results[path] = cached
@@ -502,6 +509,7 @@ def scan(
                 for r in chunk_result:
                     path = by_display[r.display]
                     results[path] = r
+                    tell("analysing", len(results), len(candidates))
                     if cache:  # as it arrives: a scan killed half-way keeps what it did
                         cache.put(str(path), hashes[str(path)], r, mentions)
         except BaseException:
@@ -514,6 +522,7 @@ def scan(
         analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions)
         for path in todo:
             results[path] = analyzer.analyse(path)
+            tell("analysing", len(results), len(candidates))
             if cache:
                 cache.put(str(path), hashes[str(path)], results[path], mentions)
 
