@@ -15,7 +15,14 @@ Per tree, in one run:
 
 Goals (issue 8): cold <= 2x bare; warm <= 0.2x cold; faster than semgrep.
 
+  (c) ``--filler stdlib``: the synthetic tree's small filler replaced by real library modules (the
+      standard library's own files copied in, cycled), 100 agent files among them: the text
+      searches and the pre-filter then pay for real file sizes (issue 16);
+  ``--scaling 1000,5000,20000``: CLI cold / warm / one-file-change time and peak RSS per size of
+      the realistic tree, and seconds per thousand files, so growth is visible.
+
     python benchmarks/bench_scan.py [--files 5000] [--semgrep /path/to/semgrep] [--json out.json]
+    python benchmarks/bench_scan.py --filler stdlib --scaling 1000,5000,20000 --synthetic-only
 """
 
 from __future__ import annotations
@@ -134,6 +141,53 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
     return row
 
 
+def realistic(dest: Path, files: int, agents: int = 100) -> Path:
+    """``agents`` agent files with their helpers (the synthetic generator, 1 in 5 files agent code)
+    and, for the rest of ``files``, the standard library's own modules copied in: ordinary
+    library-sized code, not small filler."""
+    import sysconfig
+
+    app_files = min(files, agents * 5)
+    generate(dest / "app", files=app_files, agent_share=agents / app_files)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    library = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts and p.is_file())
+    for n in range(files - app_files):
+        source = library[n % len(library)]
+        target = dest / f"lib{n // len(library):02d}" / source.relative_to(stdlib)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return dest
+
+
+def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
+    """CLI cold, warm and one-file-change runs (wall time, peak RSS) on realistic trees of each size."""
+    rows = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="ra-bench-scale-") as tmp:
+            root = realistic(Path(tmp) / "tree", size)
+            cache = Path(tmp) / "cache"
+            exe = [sys.executable, "-m", "auditor", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+            if jobs:
+                exe += ["--jobs", str(jobs)]
+            no_cache = run_child([*exe, "--no-cache"], root)
+            cold = run_child([*exe, "--cache-dir", str(cache)], root)
+            warm = run_child([*exe, "--cache-dir", str(cache)], root)
+            edited = sorted((root / "app").rglob("agent_*.py"))[0]
+            edited.write_text(edited.read_text() + "\n# edited\n")
+            one_change = run_child([*exe, "--cache-dir", str(cache)], root)
+            mb = sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6
+            rows.append({
+                "files": size, "megabytes": round(mb, 1),
+                "no_cache_s": round(no_cache[0], 2), "cold_s": round(cold[0], 2), "warm_s": round(warm[0], 2),
+                "one_change_s": round(one_change[0], 2),
+                "s_per_1k_files_cold": round(cold[0] / size * 1000, 2),
+                "warm_over_cold": round(warm[0] / cold[0], 3), "one_change_over_cold": round(one_change[0] / cold[0], 3),
+                "peak_mb_cold": cold[2], "peak_mb_warm": warm[2],
+            })
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
 def installed_frameworks(dest: Path) -> Path:
     import importlib.util
 
@@ -154,15 +208,25 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--synthetic-only", action="store_true", help="skip the installed-frameworks tree (a quick smoke run)")
+    ap.add_argument("--filler", choices=["small", "stdlib"], default="small",
+                    help="the synthetic tree's non-agent files: small generated modules, or copies of the standard library")
+    ap.add_argument("--scaling", default="", help="comma-separated tree sizes for the scaling series, e.g. 1000,5000,20000")
     args = ap.parse_args()
-    rows = []
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
         synth = Path(tmp) / "synthetic"
-        generate(synth, files=args.files, agent_share=args.share)
-        rows.append(measure(f"synthetic {args.files} files, {args.share:.0%} agent code", synth, args.semgrep, args.jobs))
+        if args.filler == "stdlib":
+            realistic(synth, args.files)
+            label = f"realistic {args.files} files (stdlib filler, 100 agent files)"
+        else:
+            generate(synth, files=args.files, agent_share=args.share)
+            label = f"synthetic {args.files} files, {args.share:.0%} agent code"
+        rows.append(measure(label, synth, args.semgrep, args.jobs))
         if not args.synthetic_only:
             fw = installed_frameworks(Path(tmp) / "frameworks")
             rows.append(measure("installed langgraph+crewai+workflows+pydantic_graph", fw, args.semgrep, args.jobs))
+    if args.scaling:
+        rows.extend({"scaling": True, **row} for row in scaling([int(s) for s in args.scaling.split(",")], args.jobs))
     for row in rows:
         print(json.dumps(row, indent=2))
     if args.json:

@@ -94,3 +94,18 @@ def test_bench_audit_one_graph():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["swept"] == 1 and result["confirmations"]["confirmed"] == 2  # its RA101 and RA103
     assert result["audit_s"] > 0 and result["ratio"] > 0
+
+
+def test_bench_scan_realistic_filler_and_scaling_series(tmp_path: Path):
+    """The realistic tree (standard-library filler) and the scaling series run end to end, small."""
+    out = tmp_path / "scan.json"
+    run = subprocess.run(
+        [sys.executable, "benchmarks/bench_scan.py", "--files", "600", "--filler", "stdlib", "--synthetic-only",
+         "--semgrep", "", "--scaling", "600", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )
+    assert run.returncode == 0, run.stderr
+    tree, series = json.loads(out.read_text())
+    assert tree["files"] >= 600 and tree["candidates"] >= 100 and tree["findings"] >= 300
+    assert series["scaling"] and series["files"] == 600 and series["megabytes"] > 1
+    assert 0 < series["warm_s"] and 0 < series["one_change_s"] and series["peak_mb_cold"] > 0
