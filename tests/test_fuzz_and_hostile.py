@@ -226,7 +226,7 @@ def test_per_file_time_limit(tmp_path: Path) -> None:
     # every file is accounted for: a finding or a timeout notice, never silently dropped
     reported = timed_out | {f.span.path for f in result.findings}
     assert reported == {"slow.py", "quick.py"}
-    assert {n.kind.value for n in result.notifications} == {"timeout"}
+    assert {n.kind.value for n in result.notifications} == {"timeout"}, [n.message for n in result.notifications]
     relaxed = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=120)
     assert relaxed.notifications == [] and len(relaxed.findings) == 301
 

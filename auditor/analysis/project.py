@@ -439,10 +439,19 @@ class Project:
             return None
         parts = qualified.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            candidates = self.modules_named(".".join(parts[:i]))
-            if not candidates:
+            entries = self.entries_named(".".join(parts[:i]))
+            if entries and near is not None and parts[0] in sys.stdlib_module_names:
+                # a folder named like a standard-library module (a vendored copy) shadows it only
+                # where it is on the path of the importing program: beside an ancestor of the importer
+                entries = [e for e in entries if _importable_from(e, near.path)]
+            if not entries:
                 continue
-            module = _closest(candidates, near)
+            module = self.load(_closest(entries, near))  # only the file the import denotes is parsed
+            if module is None:  # that one cannot be parsed: the nearest of the others that can
+                loaded = [m for m in (self.load(e) for e in entries) if m is not None]
+                if not loaded:
+                    continue
+                module = _closest(loaded, near)
             rest = parts[i:]
             found = module.find_function(".".join(rest)) or module.find_class(".".join(rest))
             if found is not None:
@@ -680,7 +689,19 @@ class _LazyModules:
         return isinstance(name, str) and self._project.knows_module(name)
 
 
-def _closest(candidates: list[ModuleFacts], near: ModuleFacts | None) -> ModuleFacts:
+def _importable_from(entry: SourceFile, importer: Path) -> bool:
+    """Is the folder ``entry``'s top-level package (or module) sits in an ancestor of ``importer``?"""
+    depth = entry.module_name.count(".") + (1 if entry.is_package else 0)
+    if depth >= len(entry.path.parents):
+        return True
+    root = entry.path.parents[depth]
+    return importer.parent == root or root in importer.parent.parents
+
+
+_Located = TypeVar("_Located", ModuleFacts, SourceFile)
+
+
+def _closest(candidates: list[_Located], near: ModuleFacts | None) -> _Located:
     """Several files can share a dotted name (two scripts called graph.py): prefer the importer's folder."""
     if near is None or len(candidates) == 1:
         return candidates[0]

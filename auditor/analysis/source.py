@@ -8,8 +8,12 @@ skipped, and the rest of the tree is scanned.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
+import signal
+import threading
 import tokenize
+from typing import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,13 +103,32 @@ def _max_depth(tree: ast.AST) -> int:
     return deepest
 
 
+@contextlib.contextmanager
+def _alarm_deferred() -> Iterator[None]:
+    """Hold back SIGALRM (the per-file time limit) while a parser runs, delivering it right after.
+
+    A time-limit exception raised from inside ``ast.parse`` leaves CPython's AST recursion counter
+    off ("SystemError: AST constructor recursion depth mismatch" on a *later* file's parse), and
+    LibCST's native parser must not be unwound half-way either; the limit still holds, one parse late.
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None:
     """Screen a file with the compiler's own parser (``ast.parse`` only parses; it never runs
     anything) before LibCST sees it. Returns a notification for files LibCST must not
     parse, CPython's syntax error (line, column, message) to report if LibCST also fails,
     or None."""
     try:
-        tree = ast.parse(source.text)
+        with _alarm_deferred():
+            tree = ast.parse(source.text)
     except SyntaxError as exc:
         if "too many nested" in (exc.msg or ""):
             return Notification(
@@ -142,7 +165,8 @@ def parse_source(source: SourceText) -> cst.Module | Notification:
     if isinstance(screened, Notification):
         return screened
     try:
-        return cst.parse_module(source.text)
+        with _alarm_deferred():
+            return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
         if screened is not None:
             line, column, reason = screened
