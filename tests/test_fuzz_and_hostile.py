@@ -227,6 +227,9 @@ def test_per_file_time_limit(tmp_path: Path) -> None:
     reported = timed_out | {f.span.path for f in result.findings}
     assert reported == {"slow.py", "quick.py"}
     assert {n.kind.value for n in result.notifications} == {"timeout"}, [n.message for n in result.notifications]
+    import signal
+
+    assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # never left blocked by a parse
     relaxed = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=120)
     assert relaxed.notifications == [] and len(relaxed.findings) == 301
 

@@ -114,11 +114,16 @@ def _alarm_deferred() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    # ``pthread_sigmask`` runs pending signal handlers when it returns, so the alarm can fire (and
+    # raise) inside the blocking call itself, after the mask changed: the unblock must not depend on
+    # that call having returned, or SIGALRM stays blocked and no later file ever times out
+    was_blocked = signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if not was_blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
 
 
 def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None:
