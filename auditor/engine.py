@@ -31,6 +31,7 @@ import os
 import stat
 import signal
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,9 +226,15 @@ class Analyzer:
         """A module another file's analysis reaches is parsed on a time budget of its own: a slow
         file is charged to itself (reported as a timeout when its turn comes), never to the
         neighbour whose finding would otherwise be lost. The neighbour's clock is paused meanwhile."""
+        started = time.perf_counter()
         with _Alarm.paused(self.time_limit):
             try:
-                return _index_bytes(raw, entry)
+                loaded = _index_bytes(raw, entry)
+                # the alarm's exception can be swallowed (raised inside a gc callback, which Python
+                # ignores): the clock decides, not only the signal
+                if self.time_limit and time.perf_counter() - started > self.time_limit:
+                    raise _TimeLimit()
+                return loaded
             except _TimeLimit:
                 self._incomplete = True
                 note = Notification(NotificationKind.TIMEOUT,
