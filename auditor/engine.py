@@ -47,17 +47,10 @@ from auditor.cache import ResultCache
 from auditor.config import Config
 from auditor.discovery import discover
 from auditor.findings import Finding, Notification, NotificationKind, ScanResult, Severity
+from auditor.prefilter import FileMatch, Prefilter, frameworks_in_scan, prefilter_for
 from auditor.fingerprint import assign_fingerprints
 from auditor.rules import Rule, RuleContext, all_rules
 from auditor.suppression import is_suppressed, parse_suppressions
-
-#: Import names of each framework tag a rule declares (``Rule.frameworks``).
-FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
-    "langgraph": ("langgraph",),
-    "llamaindex-workflows": ("workflows", "llama_index"),
-    "crewai": ("crewai",),
-    "pydantic-graph": ("pydantic_graph",),
-}
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
@@ -68,15 +61,9 @@ DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_TIME_LIMIT = 60.0
 
 
-def rule_triggers(rules: Sequence[Rule]) -> tuple[bytes, ...]:
-    """Byte strings whose presence makes a file worth parsing for these rules."""
-    words: set[str] = set()
-    for rule in rules:
-        words.update(getattr(type(rule), "triggers", ()))
-        for framework in type(rule).frameworks:
-            for package in FRAMEWORK_PACKAGES.get(framework, (framework,)):
-                words.update({f"import {package}", f"from {package}"})
-    return tuple(sorted(w.encode() for w in words))
+def prefilter_of(rules: Sequence[Rule]) -> Prefilter:
+    """The pre-filter for these (active) rules."""
+    return prefilter_for(tuple(type(r) for r in rules))
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -186,10 +173,15 @@ class Analyzer:
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: dict[Path, bytes] | None = None,
-                 max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None) -> None:
+                 max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
+                 in_scan: frozenset[str] | None = None) -> None:
         self.config = config
         self.max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
+        self.prefilter = prefilter_of(self.rules)
+        #: the frameworks some file of the scan imports (a framework-bound trigger counts only then);
+        #: None: every framework (a caller analysing files outside a scan)
+        self.in_scan = frozenset(self.prefilter.frameworks) if in_scan is None else in_scan
         self.time_limit = time_limit
         self.hashes = hashes
         self.by_path = {f.path: f for f in files}
@@ -290,7 +282,11 @@ class Analyzer:
 
     def _check(self, module: ModuleFacts, result: FileResult) -> list[Finding]:
         findings: list[Finding] = []
+        raw = self.texts.get(self._current) if self._current is not None else None
+        match = self.prefilter.match(raw) if raw is not None else None
         for rule in self.rules:
+            if match is not None and not self.prefilter.applies(type(rule), match, self.in_scan):
+                continue
             ctx = RuleContext(rule, module, self.project, self.effects, self.configs)
             try:
                 findings.extend(rule.check(ctx))
@@ -359,9 +355,9 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
 _WORKER: Analyzer | None = None
 
 
-def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes) -> None:
+def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan) -> None:
     global _WORKER
-    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes)
+    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan)
 
 
 def _work(paths: list[Path]) -> list[FileResult]:
@@ -446,14 +442,14 @@ def scan(
     tell = progress or (lambda phase, done, total: None)
     rules = active_rules(config)
     rule_ids = [type(r).id for r in rules]
-    triggers = rule_triggers(rules)
+    prefilter = prefilter_of(rules)
     notifications: list[Notification] = []
     discovered = 0
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
     #: every file's bytes, read once: project-wide text questions and the cache reuse them
     raw_texts: dict[Path, bytes] = {}
-    candidates: list[Path] = []
+    matches: dict[Path, FileMatch] = {}
     for source_path in discover(paths, root, config.exclude, follow_symlinks=follow_symlinks, problems=notifications):
         discovered += 1
         if discovered % 256 == 0:
@@ -471,25 +467,35 @@ def scan(
         if isinstance(decoded, Notification):
             notifications.append(decoded)
             continue
-        if any(t in raw for t in triggers):
-            if len(raw) > max_file_bytes:
-                notifications.append(
-                    Notification(
-                        NotificationKind.SKIPPED,
-                        f"{len(raw) / 1048576:.1f} MB is over the {max_file_bytes / 1048576:.1f} MB limit "
-                        f"(generated code?); file skipped (raise it with --max-file-size)",
-                        entry.display,
-                    )
+        seen = prefilter.match(raw)
+        if not seen.empty:
+            matches[entry.path] = seen
+    # a trigger bound to a framework counts only when some file uses it: known once all are read
+    in_scan = frameworks_in_scan(matches.values())
+    candidates: list[Path] = []
+    for entry in files:
+        match = matches.get(entry.path)
+        if match is None or not prefilter.is_candidate(match, in_scan):
+            continue
+        size = len(raw_texts[entry.path])
+        if size > max_file_bytes:
+            notifications.append(
+                Notification(
+                    NotificationKind.SKIPPED,
+                    f"{size / 1048576:.1f} MB is over the {max_file_bytes / 1048576:.1f} MB limit "
+                    f"(generated code?); file skipped (raise it with --max-file-size)",
+                    entry.display,
                 )
-                continue
-            candidates.append(entry.path)
+            )
+            continue
+        candidates.append(entry.path)
 
     # everything a cached result depends on beyond its file and dependencies: the analysing code,
     # the rules, the configuration, which modules exist, the size limit (an oversized dependency is
     # not parsed), the report root (findings carry paths relative to it) and whether links are followed
     cache = ResultCache(cache_dir, key_parts=[
         __version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files),
-        str(max_file_bytes), str(root.resolve()), str(follow_symlinks),
+        str(max_file_bytes), str(root.resolve()), str(follow_symlinks), ",".join(sorted(in_scan)),
     ]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
@@ -508,7 +514,7 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes)
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, in_scan)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -526,7 +532,7 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions, in_scan=in_scan)
         for path in todo:
             results[path] = analyzer.analyse(path)
             tell("analysing", len(results), len(candidates))

@@ -41,7 +41,8 @@ import libcst
 
 from auditor.config import Config
 from auditor.discovery import discover
-from auditor.engine import active_rules, rule_triggers, scan
+from auditor.engine import active_rules, prefilter_of, scan
+from auditor.prefilter import frameworks_in_scan
 
 HERE = Path(__file__).resolve().parent
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
@@ -50,13 +51,11 @@ from synthetic import generate  # noqa: E402
 
 
 def candidates(root: Path) -> list[Path]:
-    triggers = rule_triggers(active_rules(Config()))
-    out = []
-    for sp in discover([root], root):
-        data = sp.path.read_bytes()
-        if any(t in data for t in triggers):
-            out.append(sp.path)
-    return out
+    """The files the scan's pre-filter keeps (the ``bare`` baseline parses these)."""
+    prefilter = prefilter_of(active_rules(Config()))
+    matches = {sp.path: prefilter.match(sp.path.read_bytes()) for sp in discover([root], root)}
+    in_scan = frameworks_in_scan(matches.values())
+    return [p for p, m in matches.items() if prefilter.is_candidate(m, in_scan)]
 
 
 def timed(fn) -> float:

@@ -9,9 +9,9 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .base import Example, Rule, RuleContext
+from .base import Example, Rule, RuleContext, Trigger
 
-__all__ = ["Example", "Rule", "RuleContext", "all_rules", "rule_by_id"]
+__all__ = ["Example", "Rule", "RuleContext", "Trigger", "all_rules", "rule_by_id"]
 
 
 @lru_cache(maxsize=1)

@@ -22,6 +22,7 @@ import libcst as cst
 
 from auditor.analysis.idempotency import replays_harmlessly
 from auditor.findings import Finding, FlowStep, Related, Severity, Span
+from auditor.prefilter import Trigger
 
 if TYPE_CHECKING:
     from auditor.analysis.configs import ConfigEvaluator
@@ -67,8 +68,10 @@ class Rule:
     #: rule ids that take precedence when both fire at the same location
     yields_to: ClassVar[tuple[str, ...]] = ()
     #: text that makes a file worth parsing for this rule (the scan's pre-filter), besides an
-    #: import of one of the rule's ``frameworks`` (which always is)
-    triggers: ClassVar[tuple[str, ...]] = ()
+    #: import of one of the rule's ``frameworks`` (which always is): a word, or a
+    #: :class:`~auditor.prefilter.Trigger` (several words, or bound to a framework the scan uses);
+    #: the rule runs only on files holding one of these (see :mod:`auditor.prefilter`)
+    triggers: ClassVar[tuple["str | Trigger", ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 

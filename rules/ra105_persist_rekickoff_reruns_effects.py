@@ -120,7 +120,7 @@ class PersistRekickoffRerunsEffects(Rule):
     properties = ("EO", "PC")
     severity = Severity.ERROR
     frameworks = ("crewai",)
-    triggers = ("kickoff(",)
+    # a kickoff is a CrewAI marker (auditor.prefilter): a driver module that imports no crewai is a candidate
     summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is

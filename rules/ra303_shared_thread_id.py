@@ -356,8 +356,8 @@ class SharedThreadId(Rule):
     properties = ("CO", "PC")
     severity = Severity.WARNING
     frameworks = ("langgraph", "crewai")
-    #: the id can be built where the run is started, in a module that imports neither framework
-    triggers = ("thread_id", "kickoff(")
+    # the id is often built where the run is started, in a module that imports neither framework:
+    # the frameworks' markers (a run config, a kickoff) make such a module a candidate (auditor.prefilter)
     summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
     description = """
 A run is addressed by a `thread_id` (LangGraph `{"configurable":

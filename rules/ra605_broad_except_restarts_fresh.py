@@ -7,7 +7,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
 from auditor.analysis.syntax import argument, is_none, keyword
 from auditor.findings import Finding, Related, Severity
 from auditor.frameworks import crewai, langgraph, llamaindex
@@ -16,7 +16,7 @@ from auditor.frameworks.classes import extends, instance_class, module_constant,
 
 from auditor.frameworks.crewai import rekick_id
 
-from .base import Example, Rule, RuleContext
+from .base import Example, Rule, RuleContext, Trigger
 
 _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 
@@ -186,16 +186,23 @@ def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
                     seen.add(id(tr))
                     found.append(tr)
     for info in module.all_calls:
-        if project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), info, module) is None:
-            continue
+        # the try statements whose body holds the call come first: tracing a call through the
+        # project's helpers costs parses, and a call in no try body cannot matter here
+        enclosing: list[cst.Try] = []
         child: cst.CSTNode = info.node
         for anc in module.ancestors(info.node):
             if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
                 break
             if isinstance(anc, cst.Try) and child is anc.body and id(anc) not in seen:
-                seen.add(id(anc))
-                found.append(anc)
+                enclosing.append(anc)
             child = anc
+        if not enclosing:
+            continue
+        if project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), info, module) is None:
+            continue
+        for tr in enclosing:
+            seen.add(id(tr))
+            found.append(tr)
     return found
 
 
@@ -203,7 +210,7 @@ def _tries_in(fn: FunctionInfo) -> list[cst.Try]:
     """``try`` statements of ``fn``'s own body (not of nested functions)."""
     out: list[cst.Try] = []
 
-    class _V(cst.CSTVisitor):
+    class _V:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is fn.node
 
@@ -213,7 +220,7 @@ def _tries_in(fn: FunctionInfo) -> list[cst.Try]:
         def visit_Try(self, node: cst.Try) -> None:
             out.append(node)
 
-    fn.node.visit(_V())
+    visit_fast(fn.node, _V())  # no rebuild of the tree, as LibCST's own visit does
     return out
 
 
@@ -229,8 +236,8 @@ class BroadExceptRestartsFresh(Rule):
     severity = Severity.ERROR
     frameworks = ("langgraph", "crewai", "llamaindex-workflows", "pydantic-graph")
     #: a Flow's state restored by hand (``flow.state.stage = row.stage``) sits in modules that
-    #: import only the app's own Flow subclass, never crewai
-    triggers = (".state.",)
+    #: import only the app's own Flow subclass, never crewai -- but some module defining that Flow does
+    triggers = (Trigger((".state.",), framework="crewai"),)
     summary = "A broad except around a resume/restore falls back to starting the run fresh: the failed resume is hidden and every completed effect re-runs."
     description = """
 A resume or restore -- LangGraph `invoke(Command(resume=...))` /

@@ -1,0 +1,143 @@
+"""The scan's pre-filter: which files are worth parsing, and which rules run on each.
+
+Parsing is most of a scan's cost, so a file is parsed only when its bytes hold
+something a rule can act on: an import of a framework the rule knows, a marker
+of such a framework (a LangGraph run config in a controller that imports no
+langgraph), or one of the rule's :class:`Trigger` s. A trigger mirrors the
+rule's own site condition as closely as plain text allows -- every word of it
+must appear in the file, and a trigger that only matters for one framework (a
+CrewAI Flow's state restored by hand) counts only when some file of the scan
+uses that framework. A rule then runs only on the candidates that hold its own
+trigger or use its framework, never on every file another rule let in:
+``thread_id`` in a threading module must not send a LangGraph rule tracing
+through a whole library.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from auditor.rules import Rule
+
+#: import names of each framework a rule can declare (``Rule.frameworks``)
+FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
+    "langgraph": ("langgraph",),
+    "crewai": ("crewai",),
+    "llamaindex-workflows": ("llama_index", "workflows"),
+    "pydantic-graph": ("pydantic_graph",),
+}
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Text that makes a file worth checking for a rule: all of ``words`` appear in it, and --
+    when ``framework`` is set -- some file of the scan imports that framework."""
+
+    words: tuple[str, ...]
+    framework: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.words:
+            raise ValueError("a trigger needs at least one word")
+
+
+#: text that shows a file drives a framework without importing it: the controller that runs a
+#: graph it gets from another module (``from app.graph import graph``) builds LangGraph's run
+#: config, and a CrewAI driver kicks a Flow off. A file holding a marker is that framework's code
+#: for every rule (corpus: a FastAPI controller whose get_state gates a resume imports no langgraph)
+FRAMEWORK_MARKERS: dict[str, tuple[Trigger, ...]] = {
+    "langgraph": (Trigger(("thread_id", "configurable")),),
+    "crewai": (Trigger(("kickoff(",)),),
+}
+
+
+def _as_trigger(value: "str | Trigger") -> Trigger:
+    return value if isinstance(value, Trigger) else Trigger((value,))
+
+
+def import_words(framework: str) -> tuple[bytes, ...]:
+    """``import P`` / ``from P`` for each package of ``framework``."""
+    return tuple(
+        w.encode() for package in FRAMEWORK_PACKAGES.get(framework, (framework,)) for w in (f"import {package}", f"from {package}")
+    )
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """What the pre-filter saw in one file's bytes."""
+
+    #: frameworks the file imports (by the text of the import) or holds a marker of
+    frameworks: frozenset[str]
+    #: indexes (into :attr:`Prefilter.triggers`) of the triggers whose words all appear
+    triggers: frozenset[int]
+
+    @property
+    def empty(self) -> bool:
+        return not self.frameworks and not self.triggers
+
+
+NO_MATCH = FileMatch(frozenset(), frozenset())
+
+
+class Prefilter:
+    """One per scan (and per worker): built from the active rules."""
+
+    def __init__(self, rules: Sequence[type["Rule"]]) -> None:
+        self.rules = tuple(rules)
+        triggers: list[Trigger] = []
+        self._rule_triggers: dict[str, tuple[int, ...]] = {}
+        for rule in self.rules:
+            own = []
+            for t in map(_as_trigger, rule.triggers):
+                if t not in triggers:
+                    triggers.append(t)
+                own.append(triggers.index(t))
+            self._rule_triggers[rule.id] = tuple(own)
+        self.triggers: tuple[Trigger, ...] = tuple(triggers)
+        self.frameworks = tuple(sorted({f for rule in self.rules for f in rule.frameworks}
+                                       | {t.framework for t in triggers if t.framework}))
+        self._imports = {f: import_words(f) for f in self.frameworks}
+        self._markers = {f: tuple(tuple(w.encode() for w in t.words) for t in FRAMEWORK_MARKERS.get(f, ()))
+                         for f in self.frameworks}
+        self._trigger_words = tuple(tuple(w.encode() for w in t.words) for t in triggers)
+
+    def _uses(self, framework: str, raw: bytes) -> bool:
+        return any(w in raw for w in self._imports[framework]) or any(
+            all(w in raw for w in marker) for marker in self._markers[framework])
+
+    def match(self, raw: bytes) -> FileMatch:
+        """The frameworks ``raw`` uses and the triggers it holds (plain byte searches)."""
+        frameworks = frozenset(f for f in self.frameworks if self._uses(f, raw))
+        hit = frozenset(i for i, words in enumerate(self._trigger_words) if all(w in raw for w in words))
+        return FileMatch(frameworks, hit) if frameworks or hit else NO_MATCH
+
+    def _trigger_counts(self, index: int, in_scan: frozenset[str]) -> bool:
+        framework = self.triggers[index].framework
+        return framework is None or framework in in_scan
+
+    def is_candidate(self, match: FileMatch, in_scan: frozenset[str]) -> bool:
+        """Worth parsing: it uses a framework some rule knows, or holds a trigger that counts
+        in this scan (``in_scan``: the frameworks any file of the scan uses)."""
+        return bool(match.frameworks) or any(self._trigger_counts(i, in_scan) for i in match.triggers)
+
+    def applies(self, rule: type["Rule"], match: FileMatch, in_scan: frozenset[str]) -> bool:
+        """Does ``rule`` run on a file with ``match``?"""
+        if match.frameworks & set(rule.frameworks):
+            return True
+        return any(i in match.triggers and self._trigger_counts(i, in_scan) for i in self._rule_triggers.get(rule.id, ()))
+
+
+def frameworks_in_scan(matches: Iterable[FileMatch]) -> frozenset[str]:
+    """Every framework some file of the scan uses."""
+    out: set[str] = set()
+    for m in matches:
+        out |= m.frameworks
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=32)
+def prefilter_for(rules: tuple[type["Rule"], ...]) -> Prefilter:
+    return Prefilter(rules)
