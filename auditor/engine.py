@@ -467,9 +467,9 @@ def scan(
         if isinstance(decoded, Notification):
             notifications.append(decoded)
             continue
-        seen = prefilter.match(raw)
-        if not seen.empty:
-            matches[entry.path] = seen
+        found = prefilter.match(raw)
+        if not found.empty:
+            matches[entry.path] = found
     # a trigger bound to a framework counts only when some file uses it: known once all are read
     in_scan = frameworks_in_scan(matches.values())
     candidates: list[Path] = []
