@@ -22,13 +22,11 @@ Nothing here imports or executes scanned code.
 
 from __future__ import annotations
 
-import bisect
 import concurrent.futures
 import contextlib
 import functools
 import hashlib
 import os
-import stat
 import signal
 import threading
 import time
@@ -47,7 +45,9 @@ from auditor.cache import ResultCache
 from auditor.config import Config
 from auditor.discovery import discover
 from auditor.findings import Finding, Notification, NotificationKind, ScanResult, Severity
-from auditor.prefilter import FileMatch, Prefilter, frameworks_in_scan, prefilter_for
+from auditor.filetable import FileTable
+from auditor.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
+from auditor.sourcebytes import Mentions, SourceBytes, content_hash, read_regular
 from auditor.fingerprint import assign_fingerprints
 from auditor.rules import Rule, RuleContext, all_rules
 from auditor.suppression import is_suppressed, parse_suppressions
@@ -172,7 +172,7 @@ class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
-                 hashes: dict[str, str], texts: dict[Path, bytes] | None = None,
+                 hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
                  in_scan: frozenset[str] | None = None) -> None:
         self.config = config
@@ -187,14 +187,14 @@ class Analyzer:
         self.by_path = {f.path: f for f in files}
         #: the bytes each file was hashed from: analysed as read, so an edit during the scan can
         #: never put the new content's result under the old hash, nor a deleted file go missing
-        self.texts: dict[Path, bytes] = texts or {}
+        self.texts = texts if isinstance(texts, SourceBytes) else SourceBytes(dict(texts or {}), hashes)
         self.load_notes: dict[Path, Notification] = {}
         #: the file under analysis, and whether a module it needed could not be loaded in time
         self._current: Path | None = None
         self._incomplete = False
         self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
-            mentions = _mentions_memo(files, {str(p): b for p, b in (texts or {}).items()})
+            mentions = Mentions(files, self.texts)
         self.project = Project(files=files, loader=self._load, mentions=mentions)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
@@ -272,7 +272,9 @@ class Analyzer:
         except RecursionError:
             result.findings = []
             result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
-        result.complete = not self._incomplete
+        # a module read late that no longer matches its hash: the result rests on an edit made
+        # during the scan and is not cached under the old hash
+        result.complete = not self._incomplete and not (self.texts.changed & self.project.touched)
         result.notifications.extend(self._dependency_notes)
         self._dependency_notes = []
         self._current = None
@@ -365,40 +367,6 @@ def _work(paths: list[Path]) -> list[FileResult]:
     return [_WORKER.analyse(p) for p in paths]
 
 
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _read_regular(path: Path, display: str) -> bytes | Notification:
-    """A source file's bytes -- only when it is a regular file. A FIFO named ``*.py`` would block the
-    read forever and a ``*.py`` link to ``/dev/zero`` would read until memory runs out; both are
-    opened without blocking, seen for what they are, and reported instead."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file"
-            return Notification(NotificationKind.SKIPPED, f"{kind}, not a source file; skipped", display)
-        chunks, remaining = [], info.st_size
-        while True:
-            chunk = os.read(fd, max(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display)
-    finally:
-        os.close(fd)
-
-
 def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Kill a process pool's workers and drop its queue (``kill_workers`` from Python 3.14; the
     executor's worker table before that)."""
@@ -447,27 +415,46 @@ def scan(
     discovered = 0
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
-    #: every file's bytes, read once: project-wide text questions and the cache reuse them
+    sizes: dict[Path, int] = {}
+    #: the bytes of every file read: project-wide text questions and the analysis reuse them
     raw_texts: dict[Path, bytes] = {}
     matches: dict[Path, FileMatch] = {}
+    # what the last scan learned per file: an unchanged file is only stat-ed, never read
+    table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(rule_ids)]) if cache_dir else None
     for source_path in discover(paths, root, config.exclude, follow_symlinks=follow_symlinks, problems=notifications):
         discovered += 1
         if discovered % 256 == 0:
             tell("reading files", discovered, None)
-        raw = _read_regular(source_path.path, source_path.display)
-        if isinstance(raw, Notification):
-            notifications.append(raw)
-            continue
+        key = str(source_path.resolved)
+        state = None
+        if table is not None:
+            with contextlib.suppress(OSError):
+                state = table.known(key, os.stat(source_path.path))
+        if state is None:
+            read = read_regular(source_path.path, source_path.display)
+            if isinstance(read, Notification):
+                notifications.append(read)
+                continue
+            raw, info = read
+            digest = content_hash(raw)
+            decoded = decode_source(raw, source_path.resolved, source_path.display)  # a bad file is reported whatever it holds
+            problem = decoded if isinstance(decoded, Notification) else None
+            found = prefilter.match(raw) if problem is None else NO_MATCH
+            if table is not None:
+                table.record(key, info, digest, raw, found, problem)
+            raw_texts[source_path.resolved] = raw
+            size = len(raw)
+        else:
+            digest, found, size = state.hash, state.match, state.size
+            problem = state.notification(source_path.display)
         name, is_package = module_name_for(source_path.resolved, resolved=True)
         entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
         files.append(entry)
-        raw_texts[entry.path] = raw
-        hashes[str(entry.path)] = hashlib.blake2b(raw, digest_size=16).hexdigest()
-        decoded = decode_source(raw, entry.path, entry.display)  # cheap, and a bad file is reported whatever it holds
-        if isinstance(decoded, Notification):
-            notifications.append(decoded)
+        hashes[key] = digest
+        sizes[entry.path] = size
+        if problem is not None:
+            notifications.append(problem)
             continue
-        found = prefilter.match(raw)
         if not found.empty:
             matches[entry.path] = found
     # a trigger bound to a framework counts only when some file uses it: known once all are read
@@ -477,7 +464,7 @@ def scan(
         match = matches.get(entry.path)
         if match is None or not prefilter.is_candidate(match, in_scan):
             continue
-        size = len(raw_texts[entry.path])
+        size = sizes[entry.path]
         if size > max_file_bytes:
             notifications.append(
                 Notification(
@@ -499,8 +486,8 @@ def scan(
     ]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
-    texts: dict[str, bytes] = {str(p): b for p, b in raw_texts.items()}
-    mentions = _mentions_memo(files, texts)
+    texts = SourceBytes(raw_texts, hashes)
+    mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
     for checked, path in enumerate(candidates, 1):
         if cache and checked % 256 == 0:
@@ -514,7 +501,7 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, in_scan)
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, texts.loaded, max_file_bytes, in_scan)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -532,13 +519,15 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, raw_texts, max_file_bytes, mentions, in_scan=in_scan)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, mentions, in_scan=in_scan)
         for path in todo:
             results[path] = analyzer.analyse(path)
             tell("analysing", len(results), len(candidates))
             if cache:
                 cache.put(str(path), hashes[str(path)], results[path], mentions)
 
+    if table is not None:  # after the analysis: the words it searched for are learned by now
+        table.save(hashes)
     findings: list[Finding] = []
     suppressed = 0
     seen: set[tuple] = set()
@@ -546,9 +535,9 @@ def scan(
     for path in candidates:
         r = results[path]
         for f in r.findings:  # a finding in a shared helper can be reached from two files
-            key = (f.rule_id, f.span, f.fingerprint)
-            if key not in seen:
-                seen.add(key)
+            ident = (f.rule_id, f.span, f.fingerprint)
+            if ident not in seen:
+                seen.add(ident)
                 findings.append(f)
         for n in r.notifications:  # a slow dependency's timeout can come with several files: once
             if (n.kind, n.path, n.line, n.message) not in noted:
@@ -614,46 +603,3 @@ def _module_set(files: Sequence[SourceFile]) -> str:
     """Fingerprint of which module names exist: a new module can resolve an import that
     did not resolve before, which must invalidate cached results."""
     return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _mentions_memo(files: Sequence[SourceFile], texts: dict[str, bytes]) -> Callable[[str], list[str]]:
-    """``word -> files whose text contains it``, memoised for one run: every cached entry asks
-    again. All texts are joined once (NUL-separated: no word contains one) so each word is one
-    C-level search over the tree instead of a Python loop over its files."""
-    memo: dict[str, list[str]] = {}
-    corpus: list = []  # [blob, starts, keys], built on the first question
-
-    def mentions(word: str) -> list[str]:
-        if word not in memo:
-            if not corpus:
-                corpus.extend(_join_texts(files, texts))
-            memo[word] = _scan_mentions(word.encode(), *corpus)
-        return memo[word]
-
-    return mentions
-
-
-def _join_texts(files: Sequence[SourceFile], texts: dict[str, bytes]) -> tuple[bytes, list[int], list[str]]:
-    keys, parts, starts, at = [], [], [], 0
-    for f in files:
-        key = str(f.path)
-        if key not in texts:
-            texts[key] = _read_bytes(f.path) or b""
-        keys.append(key)
-        starts.append(at)
-        parts.append(texts[key])
-        at += len(texts[key]) + 1
-    return b"\0".join(parts), starts, keys
-
-
-def _scan_mentions(needle: bytes, blob: bytes, starts: list[int], keys: list[str]) -> list[str]:
-    """Files (by key) whose text contains ``needle``; after a hit, the search resumes at the next file."""
-    out = []
-    at = blob.find(needle) if needle else -1
-    while at >= 0:
-        i = bisect.bisect_right(starts, at) - 1
-        out.append(keys[i])
-        if i + 1 >= len(starts):
-            break
-        at = blob.find(needle, starts[i + 1])
-    return sorted(out)
