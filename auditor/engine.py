@@ -40,14 +40,14 @@ from auditor.analysis.configs import ConfigEvaluator
 from auditor.analysis.effects import EffectModel
 from auditor.analysis.facts import ModuleFacts, build_module_facts
 from auditor.analysis.project import Project, SourceFile, module_name_for
-from auditor.analysis.source import SourceText, decode_source, parse_source, read_source
+from auditor.analysis.source import SourceText, decode_source, parse_source
 from auditor.cache import ResultCache
 from auditor.config import Config
 from auditor.discovery import discover
 from auditor.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from auditor.filetable import FileTable
 from auditor.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
-from auditor.sourcebytes import Mentions, SourceBytes, content_hash, read_regular
+from auditor.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
 from auditor.fingerprint import assign_fingerprints
 from auditor.rules import Rule, RuleContext, all_rules
 from auditor.suppression import is_suppressed, parse_suppressions
@@ -86,18 +86,23 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
 
 
 def _index_bytes(raw: bytes, entry: SourceFile) -> ModuleFacts | Notification:
-    source = decode_source(raw, entry.path, entry.display)
+    return _index_raw(raw, entry.path, entry.display)
+
+
+def _index_raw(raw: bytes, path: Path, display: str) -> ModuleFacts | Notification:
+    source = decode_source(raw, path, display)
     if isinstance(source, Notification):
         return source
     return index_source(source)
 
 
 def load_module(path: Path, display: str) -> ModuleFacts | Notification:
-    """Read, parse and index one file; every failure becomes a notification."""
-    source = read_source(path, display)
-    if isinstance(source, Notification):
-        return source
-    return index_source(source)
+    """Read (a regular file only: never a FIFO's endless wait), parse and index one file; every
+    failure becomes a notification."""
+    read = read_regular(path, display)
+    if isinstance(read, Notification):
+        return read
+    return _index_raw(read[0], path, display)
 
 
 def active_rules(config: Config) -> list[Rule]:
@@ -416,7 +421,9 @@ def scan(
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
     sizes: dict[Path, int] = {}
-    #: the bytes of every file read: project-wide text questions and the analysis reuse them
+    #: the bytes of every file read, once: project-wide text questions and the analysis reuse them
+    corpus = Corpus()
+    #: and, whole, those of the files the pre-filter matched (the ones likely to be parsed)
     raw_texts: dict[Path, bytes] = {}
     matches: dict[Path, FileMatch] = {}
     # what the last scan learned per file: an unchanged file is only stat-ed, never read
@@ -442,7 +449,9 @@ def scan(
             found = prefilter.match(raw) if problem is None else NO_MATCH
             if table is not None:
                 table.record(key, info, digest, raw, found, problem)
-            raw_texts[source_path.resolved] = raw
+            corpus.add(source_path.resolved, raw)
+            if not found.empty:
+                raw_texts[source_path.resolved] = raw
             size = len(raw)
         else:
             digest, found, size = state.hash, state.match, state.size
@@ -486,7 +495,7 @@ def scan(
     ]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
-    texts = SourceBytes(raw_texts, hashes)
+    texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
     for checked, path in enumerate(candidates, 1):

@@ -32,17 +32,6 @@ class SourceText:
     encoding: str
 
 
-def read_source(path: Path, display_path: str) -> SourceText | Notification:
-    """Read and decode ``path`` honouring PEP 263 coding cookies and a UTF-8 BOM."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Notification(NotificationKind.UNREADABLE, "file vanished before it could be read", display_path)
-    except (PermissionError, IsADirectoryError, OSError) as exc:
-        return Notification(NotificationKind.UNREADABLE, f"cannot read file: {exc.strerror or exc}", display_path)
-    return decode_source(raw, path, display_path)
-
-
 def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Notification:
     """Decode file bytes as Python does (coding cookie, BOM, default UTF-8)."""
     try:
