@@ -1,5 +1,5 @@
-"""``python -m auditor`` runs the resume-audit command line."""
+"""``python -m resume_audit`` runs the resume-audit command line."""
 
-from auditor.cli import main
+from resume_audit.cli import main
 
 main()

@@ -1,9 +1,9 @@
 """The Python API behind the CLI: scan paths, apply config and baselines, decide the exit code.
 
 ``scan()`` is the function a team's own code or test suite calls (also
-importable as ``from auditor import scan``)::
+importable as ``from resume_audit import scan``)::
 
-    from auditor import scan
+    from resume_audit import scan
     findings = scan(["src/myagent"])            # list[Finding]
     findings = scan("src", select=["RA1"], baseline=".resume-audit-baseline.json")
 
@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from auditor.baseline import apply_baseline, read_baseline, write_baseline
-from auditor.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
-from auditor.discovery import PathNotFound
-from auditor.engine import scan as engine_scan
-from auditor.findings import Finding, NotificationKind, ScanResult, Span
-from auditor.gitdiff import ChangedLines, changed_lines
-from auditor.progress import ScanProgress
-from auditor.rules import all_rules
+from resume_audit.baseline import apply_baseline, read_baseline, write_baseline
+from resume_audit.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
+from resume_audit.discovery import PathNotFound
+from resume_audit.engine import scan as engine_scan
+from resume_audit.findings import Finding, NotificationKind, ScanResult, Span
+from resume_audit.gitdiff import ChangedLines, changed_lines
+from resume_audit.progress import ScanProgress
+from resume_audit.rules import all_rules
 
 
 @dataclass
@@ -161,7 +161,7 @@ def scan(
 
     The same semantics as ``resume-audit scan``; never imports or runs the scanned code.
 
-    - ``config``: a :class:`~auditor.config.Config`, or the ``pyproject.toml`` to read
+    - ``config``: a :class:`~resume_audit.config.Config`, or the ``pyproject.toml`` to read
       ``[tool.resume-audit]`` from (``--config``); default: the nearest pyproject.toml
       above the first path that has the table.
     - ``root``: the directory reported paths are relative to (``--root``); default: the
@@ -174,9 +174,9 @@ def scan(
     Findings come back sorted by location, each with its rule id, severity, contract
     properties, span, message and fix. Files that cannot be read or parsed are skipped
     (:func:`run_scan` returns them as notifications). Raises
-    :class:`~auditor.config.ConfigError` for invalid configuration or rule ids,
-    :class:`~auditor.discovery.PathNotFound` for a missing path and
-    :class:`~auditor.baseline.BaselineError` for an unreadable baseline -- the errors the
+    :class:`~resume_audit.config.ConfigError` for invalid configuration or rule ids,
+    :class:`~resume_audit.discovery.PathNotFound` for a missing path and
+    :class:`~resume_audit.baseline.BaselineError` for an unreadable baseline -- the errors the
     CLI turns into exit code 2.
     """
     if isinstance(paths, (str, os.PathLike)):

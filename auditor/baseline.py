@@ -2,7 +2,7 @@
 
 ``--write-baseline FILE`` records the fingerprints of today's findings;
 ``--baseline FILE`` then reports only findings whose fingerprint is not in
-it. Fingerprints ignore line numbers (see :mod:`auditor.fingerprint`), so
+it. Fingerprints ignore line numbers (see :mod:`resume_audit.fingerprint`), so
 edits elsewhere in a file do not resurrect baselined findings.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from auditor.findings import Finding
+from resume_audit.findings import Finding
 
 BASELINE_VERSION = 1
 

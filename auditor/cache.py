@@ -18,11 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from auditor import serialize
-from auditor.processes import pid_alive
+from resume_audit import serialize
+from resume_audit.processes import pid_alive
 
 if TYPE_CHECKING:
-    from auditor.engine import FileResult
+    from resume_audit.engine import FileResult
 
 CACHE_FORMAT = 1
 
@@ -78,7 +78,7 @@ class ResultCache:
 
     def _valid(self, data: object, path: str, display: str, hashes: dict[str, str],
                mentions: Callable[[str], list[str]]) -> "FileResult | None":
-        from auditor.engine import FileResult
+        from resume_audit.engine import FileResult
 
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("path") == path
                 and data.get("display") == display and data.get("hash") == hashes.get(path)):

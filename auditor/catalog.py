@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from auditor.findings import Severity
+from resume_audit.findings import Severity
 
 
 class RuleDescriptor(Protocol):
@@ -45,8 +45,8 @@ class RuleDescriptor(Protocol):
 
 def descriptors() -> dict[str, RuleDescriptor]:
     """All rules by id, sorted by id: the static rule classes and the dynamic stage's RA701..RA708."""
-    from auditor.dynamic.catalog import all_dynamic_rules
-    from auditor.rules import all_rules
+    from resume_audit.dynamic.catalog import all_dynamic_rules
+    from resume_audit.rules import all_rules
 
     found: dict[str, RuleDescriptor] = {r.id: r for r in all_rules()}
     found.update({r.id: r for r in all_dynamic_rules()})
@@ -55,6 +55,6 @@ def descriptors() -> dict[str, RuleDescriptor]:
 
 def documentation(rule: RuleDescriptor) -> str:
     """Full markdown documentation of a rule (what ``explain`` prints and docs/rules/ holds)."""
-    from auditor.docs import render_rule
+    from resume_audit.docs import render_rule
 
     return render_rule(rule)

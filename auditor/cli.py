@@ -1,4 +1,4 @@
-"""The ``resume-audit`` command line (typer). A thin layer over :mod:`auditor.api`.
+"""The ``resume-audit`` command line (typer). A thin layer over :mod:`resume_audit.api`.
 
 Exit codes, for every command: 0 -- nothing at or above ``--fail-on``;
 1 -- findings at or above ``--fail-on``; 2 -- usage, configuration or
@@ -20,17 +20,17 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from auditor import __version__
-from auditor.api import ScanRequest, default_root, run_scan
-from auditor.cache import default_cache_dir
-from auditor.baseline import BaselineError
-from auditor.catalog import descriptors, documentation
-from auditor.config import ConfigError
-from auditor.discovery import PathNotFound
-from auditor.findings import PROPERTIES, ScanResult, Severity
-from auditor.gitdiff import DiffError
-from auditor.progress import scan_progress
-from auditor.reporters import render
+from resume_audit import __version__
+from resume_audit.api import ScanRequest, default_root, run_scan
+from resume_audit.cache import default_cache_dir
+from resume_audit.baseline import BaselineError
+from resume_audit.catalog import descriptors, documentation
+from resume_audit.config import ConfigError
+from resume_audit.discovery import PathNotFound
+from resume_audit.findings import PROPERTIES, ScanResult, Severity
+from resume_audit.gitdiff import DiffError
+from resume_audit.progress import scan_progress
+from resume_audit.reporters import render
 
 app = typer.Typer(
     name="resume-audit",
@@ -231,12 +231,12 @@ def audit(
 
     Example: resume-audit audit ./myagent --format sarif --output audit.sarif
     """
-    from auditor.audit.entrypoints import discover as discover_entries
-    from auditor.audit.plan import AuditConfigError
-    from auditor.audit.render import render_audit
-    from auditor.audit.run import AuditRequest, run_audit
-    from auditor.discovery import discover as discover_files
-    from auditor.findings import Confirmation
+    from resume_audit.audit.entrypoints import discover as discover_entries
+    from resume_audit.audit.plan import AuditConfigError
+    from resume_audit.audit.render import render_audit
+    from resume_audit.audit.run import AuditRequest, run_audit
+    from resume_audit.discovery import discover as discover_files
+    from resume_audit.findings import Confirmation
 
     for p in paths:
         if not p.exists():
@@ -249,7 +249,7 @@ def audit(
         if not entries:
             typer.echo("no graph, flow or workflow found", err=True)
         raise typer.Exit(0)
-    from auditor.dynamic.request import Shard
+    from resume_audit.dynamic.request import Shard
 
     try:
         slice_ = Shard.parse(shard) if shard is not None else None
@@ -274,7 +274,7 @@ def audit(
     if fail_on is ReportFailOn.confirmed:
         failing = report.count(Confirmation.CONFIRMED) + report.count(Confirmation.DYNAMIC_ONLY)
     else:
-        from auditor.findings import Severity
+        from resume_audit.findings import Severity
 
         threshold = Severity(fail_on.value)
         failing = report.to_scan_result().count_at_or_above(threshold)
@@ -338,10 +338,10 @@ def crash_sweep_command(
 
     Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card --input '{"order_id": 7}' --resume '"approve"'
     """
-    from auditor.dynamic.effects import NO_STUB
-    from auditor.dynamic.progress import rich_progress
-    from auditor.dynamic.sweep import SweepUsageError, crash_sweep
-    from auditor.dynamic.target import TargetError
+    from resume_audit.dynamic.effects import NO_STUB
+    from resume_audit.dynamic.progress import rich_progress
+    from resume_audit.dynamic.sweep import SweepUsageError, crash_sweep
+    from resume_audit.dynamic.target import TargetError
 
     input_value = _json_option(input, "--input")
     resume_values = [_json_option(r, "--resume") for r in (resume or [])]
@@ -357,8 +357,8 @@ def crash_sweep_command(
             per_effect[named.group(1)] = _json_option(named.group(2), f"--stub {named.group(1)}=")
         else:
             stub_value = _json_option(text, "--stub")
-    from auditor.config import ConfigError
-    from auditor.dynamic.filtering import sweep_config
+    from resume_audit.config import ConfigError
+    from resume_audit.dynamic.filtering import sweep_config
 
     target_file = target.rsplit(":", 1)[0]
     try:
@@ -408,7 +408,7 @@ def crash_sweep_command(
 
 def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Optional[Path], fail_on: "FailOn") -> None:
     """Write a sweep's findings (filtered by ``settings``) in ``format`` and exit as ``scan`` does."""
-    from auditor.dynamic.filtering import apply_settings
+    from resume_audit.dynamic.filtering import apply_settings
 
     result = report.to_scan_result()
     filtered = apply_settings(result.findings, settings, Path(report.cwd))
@@ -416,7 +416,7 @@ def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Opti
     if format == OutputFormat.json:
         import json
 
-        from auditor.reporters.json_report import build_json
+        from resume_audit.reporters.json_report import build_json
 
         data = build_json(result)
         data["sweep"] = report.stable()
@@ -458,9 +458,9 @@ def merge_command(
     """
     import json
 
-    from auditor.config import ConfigError
-    from auditor.dynamic.filtering import sweep_config
-    from auditor.dynamic.sharding import MergeError, merge
+    from resume_audit.config import ConfigError
+    from resume_audit.dynamic.filtering import sweep_config
+    from resume_audit.dynamic.sharding import MergeError, merge
 
     documents = []
     for path in shards:
@@ -470,7 +470,7 @@ def merge_command(
             raise fail(f"{path}: {exc.strerror or exc}")
         except ValueError as exc:
             raise fail(f"{path}: not JSON ({exc})")
-    from auditor.audit.merge import AuditMergeError, is_audit, merge_audits
+    from resume_audit.audit.merge import AuditMergeError, is_audit, merge_audits
 
     if documents and all(is_audit(d) for d in documents):  # the slices of `audit --shard K/N`
         try:
@@ -526,9 +526,9 @@ def conformance_command(
     """
     import json
 
-    from auditor.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
-    from auditor.dynamic.sweep import SweepUsageError
-    from auditor.dynamic.target import TargetError
+    from resume_audit.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
+    from resume_audit.dynamic.sweep import SweepUsageError
+    from resume_audit.dynamic.target import TargetError
 
     err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
     try:
@@ -606,7 +606,7 @@ def effects_command(
 
     Example: resume-audit effects --format json
     """
-    from auditor.analysis.effect_catalog import CATALOG, GENERIC_SINKS
+    from resume_audit.analysis.effect_catalog import CATALOG, GENERIC_SINKS
 
     rows: list[dict[str, Any]] = [
         {
@@ -664,7 +664,7 @@ def github_report(
 
     Example (what action.yml runs): resume-audit github-report resume-audit.sarif --fail-on warning --base "$BASE_SHA"
     """
-    from auditor.github_action import SarifReadError, run_report
+    from resume_audit.github_action import SarifReadError, run_report
 
     try:
         code, _summary, annotations = run_report(sarif, fail_on=fail_on.value, annotate=annotate, base=base, workspace=workspace)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from auditor.findings import Severity
+from resume_audit.findings import Severity
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,7 +108,7 @@ _KEYS = {
     "safe-urls": "list",
     "read-only-tools": "list",
     "fail-on": "str",
-    # per-target sweep settings of `resume-audit audit` (read and checked by auditor.audit.plan)
+    # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from auditor.findings import Notification, NotificationKind
+from resume_audit.findings import Notification, NotificationKind
 
 SKIP_DIRS = frozenset(
     {

@@ -1,7 +1,7 @@
 """Rule documentation rendered from the rule classes themselves.
 
 ``docs/rules/RAxxx.md`` is generated from these fields (``python -m
-auditor.docs``) and a test checks the committed pages are current, so the
+resume_audit.docs``) and a test checks the committed pages are current, so the
 page a SARIF ``helpUri`` links to always matches what the code does.
 """
 
@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from auditor.findings import PROPERTIES
+from resume_audit.findings import PROPERTIES
 
 DOCS_BASE_URL = "https://github.com/resume-audit/resume-audit/blob/main/docs/rules"
 
@@ -84,7 +84,7 @@ def render_rule(rule) -> str:
 
 
 def write_docs(target: Path) -> list[Path]:
-    from auditor.catalog import descriptors
+    from resume_audit.catalog import descriptors
 
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -95,7 +95,7 @@ def write_docs(target: Path) -> list[Path]:
     return written
 
 
-if __name__ == "__main__":  # python -m auditor.docs [docs/rules]
+if __name__ == "__main__":  # python -m resume_audit.docs [docs/rules]
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules")
     for p in write_docs(out):
         print(p)

@@ -35,22 +35,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from auditor import __version__
-from auditor.analysis.configs import ConfigEvaluator
-from auditor.analysis.effects import EffectModel
-from auditor.analysis.facts import ModuleFacts, build_module_facts
-from auditor.analysis.project import Project, SourceFile, module_name_for
-from auditor.analysis.source import SourceText, decode_source, parse_source
-from auditor.cache import ResultCache
-from auditor.config import Config
-from auditor.discovery import discover
-from auditor.findings import Finding, Notification, NotificationKind, ScanResult, Severity
-from auditor.filetable import FileTable
-from auditor.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
-from auditor.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
-from auditor.fingerprint import assign_fingerprints
-from auditor.rules import Rule, RuleContext, all_rules
-from auditor.suppression import is_suppressed, parse_suppressions
+from resume_audit import __version__
+from resume_audit.analysis.configs import ConfigEvaluator
+from resume_audit.analysis.effects import EffectModel
+from resume_audit.analysis.facts import ModuleFacts, build_module_facts
+from resume_audit.analysis.project import Project, SourceFile, module_name_for
+from resume_audit.analysis.source import SourceText, decode_source, parse_source
+from resume_audit.cache import ResultCache
+from resume_audit.config import Config
+from resume_audit.discovery import discover
+from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
+from resume_audit.filetable import FileTable
+from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
+from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
+from resume_audit.fingerprint import assign_fingerprints
+from resume_audit.rules import Rule, RuleContext, all_rules
+from resume_audit.suppression import is_suppressed, parse_suppressions
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
@@ -410,7 +410,7 @@ def scan(
 
     ``jobs``: worker processes (None: one per CPU; 1: in this process).
     ``cache_dir``: where per-file results are cached (None: no cache).
-    ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`auditor.progress`).
+    ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`resume_audit.progress`).
     """
     tell = progress or (lambda phase, done, total: None)
     rules = active_rules(config)
@@ -573,11 +573,11 @@ def tool_fingerprint() -> str:
     """Hash of the analysing code itself (the engine and the rules), so a cache written by an
     edited or upgraded checkout is never reused: the version string alone does not move
     between commits."""
-    import auditor
-    import auditor.rules
+    import resume_audit
+    import resume_audit.rules
 
     digest = hashlib.blake2b(digest_size=16)
-    for package_dir in sorted({Path(auditor.__file__).parent, Path(auditor.rules.__file__).parent}):
+    for package_dir in sorted({Path(resume_audit.__file__).parent, Path(resume_audit.rules.__file__).parent}):
         for path in sorted(package_dir.rglob("*.py")):
             digest.update(path.as_posix().encode())
             digest.update(path.read_bytes())

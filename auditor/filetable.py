@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from auditor.findings import Notification, NotificationKind, Severity
-from auditor.prefilter import FileMatch
+from resume_audit.findings import Notification, NotificationKind, Severity
+from resume_audit.prefilter import FileMatch
 
 TABLE_FORMAT = 1
 #: a file modified this recently is re-read next time whatever its signature says

@@ -91,7 +91,7 @@ class Finding:
     """One hazard at one location.
 
     ``message`` says what will happen at runtime; ``fix`` says what to change.
-    ``fingerprint`` is filled in by the engine (see :mod:`auditor.fingerprint`)
+    ``fingerprint`` is filled in by the engine (see :mod:`resume_audit.fingerprint`)
     and is stable under unrelated edits above the finding.
     """
 

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from auditor.findings import Finding
+from resume_audit.findings import Finding
 
 FINGERPRINT_KEY = "resumeAudit/v1"
 _WS = re.compile(r"\s+")

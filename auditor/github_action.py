@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Iterable
 from urllib.parse import unquote, urlparse
 
-from auditor.findings import PROPERTIES, Severity
-from auditor.gitdiff import ChangedLines, DiffError, changed_lines
-from auditor.reporters.github import escape_data, escape_property
+from resume_audit.findings import PROPERTIES, Severity
+from resume_audit.gitdiff import ChangedLines, DiffError, changed_lines
+from resume_audit.reporters.github import escape_data, escape_property
 
 #: GitHub's annotation limits (https://docs.github.com/actions: "10 warning, 10 error
 #: and 10 notice annotations per step, 50 per job").

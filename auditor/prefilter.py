@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
-    from auditor.rules import Rule
+    from resume_audit.rules import Rule
 
 #: import names of each framework a rule can declare (``Rule.frameworks``)
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {

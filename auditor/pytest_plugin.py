@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import pytest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from auditor.api import ScanOutcome
-    from auditor.audit import AuditReport
-    from auditor.dynamic.report import SweepReport
-    from auditor.findings import Finding
+    from resume_audit.api import ScanOutcome
+    from resume_audit.audit import AuditReport
+    from resume_audit.dynamic.report import SweepReport
+    from resume_audit.findings import Finding
 
 MARKER = "resume_contract"
 #: what the marker checks when it names no ``properties``: exactly once (RA701, RA704, RA705)
@@ -154,9 +154,9 @@ class ResumeAudit:
         allow_incomplete: bool = False,
         **options: Any,
     ) -> "SweepReport":
-        """Crash-sweep ``target`` (see :func:`auditor.crash_sweep`) and return the :class:`SweepReport`.
+        """Crash-sweep ``target`` (see :func:`resume_audit.crash_sweep`) and return the :class:`SweepReport`.
 
-        ``options`` are the fields of :class:`auditor.dynamic.request.SweepRequest` -- the same
+        ``options`` are the fields of :class:`resume_audit.dynamic.request.SweepRequest` -- the same
         the command line and the Python API take (``effects``, ``input``, ``resume``, ``stub``,
         ``stubs``, ``stub_llm``, ``cells``, ``framework``, ``crash_modes``, ``saver``, ``shard`` ...),
         so nothing the CLI can do is missing here. ``input`` defaults to ``{}`` as on the command
@@ -164,10 +164,10 @@ class ResumeAudit:
         rootdir. ``cells`` restricts the probes (``"crash"``, ``"parked"``, ``"write-order"``,
         ``"fork"``, ``"stray"``, ``"concurrent"``, ``"validity"``) to keep a test fast. A sweep whose
         uninterrupted run does not complete (a hang past the timeout, an exception, ``sys.exit``)
-        raises :class:`auditor.SweepIncomplete`, as the CLI exits 2, unless ``allow_incomplete=True``.
+        raises :class:`resume_audit.SweepIncomplete`, as the CLI exits 2, unless ``allow_incomplete=True``.
         """
         __tracebackhide__ = True
-        from auditor.dynamic.sweep import NO_STUB, crash_sweep
+        from resume_audit.dynamic.sweep import NO_STUB, crash_sweep
 
         if options.get("stub", NO_STUB) is _NO_STUB:
             options.pop("stub", None)
@@ -185,7 +185,7 @@ class ResumeAudit:
     @staticmethod
     def _check_complete(report: "SweepReport") -> None:
         __tracebackhide__ = True
-        from auditor.dynamic.assertions import SweepIncomplete
+        from resume_audit.dynamic.assertions import SweepIncomplete
 
         if not report.complete:
             why = next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete")
@@ -193,8 +193,8 @@ class ResumeAudit:
 
     def scan(self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = None, **options: Any) -> list["Finding"]:
         """Statically scan ``paths`` (default: what ``--resume-audit-scan`` scans), relative to the rootdir;
-        ``options`` as for :func:`auditor.scan` (``select``, ``ignore``, ``baseline``, ``config`` ...)."""
-        from auditor.api import scan
+        ``options`` as for :func:`resume_audit.scan` (``select``, ``ignore``, ``baseline``, ``config`` ...)."""
+        from resume_audit.api import scan
 
         if paths is None:
             resolved = default_scan_paths(self._config)
@@ -207,11 +207,11 @@ class ResumeAudit:
     def audit(self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ".", **options: Any) -> "AuditReport":
         """``resume-audit audit`` on ``paths`` (relative to the rootdir): every finding with its confirmation.
 
-        ``options`` as :class:`auditor.audit.AuditRequest` (``select``, ``ignore``, ``timeout``,
+        ``options`` as :class:`resume_audit.audit.AuditRequest` (``select``, ``ignore``, ``timeout``,
         ``live_effects``, ``cells``). Assert on ``report.findings`` (each has ``.confirmation``) or
         ``report.count(Confirmation.CONFIRMED)``.
         """
-        from auditor.audit import AuditRequest, run_audit
+        from resume_audit.audit import AuditRequest, run_audit
 
         items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         options.setdefault("root", self.root)
@@ -265,21 +265,21 @@ def pytest_runtest_call(item: pytest.Item) -> None:
     elif not properties:
         pytest.fail(f"@pytest.mark.{MARKER}(properties=...) names no property; list some, e.g. ('EO', 'CO'), "
                     "or write properties=\"all\"", pytrace=False)
-    from auditor.dynamic.assertions import rules_for
+    from resume_audit.dynamic.assertions import rules_for
 
     try:
         rules_for(properties)
     except ValueError as exc:
         pytest.fail(f"@pytest.mark.{MARKER}: {exc}", pytrace=False)
-    from auditor.dynamic.request import SweepRequest
+    from resume_audit.dynamic.request import SweepRequest
 
     try:  # the marker's options are SweepRequest's fields (and allow_incomplete)
         inspect.signature(SweepRequest).bind(target, **{k: v for k, v in options.items() if k != "allow_incomplete"})
     except TypeError as exc:
         pytest.fail(f"@pytest.mark.{MARKER}: {exc}", pytrace=False)
-    from auditor.dynamic.assertions import ResumeContractError
-    from auditor.dynamic.sweep import SweepUsageError
-    from auditor.dynamic.target import TargetError
+    from resume_audit.dynamic.assertions import ResumeContractError
+    from resume_audit.dynamic.sweep import SweepUsageError
+    from resume_audit.dynamic.target import TargetError
 
     allow_incomplete = bool(options.pop("allow_incomplete", False))
     audit = ResumeAudit(item, item.config)
@@ -379,7 +379,7 @@ class StaticScan:
         self._validate()
 
     def request(self):
-        from auditor.api import ScanRequest
+        from resume_audit.api import ScanRequest
 
         cache_dir = None
         cache = getattr(self.config, "cache", None)
@@ -393,9 +393,9 @@ class StaticScan:
 
     def _validate(self) -> None:
         """Bad configuration is a usage error before any test runs, as the CLI exits 2 before scanning."""
-        from auditor.api import resolve_config
-        from auditor.baseline import BaselineError, read_baseline
-        from auditor.config import ConfigError
+        from resume_audit.api import resolve_config
+        from resume_audit.baseline import BaselineError, read_baseline
+        from resume_audit.config import ConfigError
 
         for p in self.paths:
             if not p.exists():
@@ -410,7 +410,7 @@ class StaticScan:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
             return
-        from auditor.api import run_scan
+        from resume_audit.api import run_scan
 
         try:
             self.outcome = run_scan(self.request())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
+from resume_audit.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
 
 
 def span_to_dict(span: Span) -> dict[str, Any]:

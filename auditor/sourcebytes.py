@@ -16,9 +16,9 @@ import stat
 from pathlib import Path
 from typing import Sequence
 
-from auditor.analysis.project import SourceFile
-from auditor.filetable import FileTable
-from auditor.findings import Notification, NotificationKind
+from resume_audit.analysis.project import SourceFile
+from resume_audit.filetable import FileTable
+from resume_audit.findings import Notification, NotificationKind
 
 
 def content_hash(raw: bytes) -> str:

@@ -122,7 +122,7 @@ def main() -> int:
         # baseline: the hand-written sweeps (one warm-up sweep first, as the audit's own first child warms the server)
         script = textwrap.dedent(f'''
             import json, sys, time
-            from auditor.dynamic import crash_sweep
+            from resume_audit.dynamic import crash_sweep
             targets = {targets!r}
             kw = dict(effects=["claims.effects:notify", "claims.effects:pay_out"], stub=None,
                       input={{"claim_id": "c-1", "amount": 5}}, resume=["approve"], cwd={str(root)!r})
@@ -135,7 +135,7 @@ def main() -> int:
         base = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, check=True)
         baseline = json.loads(base.stdout.strip().splitlines()[-1])
         t1 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "auditor", "audit", ".", "--format", "json", "--fail-on", "never"],
+        proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
                               cwd=root, env=env, capture_output=True, text=True)
         audit_s = time.monotonic() - t1
         if proc.returncode != 0:

@@ -66,17 +66,17 @@ PROTOCOLS = textwrap.dedent(
     import order_approval
     root = tempfile.mkdtemp()
     if mode != "stock":
-        from auditor.dynamic.adapters.base import Instruments
-        from auditor.dynamic.adapters.langgraph import LangGraphAdapter, SaverProbe, instrument_saver
-        from auditor.dynamic.killpoints import EventLog
-        from auditor.dynamic.ledger import Ledger
+        from resume_audit.dynamic.adapters.base import Instruments
+        from resume_audit.dynamic.adapters.langgraph import LangGraphAdapter, SaverProbe, instrument_saver
+        from resume_audit.dynamic.killpoints import EventLog
+        from resume_audit.dynamic.ledger import Ledger
         ledger = Ledger(os.path.join(root, "ledger.sqlite"))
         adapter = LangGraphAdapter()
     if mode == "child":
-        from auditor.dynamic.effects import EffectSpec, install_effects
+        from resume_audit.dynamic.effects import EffectSpec, install_effects
         events = EventLog()
         instruments = Instruments(ledger, events)
-        from auditor.dynamic.adapters.base import StoreSettings
+        from resume_audit.dynamic.adapters.base import StoreSettings
         adapter.prepare_process(instruments, StoreSettings("sqlite", os.path.join(root, "cp.sqlite")))
         install_effects([EffectSpec("order_approval", "charge_card")], ledger, events, adapter.effect_context)
     def protocol(i):
@@ -99,7 +99,7 @@ PROTOCOLS = textwrap.dedent(
         graph.invoke(Command(resume="approve"), cfg)
         saver.conn.close()
     def _store(db):
-        from auditor.dynamic.adapters.base import StoreSettings
+        from resume_audit.dynamic.adapters.base import StoreSettings
         return StoreSettings("sqlite", db)
     protocol(-1)  # warm-up, outside the timing
     t0 = time.perf_counter()
@@ -123,7 +123,7 @@ def fresh_interpreter_run(repeats: int) -> list[float]:
 
 
 def sweep_per_kill_point(repeats: int) -> tuple[float, list[float], int]:
-    from auditor.dynamic.sweep import crash_sweep
+    from resume_audit.dynamic.sweep import crash_sweep
 
     args = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"], cells=["crash"])
     os.chdir(REPO)

@@ -7,7 +7,7 @@ Trees:
 
 Per tree, in one run:
   bare      -- ``libcst.parse_module`` over the candidate files (those the pre-filter keeps), in process
-  cold      -- ``auditor.engine.scan`` with no cache, in process
+  cold      -- ``resume_audit.engine.scan`` with no cache, in process
   warm      -- the same with a populated cache, in process
   cli-cold / cli-warm / semgrep -- whole commands (interpreter start-up included), wall clock,
   with peak RSS of the child process; semgrep runs ``benchmarks/semgrep_rules.yml`` (RA101,
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import libcst
 
-from auditor.config import Config
-from auditor.discovery import discover
-from auditor.engine import active_rules, prefilter_of, scan
-from auditor.prefilter import frameworks_in_scan
+from resume_audit.config import Config
+from resume_audit.discovery import discover
+from resume_audit.engine import active_rules, prefilter_of, scan
+from resume_audit.prefilter import frameworks_in_scan
 
 HERE = Path(__file__).resolve().parent
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
@@ -93,7 +93,7 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
     timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))  # populate
     warm = timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))
     result = cold_result["r"]
-    exe = [sys.executable, "-m", "auditor", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+    exe = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
     if jobs:
         exe += ["--jobs", str(jobs)]
     cli_cache = Path(tempfile.mkdtemp(prefix="ra-bench-cli-"))
@@ -165,7 +165,7 @@ def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix="ra-bench-scale-") as tmp:
             root = realistic(Path(tmp) / "tree", size)
             cache = Path(tmp) / "cache"
-            exe = [sys.executable, "-m", "auditor", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+            exe = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
             if jobs:
                 exe += ["--jobs", str(jobs)]
             no_cache = run_child([*exe, "--no-cache"], root)

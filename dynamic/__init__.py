@@ -1,7 +1,7 @@
 """The dynamic stage: run a user's graph under crashes and probes, check the resume contract.
 
-Public API: :func:`auditor.dynamic.sweep.crash_sweep` (also ``auditor.dynamic.crash_sweep``)
-returning a :class:`auditor.dynamic.report.SweepReport`.
+Public API: :func:`resume_audit.dynamic.sweep.crash_sweep` (also ``resume_audit.dynamic.crash_sweep``)
+returning a :class:`resume_audit.dynamic.report.SweepReport`.
 
 Modules, one job each:
 
@@ -11,7 +11,7 @@ Modules, one job each:
 - ``workbench``    cell directories, stores, starting children (crash-then-recover for the probes that need it)
 - ``request``      ``SweepRequest``: the options the CLI, the Python API, the pytest plugin and conformance share
 - ``child_result`` ``ChildResult``: what a child reports, typed (``typed_json`` reads and writes it)
-- ``build``        cell verdicts -> :class:`auditor.findings.Finding` (spans, code flows, fingerprints)
+- ``build``        cell verdicts -> :class:`resume_audit.findings.Finding` (spans, code flows, fingerprints)
 - ``report``       ``SweepReport``: stable JSON, rich table, ``ScanResult`` for the shared reporters
 - ``sharding``     ``--shard K/N`` slices and ``merge``
 - ``assertions``   ``SweepReport.assert_exactly_once`` / ``assert_conformant`` and their witness messages

@@ -1,4 +1,4 @@
-"""Assertions over a :class:`~auditor.dynamic.report.SweepReport`, for a team's own test suite.
+"""Assertions over a :class:`~resume_audit.dynamic.report.SweepReport`, for a team's own test suite.
 
 ``report.assert_exactly_once()`` and ``report.assert_conformant("FD", "CO")``
 raise :class:`ResumeContractError` -- an ``AssertionError``, so pytest counts a
@@ -27,7 +27,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Iterable
 
-from auditor.findings import PROPERTIES, Finding
+from resume_audit.findings import PROPERTIES, Finding
 
 from .catalog import DYNAMIC_RULES, dynamic_rule
 from .cells import ERROR
@@ -77,7 +77,7 @@ class ResumeContractError(AssertionError):
     """A sweep found the resume contract broken (or could not check it).
 
     ``str(error)`` is the readable witness; ``findings`` are the offending
-    :class:`~auditor.findings.Finding` objects (empty when the contract could
+    :class:`~resume_audit.findings.Finding` objects (empty when the contract could
     not be checked), ``report`` the whole :class:`SweepReport`.
     """
 
@@ -94,9 +94,9 @@ class SweepIncomplete(ResumeContractError):
     """The sweep could not decide: the uninterrupted run did not complete, or a needed cell ended in an error."""
 
 
-# ``auditor.ResumeContractError`` is the public name; pytest prints it in the failure's last line.
-ResumeContractError.__module__ = "auditor"
-SweepIncomplete.__module__ = "auditor"
+# ``resume_audit.ResumeContractError`` is the public name; pytest prints it in the failure's last line.
+ResumeContractError.__module__ = "resume_audit"
+SweepIncomplete.__module__ = "resume_audit"
 
 
 # -- selecting what to check --------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""From cell verdicts to :class:`auditor.findings.Finding` objects.
+"""From cell verdicts to :class:`resume_audit.findings.Finding` objects.
 
 One finding per (rule, node, subject): a duplicated effect exposed at five
 kill points is one hazard with five witnesses, not five findings. The primary
@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from auditor.findings import Finding, FlowStep, Related, Span
+from resume_audit.findings import Finding, FlowStep, Related, Span
 
 from .adapters.base import SourceLocation
 from .catalog import dynamic_rule

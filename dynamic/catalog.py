@@ -1,7 +1,7 @@
 """Metadata of the dynamic findings RA701..RA708.
 
 The SARIF reporter, ``resume-audit explain`` and the docs read rule metadata
-through the same attributes whether a rule is a static :class:`auditor.rules.Rule`
+through the same attributes whether a rule is a static :class:`resume_audit.rules.Rule`
 class or one of these descriptors (``id, name, properties, severity,
 frameworks, summary, description, runtime, fix``), so a SARIF run can mix
 static and dynamic results under one rule table. Dynamic findings are
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from auditor.findings import Severity
+from resume_audit.findings import Severity
 
 
 @dataclass(frozen=True)
 class DynamicRule:
-    """One dynamic finding id. Attribute names match :class:`auditor.rules.Rule`."""
+    """One dynamic finding id. Attribute names match :class:`resume_audit.rules.Rule`."""
 
     id: str
     name: str
@@ -36,7 +36,7 @@ class DynamicRule:
     origin: ClassVar[str] = "dynamic"
 
     def documentation(self) -> str:
-        from auditor.docs import render_rule
+        from resume_audit.docs import render_rule
 
         return render_rule(self)
 

@@ -5,8 +5,8 @@ resumed run match the uninterrupted one?", "is a second answer at the
 interrupt checkpoint served?" -- decided only from the external ledger and the
 children's reports, never from framework internals. Which cells a sweep plans
 and how each is judged lives in one probe module per question
-(:mod:`auditor.dynamic.checks`); this module holds what they share. Each
-verdict names the dynamic rule(s) it violates; :mod:`auditor.dynamic.build`
+(:mod:`resume_audit.dynamic.checks`); this module holds what they share. Each
+verdict names the dynamic rule(s) it violates; :mod:`resume_audit.dynamic.build`
 turns those into findings.
 """
 

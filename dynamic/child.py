@@ -1,6 +1,6 @@
 """The child process: confine, load the user's graph, play one role, write ``result.json``.
 
-Roles (see :mod:`auditor.dynamic.cells` for how the parent combines them):
+Roles (see :mod:`resume_audit.dynamic.cells` for how the parent combines them):
 
 - ``dry``      the uninterrupted protocol (input, then one ``--resume`` value per
                interrupt), the list of named events, node locations, the stray

@@ -1,7 +1,7 @@
 """What a sweep child reports to the parent: one typed record per process.
 
 The child fills a :class:`ChildResult` as it plays its role and writes it as
-``result.json`` (:func:`auditor.dynamic.typed_json.encode`); the parent reads
+``result.json`` (:func:`resume_audit.dynamic.typed_json.encode`); the parent reads
 it back with :meth:`ChildResult.load`. Every role shares the one record --
 fields a role does not produce keep their defaults -- so a judge reads
 ``result.parks`` or ``result.durable.exists`` and a type checker sees a

@@ -1,8 +1,8 @@
 """``resume-audit conformance``: the built-in probe suite against every installed framework.
 
 Each row is one framework / resume plane / backend, swept with
-:func:`auditor.dynamic.sweep.crash_sweep` over a bundled probe program
-(:mod:`auditor.dynamic.probes`); each column is one property of the resume
+:func:`resume_audit.dynamic.sweep.crash_sweep` over a bundled probe program
+(:mod:`resume_audit.dynamic.probes`); each column is one property of the resume
 contract, read off the sweep's cells -- never decided here:
 
 ========== ==================================================================
@@ -43,7 +43,7 @@ COLUMN_TITLES = {
     "CO-seq": "CO sequential", "CO-conc": "CO concurrent", "RD": "RD", "LV": "liveness",
 }
 MARK = {PASS: "✓", FAIL: "✗", NOT_APPLICABLE: "n/a", ERROR: "error"}
-PROBES = "auditor.dynamic.probes"
+PROBES = "resume_audit.dynamic.probes"
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ def markdown(matrix: Matrix) -> str:
 
 def scan_result(matrix: Matrix):
     """Every finding of every row, in one ScanResult for the SARIF/JSON reporters."""
-    from auditor.findings import ScanResult
+    from resume_audit.findings import ScanResult
 
     from .catalog import DYNAMIC_RULES
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from auditor.config import Config, find_pyproject, load_config, validate_rule_ids
-from auditor.findings import Finding
-from auditor.suppression import Suppressions, is_suppressed, parse_suppressions
+from resume_audit.config import Config, find_pyproject, load_config, validate_rule_ids
+from resume_audit.findings import Finding
+from resume_audit.suppression import Suppressions, is_suppressed, parse_suppressions
 
 from .catalog import DYNAMIC_RULES
 
@@ -29,7 +29,7 @@ class Filtered:
 
 def known_rule_ids() -> list[str]:
     """Every rule id a setting may name: the static catalog and the dynamic one."""
-    from auditor.engine import all_rules
+    from resume_audit.engine import all_rules
 
     return [r.id for r in all_rules()] + [r.id for r in DYNAMIC_RULES]
 

@@ -1,6 +1,6 @@
 """Kernel-enforced write confinement for a sweep child (Linux Landlock), through ``ctypes``.
 
-The audit hook in :mod:`auditor.dynamic.sandbox` sees Python-level ``open``s only: a
+The audit hook in :mod:`resume_audit.dynamic.sandbox` sees Python-level ``open``s only: a
 subprocess the graph starts (``sh -c 'echo x > ~/f'``) or native code called through
 ``ctypes`` writes wherever it likes. Landlock closes that gap where the kernel offers it: the
 child restricts *itself and every process it starts* so that creating, writing, truncating,

@@ -37,7 +37,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from auditor.processes import pid_alive
+from resume_audit.processes import pid_alive
 
 CELL_ENV = "RESUME_AUDIT_CELL"
 #: the note (kind, detail) a sweep reports when the graph started processes outside the child's group

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from auditor.findings import Finding, Notification, ScanResult, Severity
+from resume_audit.findings import Finding, Notification, ScanResult, Severity
 
 from .catalog import DYNAMIC_RULES
 from .adapters.base import SourceLocation
@@ -40,7 +40,7 @@ class SweepReport:
     cwd: str = "."
     #: the resume plane and store the sweep exercised (adapter's ``Session.describe()``)
     plane: dict[str, Any] = field(default_factory=dict)
-    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~auditor.dynamic.sharding.ShardPart`)
+    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~resume_audit.dynamic.sharding.ShardPart`)
     shard: Any = None
     #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
@@ -110,9 +110,9 @@ class SweepReport:
             return None
         return max((f.severity for f in self.findings), key=lambda s: s.rank)
 
-    # -- assertions (for a team's own test suite; see :mod:`auditor.dynamic.assertions`) ----
+    # -- assertions (for a team's own test suite; see :mod:`resume_audit.dynamic.assertions`) ----
     def assert_exactly_once(self) -> None:
-        """Raise :class:`~auditor.ResumeContractError` (an ``AssertionError``) with the minimal witness
+        """Raise :class:`~resume_audit.ResumeContractError` (an ``AssertionError``) with the minimal witness
         if an effect fired more than once: RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
         __tracebackhide__ = True
         from .assertions import assert_exactly_once
@@ -120,7 +120,7 @@ class SweepReport:
         assert_exactly_once(self)
 
     def assert_conformant(self, *properties: str) -> None:
-        """Raise :class:`~auditor.ResumeContractError` with the minimal witness if a finding breaks one of
+        """Raise :class:`~resume_audit.ResumeContractError` with the minimal witness if a finding breaks one of
         ``properties`` (``"EO"``, ``"PC"``, ``"FD"``, ``"FI"``, ``"CV"``, ``"CO"``, ``"RD"``, ``"LV"``, or
         a dynamic rule id such as ``"RA703"``); with none given, any property of the contract."""
         __tracebackhide__ = True

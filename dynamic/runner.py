@@ -38,7 +38,7 @@ def context(preload: list[str]) -> Any:
     with _CTX_LOCK:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["auditor.dynamic.childenv", "auditor.dynamic.child", *preload])
+            ctx.set_forkserver_preload(["resume_audit.dynamic.childenv", "resume_audit.dynamic.child", *preload])
             _CTX = ctx
         return _CTX
 
@@ -205,7 +205,7 @@ def finish(proc: Any, spec: ChildSpec, deadline: float, started: float) -> Child
 def run_child(spec: ChildSpec, preload: list[str], timeout: float) -> ChildRun:
     """Run one child with ``timeout`` seconds from the moment it exists. The first start also
     launches the fork server, which imports the framework modules (every installed framework
-    when the target's own source names none): that one-off cost is the auditor's, not the
+    when the target's own source names none): that one-off cost is the resume_audit's, not the
     user's graph's, so it is not charged to the child's budget."""
     proc = start(spec, preload)
     started = time.monotonic()

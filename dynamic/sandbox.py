@@ -13,7 +13,7 @@ therefore, before importing anything of the user's:
   the graph spawns so the report can say so.
 
 Audit hooks see Python-level operations only. Where the kernel offers Landlock
-(Linux 5.13+), the child also confines itself with it (:mod:`auditor.dynamic.landlock`):
+(Linux 5.13+), the child also confines itself with it (:mod:`resume_audit.dynamic.landlock`):
 file creation, writes, truncation, renames and deletions outside the cell (and
 ``/dev/shm``, ``/dev/null``) then fail with EACCES for the graph, the processes it
 starts and native code alike. Sockets opened by C libraries (libpq, a native SDK)

@@ -2,7 +2,7 @@
 
 Every shard runs the uninterrupted run (each needs the reference and the kill
 points) and then the jobs the deterministic deal gives it
-(:func:`auditor.dynamic.sweep._shard_slots`). Its JSON output carries a
+(:func:`resume_audit.dynamic.sweep._shard_slots`). Its JSON output carries a
 ``shard`` section -- the full slot order, its cells with their hits, what the
 validity judge and the locator need, its notes -- from which :func:`merge`
 rebuilds the report an unsharded sweep gives: same cells in the same order,
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from auditor.findings import Notification, NotificationKind, Severity
+from resume_audit.findings import Notification, NotificationKind, Severity
 
 from .adapters.base import InvalidState, SourceLocation
 from .build import Locator, build_findings

@@ -10,10 +10,10 @@ from .effects import NO_STUB, EffectSpec
 from .target import TargetSpec
 
 #: ``input`` of a sweep nobody wrote an input for: each child builds one from the program's input
-#: schema (:mod:`auditor.dynamic.synthesis`), the same in every child
+#: schema (:mod:`resume_audit.dynamic.synthesis`), the same in every child
 AUTO_INPUT: Any = type("AutoInput", (), {"__repr__": lambda self: "AUTO_INPUT", "__reduce__": lambda self: "AUTO_INPUT"})()
 
-#: child roles, each a function in :mod:`auditor.dynamic.child`
+#: child roles, each a function in :mod:`resume_audit.dynamic.child`
 ROLES = ("dry", "crash", "recover", "fork", "setup", "racer")
 
 

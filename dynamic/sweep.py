@@ -1,10 +1,10 @@
 """``crash_sweep``: the dynamic stage's Python API.
 
 One uninterrupted run first (the reference, and the list of kill points);
-then every probe of :mod:`auditor.dynamic.checks` lays out its cells, their
+then every probe of :mod:`resume_audit.dynamic.checks` lays out its cells, their
 jobs run in parallel on a thread pool (each cell in its own temporary
 directory with its own store and ledger, children started through
-:mod:`auditor.dynamic.workbench`), and the slots resolve in the report's
+:mod:`resume_audit.dynamic.workbench`), and the slots resolve in the report's
 stable order. The parent never imports the user's code.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable
 
-from auditor.findings import Notification, NotificationKind, Severity
+from resume_audit.findings import Notification, NotificationKind, Severity
 
 from .adapters import REGISTRY, adapter_for, installed, sniff
 from .build import Locator, build_findings
@@ -170,7 +170,7 @@ def crash_sweep(target: "str | SweepRequest", *, progress: Progress | None = Non
     graph or factory taking a checkpointer; a CrewAI ``Flow`` subclass or
     factory; a LlamaIndex ``Workflow`` subclass, instance or factory; or a
     pydantic-graph ``Graph`` with its start node (see
-    :mod:`auditor.dynamic.adapters.pydantic_graph`). The framework is detected
+    :mod:`resume_audit.dynamic.adapters.pydantic_graph`). The framework is detected
     (``framework`` overrides). ``progress(done, total, label)`` is told of every
     finished cell.
 

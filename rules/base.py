@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 
 import libcst as cst
 
-from auditor.analysis.idempotency import replays_harmlessly
-from auditor.findings import Finding, FlowStep, Related, Severity, Span
-from auditor.prefilter import Trigger
+from resume_audit.analysis.idempotency import replays_harmlessly
+from resume_audit.findings import Finding, FlowStep, Related, Severity, Span
+from resume_audit.prefilter import Trigger
 
 if TYPE_CHECKING:
-    from auditor.analysis.configs import ConfigEvaluator
-    from auditor.analysis.effects import Effect, EffectModel
-    from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-    from auditor.analysis.project import Project, Reached
-    from auditor.analysis.resolve import Resolver
+    from resume_audit.analysis.configs import ConfigEvaluator
+    from resume_audit.analysis.effects import Effect, EffectModel
+    from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+    from resume_audit.analysis.project import Project, Reached
+    from resume_audit.analysis.resolve import Resolver
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ class Rule:
     yields_to: ClassVar[tuple[str, ...]] = ()
     #: text that makes a file worth parsing for this rule (the scan's pre-filter), besides an
     #: import of one of the rule's ``frameworks`` (which always is): a word, or a
-    #: :class:`~auditor.prefilter.Trigger` (several words, or bound to a framework the scan uses);
-    #: the rule runs only on files holding one of these (see :mod:`auditor.prefilter`)
+    #: :class:`~resume_audit.prefilter.Trigger` (several words, or bound to a framework the scan uses);
+    #: the rule runs only on files holding one of these (see :mod:`resume_audit.prefilter`)
     triggers: ClassVar[tuple["str | Trigger", ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
@@ -81,7 +81,7 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         """The rule's full documentation as markdown (docs/rules/RAxxx.md and `explain`)."""
-        from auditor.docs import render_rule
+        from resume_audit.docs import render_rule
 
         return render_rule(cls)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from auditor.analysis.order import completes_before
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph
-from auditor.frameworks.langgraph import interrupt_classifier
+from resume_audit.analysis.order import completes_before
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph
+from resume_audit.frameworks.langgraph import interrupt_classifier
 
 from .base import Example, Rule, RuleContext
 

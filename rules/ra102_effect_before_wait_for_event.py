@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.deployments import deployment_of
-from auditor.analysis.order import completes_before
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import llamaindex
+from resume_audit.analysis.deployments import deployment_of
+from resume_audit.analysis.order import completes_before
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import llamaindex
 
 from .base import Example, Rule, RuleContext
 

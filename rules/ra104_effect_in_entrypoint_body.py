@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from auditor.findings import Finding, Related, Severity
+from resume_audit.findings import Finding, Related, Severity
 
-from auditor.analysis.langgraph_units import project_facts, regressing_overwrites, unit_effects
+from resume_audit.analysis.langgraph_units import project_facts, regressing_overwrites, unit_effects
 from .base import Example, Rule, RuleContext
 
 

@@ -6,12 +6,12 @@ from typing import Any, Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, bool_value, keyword, string_value
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph
+from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
+from resume_audit.analysis.syntax import argument, bool_value, keyword, string_value
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph
 
-from auditor.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
+from resume_audit.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
 from .base import Example, Rule, RuleContext
 
 

@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import crewai
-from auditor.frameworks.classes import extends, instance_class, named_class
+from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import crewai
+from resume_audit.frameworks.classes import extends, instance_class, named_class
 
 from .base import Example, Rule, RuleContext
 

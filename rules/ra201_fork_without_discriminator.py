@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.syntax import argument, bool_value, keyword
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph
-from auditor.analysis.resume_plane import resume_command
+from resume_audit.analysis.syntax import argument, bool_value, keyword
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph
+from resume_audit.analysis.resume_plane import resume_command
 
 from .base import Example, Rule, RuleContext
 

@@ -6,12 +6,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo
-from auditor.analysis.syntax import argument, bool_value, keyword
-from auditor.findings import Finding, Related, Severity
-from auditor.analysis.langgraph_units import project_uses_langgraph
-from auditor.analysis.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
-from auditor.frameworks import langgraph
+from resume_audit.analysis.facts import CallInfo, FunctionInfo
+from resume_audit.analysis.syntax import argument, bool_value, keyword
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.analysis.langgraph_units import project_uses_langgraph
+from resume_audit.analysis.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
+from resume_audit.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
 

@@ -7,14 +7,14 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.order import completes_before
-from auditor.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph, web
+from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.order import completes_before
+from resume_audit.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph, web
 
-from auditor.analysis.langgraph_units import graph_anywhere, graph_is_pure, project_uses_langgraph
-from auditor.analysis.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
+from resume_audit.analysis.langgraph_units import graph_anywhere, graph_is_pure, project_uses_langgraph
+from resume_audit.analysis.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
 
 from .base import Example, Rule, RuleContext
 

@@ -8,12 +8,12 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import argument, dict_items, keyword, string_value
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import crewai, langgraph
-from auditor.frameworks.classes import instance_class, module_constant
-from auditor.frameworks.web import session_state_values
+from resume_audit.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.syntax import argument, dict_items, keyword, string_value
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import crewai, langgraph
+from resume_audit.frameworks.classes import instance_class, module_constant
+from resume_audit.frameworks.web import session_state_values
 
 from .base import Example, Rule, RuleContext
 
@@ -357,7 +357,7 @@ class SharedThreadId(Rule):
     severity = Severity.WARNING
     frameworks = ("langgraph", "crewai")
     # the id is often built where the run is started, in a module that imports neither framework:
-    # the frameworks' markers (a run config, a kickoff) make such a module a candidate (auditor.prefilter)
+    # the frameworks' markers (a run config, a kickoff) make such a module a candidate (resume_audit.prefilter)
     summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
     description = """
 A run is addressed by a `thread_id` (LangGraph `{"configurable":

@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import ClassInfo, FunctionInfo
-from auditor.analysis.syntax import keyword, string_value
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph, pydantic
+from resume_audit.analysis.facts import ClassInfo, FunctionInfo
+from resume_audit.analysis.syntax import keyword, string_value
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph, pydantic
 
 from .base import Example, Rule, RuleContext
 

@@ -6,11 +6,11 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo
-from auditor.analysis.resolve import dotted_text
-from auditor.analysis.syntax import argument, names_in
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph
+from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo
+from resume_audit.analysis.resolve import dotted_text
+from resume_audit.analysis.syntax import argument, names_in
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph
 
 from .base import Example, Rule, RuleContext
 

@@ -6,12 +6,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.syntax import keyword
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import langgraph, web
+from resume_audit.analysis.syntax import keyword
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import langgraph, web
 
-from auditor.analysis.langgraph_units import in_memory_constructor, project_facts
-from auditor.frameworks.langgraph import interrupt_classifier
+from resume_audit.analysis.langgraph_units import in_memory_constructor, project_facts
+from resume_audit.frameworks.langgraph import interrupt_classifier
 
 from .base import Example, Rule, RuleContext
 

@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, ModuleFacts
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import pydantic_graph as pg
-from auditor.frameworks.classes import named_class, project_bases
+from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import pydantic_graph as pg
+from resume_audit.frameworks.classes import named_class, project_bases
 
 from .base import Example, Rule, RuleContext
 

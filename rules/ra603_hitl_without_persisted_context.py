@@ -7,12 +7,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.deployments import deployment_of
-from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, contains_node, keyword, names_in
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import llamaindex
-from auditor.frameworks.classes import extends, instance_class, named_class
+from resume_audit.analysis.deployments import deployment_of
+from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.syntax import argument, contains_node, keyword, names_in
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import llamaindex
+from resume_audit.frameworks.classes import extends, instance_class, named_class
 
 from .base import Example, Rule, RuleContext
 

@@ -6,11 +6,11 @@ from typing import Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, ModuleFacts
-from auditor.analysis.syntax import bool_value, is_none, keyword
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import crewai
-from auditor.frameworks.classes import extends, named_class
+from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.analysis.syntax import bool_value, is_none, keyword
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import crewai
+from resume_audit.frameworks.classes import extends, named_class
 
 from .base import Example, Rule, RuleContext
 

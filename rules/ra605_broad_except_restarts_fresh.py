@@ -7,14 +7,14 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import argument, is_none, keyword
-from auditor.findings import Finding, Related, Severity
-from auditor.frameworks import crewai, langgraph, llamaindex
-from auditor.frameworks import pydantic_graph as pg
-from auditor.frameworks.classes import extends, instance_class, module_constant, named_class
+from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.syntax import argument, is_none, keyword
+from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks import crewai, langgraph, llamaindex
+from resume_audit.frameworks import pydantic_graph as pg
+from resume_audit.frameworks.classes import extends, instance_class, module_constant, named_class
 
-from auditor.frameworks.crewai import rekick_id
+from resume_audit.frameworks.crewai import rekick_id
 
 from .base import Example, Rule, RuleContext, Trigger
 

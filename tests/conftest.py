@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.findings import ScanResult
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.findings import ScanResult
 
 EXPECT = re.compile(r"#\s*expect:\s*(?P<ids>RA\d{3}(?:\s*,\s*RA\d{3})*)")
 REPO = Path(__file__).resolve().parents[1]

@@ -17,8 +17,8 @@ from typing import Literal, Optional, TypedDict
 
 import pytest
 
-from auditor.audit.entrypoints import discover
-from auditor.dynamic.synthesis import example_from_schema, example_from_type
+from resume_audit.audit.entrypoints import discover
+from resume_audit.dynamic.synthesis import example_from_schema, example_from_type
 
 from test_sarif import validate_sarif
 
@@ -27,7 +27,7 @@ PROJECT = REPO / "fixtures" / "audit"
 
 
 def audit(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "auditor", "audit", ".", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=900)
 
 
@@ -100,7 +100,7 @@ def test_sarif_carries_the_confirmation_and_stays_valid(tmp_path):
     # the pull-request step fails on what the sweep confirmed, and says so in each annotation
     sarif = tmp_path / "audit.sarif"
     sarif.write_text(proc.stdout)
-    report = subprocess.run([sys.executable, "-m", "auditor", "github-report", str(sarif), "--fail-on", "confirmed"],
+    report = subprocess.run([sys.executable, "-m", "resume_audit", "github-report", str(sarif), "--fail-on", "confirmed"],
                             cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert report.returncode == 1, report.stderr
     assert "::error" in report.stdout and "[confirmed] requests.post" in report.stdout
@@ -208,7 +208,7 @@ def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path)
         assert shard["audit"]["shard"] == f"{k}/2"
         assert 0 < sum(1 for e in shard["audit"]["entry_points"] if not e["elsewhere"]) < 6  # a slice
         outputs.append(str(out))
-    merged = subprocess.run([sys.executable, "-m", "auditor", "merge", *outputs, "--format", "json"], cwd=PROJECT,
+    merged = subprocess.run([sys.executable, "-m", "resume_audit", "merge", *outputs, "--format", "json"], cwd=PROJECT,
                             capture_output=True, text=True, timeout=120)
     assert merged.returncode == 1, merged.stderr  # confirmed findings fail the merged run as the unsharded one
     data = json.loads(merged.stdout)
@@ -219,8 +219,8 @@ def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path)
 
 
 def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones():
-    from auditor.audit.sinks import effect_sinks, imported_closure
-    from auditor.config import Config
+    from resume_audit.audit.sinks import effect_sinks, imported_closure
+    from resume_audit.config import Config
 
     sinks = dict(effect_sinks([PROJECT], PROJECT, Config(), []))
     assert sorted(sinks) == ["helpdesk.notify:post_to_slack", "helpdesk.payments:issue_refund",
@@ -234,8 +234,8 @@ def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones
 def test_the_standard_library_is_never_stubbed(tmp_path):
     """A stubbed os.replace would silence the sweep's own reports (seen on a corpus repository: every
     child 'exited without reporting'); library effects are named only outside the standard library."""
-    from auditor.audit.sinks import effect_sinks
-    from auditor.config import Config
+    from resume_audit.audit.sinks import effect_sinks
+    from resume_audit.config import Config
 
     (tmp_path / "g.py").write_text(
         "import os, requests\nfrom langgraph.graph import StateGraph\nfrom langgraph.types import interrupt\n\n"

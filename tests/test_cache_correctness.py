@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.config import Config
-from auditor.engine import scan
+from resume_audit.config import Config
+from resume_audit.engine import scan
 
 from conftest import REPO
 
@@ -74,7 +74,7 @@ def test_entries_are_written_as_files_finish_and_orphaned_temporaries_go(tmp_pat
     orphan = cache / "999999-orphan.tmp"  # no such process
     orphan.write_text("{")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", str(tree), "-j", "1", "--cache-dir", str(cache),
+    proc = subprocess.Popen([sys.executable, "-m", "resume_audit", "scan", str(tree), "-j", "1", "--cache-dir", str(cache),
                              "--file-timeout", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 40  # the twenty quick files take a few seconds (they parse zz_slow.py once)
     while len(list(cache.glob("*.json"))) < 20 and proc.poll() is None and time.monotonic() < deadline:

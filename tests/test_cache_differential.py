@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor import filetable
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.findings import ScanResult
+from resume_audit import filetable
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.findings import ScanResult
 
 SEEDS = [int(s) for s in os.environ.get("RESUME_AUDIT_CACHE_SEED", "1,2,3").split(",")]
 STEPS = int(os.environ.get("RESUME_AUDIT_CACHE_STEPS", "25"))

@@ -38,7 +38,7 @@ def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subproc
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env.pop("FORCE_COLOR", None)
     return subprocess.run(
-        [sys.executable, "-m", "auditor", *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "resume_audit", *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=120
     )
 
 

@@ -31,7 +31,7 @@ def node(state):
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "auditor", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def rule_ids(out: subprocess.CompletedProcess) -> list[tuple[str, str, int]]:
@@ -122,17 +122,17 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
 
 
 def test_docs_pages_are_current() -> None:
-    from auditor.docs import render_rule
-    from auditor.rules import all_rules
+    from resume_audit.docs import render_rule
+    from resume_audit.rules import all_rules
 
     for rule in all_rules():
         page = REPO / "docs" / "rules" / f"{rule.id}.md"
-        assert page.is_file(), f"missing {page}; run python -m auditor.docs"
-        assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m auditor.docs"
+        assert page.is_file(), f"missing {page}; run python -m resume_audit.docs"
+        assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m resume_audit.docs"
 
 
 def test_readme_lists_every_rule() -> None:
-    from auditor.rules import all_rules
+    from resume_audit.rules import all_rules
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for rule in all_rules():

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.api import ScanRequest, resolve_config
-from auditor.engine import scan
-from auditor.findings import Severity
+from resume_audit.api import ScanRequest, resolve_config
+from resume_audit.engine import scan
+from resume_audit.findings import Severity
 
 GRAPH = '''
 import sqlite3

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from auditor.config import Config
-from auditor.discovery import discover
-from auditor.engine import scan
+from resume_audit.config import Config
+from resume_audit.discovery import discover
+from resume_audit.engine import scan
 
 from conftest import write_tree
 

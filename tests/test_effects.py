@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.config import Config
-from auditor.engine import scan
+from resume_audit.config import Config
+from resume_audit.engine import scan
 
 from conftest import write_tree
 
@@ -95,16 +95,16 @@ def test_effects_command_lists_the_catalog() -> None:
     import subprocess
     import sys
 
-    from auditor.analysis.effect_catalog import CATALOG
+    from resume_audit.analysis.effect_catalog import CATALOG
 
-    out = subprocess.run([sys.executable, "-m", "auditor.cli", "effects", "--format", "json"], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "resume_audit.cli", "effects", "--format", "json"], capture_output=True, text=True, check=True)
     rows = {r["sdk"]: r for r in json.loads(out.stdout)}
     for sdk in CATALOG:
         assert sdk.name in rows
     slack = rows["Slack (slack_sdk, slack_bolt)"]
     assert "slack_sdk.*.chat_postMessage" in slack["calls"] and "posts the Slack message again" in slack["why"]
     assert rows["Payments (stripe, braintree, paypalrestsdk, square, Adyen)"]["idempotency_key"] == "Stripe: `idempotency_key=`"
-    text = subprocess.run([sys.executable, "-m", "auditor.cli", "effects"], capture_output=True, text=True, check=True,
+    text = subprocess.run([sys.executable, "-m", "resume_audit.cli", "effects"], capture_output=True, text=True, check=True,
                           env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}).stdout
     assert "Google APIs" in text and "MCP" in text
 

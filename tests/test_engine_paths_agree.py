@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor import filetable
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.findings import ScanResult
+from resume_audit import filetable
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.findings import ScanResult
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TREES = sorted(

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor import engine, filetable, sourcebytes
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.findings import ScanResult
-from auditor.sourcebytes import SourceBytes, content_hash
+from resume_audit import engine, filetable, sourcebytes
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.findings import ScanResult
+from resume_audit.sourcebytes import SourceBytes, content_hash
 
 AGENT = """
 from langgraph.types import interrupt

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.api import resolve_config, ScanRequest
-from auditor.engine import scan
+from resume_audit.api import resolve_config, ScanRequest
+from resume_audit.engine import scan
 
 from conftest import EXPECT, REPO
 
@@ -58,7 +58,7 @@ def test_each_rule_has_three_hazards_and_three_safe_twins(rule_dir: Path) -> Non
 
 
 def test_every_static_rule_has_a_fixture_folder() -> None:
-    from auditor.rules import all_rules
+    from resume_audit.rules import all_rules
 
     missing = [r.id for r in all_rules() if not (STATIC / r.id.lower()).is_dir()]
     assert missing == []

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.reporters.sarif import build_sarif
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.reporters.sarif import build_sarif
 
 from conftest import REPO
 
@@ -145,7 +145,7 @@ def test_generated_hostile_trees_never_break_the_scan(tmp_path_factory, entries)
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "auditor", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, "NO_COLOR": "1"},
     )
 
@@ -239,7 +239,7 @@ def test_an_unwritable_output_path_is_a_usage_error(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/static", "-o", "/proc/nope/report.json"],
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "-o", "/proc/nope/report.json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "cannot write the report to /proc/nope/report.json" in proc.stderr and "Traceback" not in proc.stderr
@@ -249,12 +249,12 @@ def test_an_empty_select_is_refused_not_a_silent_pass(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/static", "--select", ""],
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "--select", ""],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "selects no rule" in proc.stderr
     (tmp_path / "pyproject.toml").write_text("[tool.resume-audit]\nselect = []\n")
     (tmp_path / "a.py").write_text("x = 1\n")
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "selects no rule" in proc.stderr
 
 
@@ -267,7 +267,7 @@ def test_more_bad_arguments_are_usage_errors_not_tracebacks(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
 
     def scan(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "auditor", "scan", *args], cwd=tmp_path, capture_output=True,
+        return subprocess.run([sys.executable, "-m", "resume_audit", "scan", *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=300)
 
     proc = scan("a.py", "--max-file-size", "inf")
@@ -285,7 +285,7 @@ def test_an_effect_without_a_colon_is_a_usage_error():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", "fixtures/dynamic/langgraph/two_gates.py:build_graph",
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", "fixtures/dynamic/langgraph/two_gates.py:build_graph",
                            "--effect", "nocolon"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "expected MODULE:FUNCTION" in proc.stderr and "internal error" not in proc.stderr
 
@@ -305,7 +305,7 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
         package = tmp_path / f"pkg{i // 100}"
         package.mkdir(exist_ok=True)
         (package / f"m{i}.py").write_text(source.replace("Refund", f"Refund{i}"))
-    proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def workers() -> list[int]:
@@ -343,7 +343,7 @@ def test_a_fifo_or_a_device_named_py_is_reported_not_read(tmp_path):
     (tmp_path / "zero.py").symlink_to("/dev/zero")
     (tmp_path / "agent.py").write_text("from langgraph.types import interrupt\n")
     def notes(*extra: str) -> dict[str, str]:
-        proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--format", "json", *extra],
+        proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--format", "json", *extra],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return {n["path"]: n["message"] for n in json.loads(proc.stdout)["notifications"]}

@@ -187,7 +187,7 @@ def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     baseline = repo / ".resume-audit-baseline.json"
     subprocess.run(
-        [sys.executable, "-m", "auditor", "scan", "agents", "--write-baseline", str(baseline)],
+        [sys.executable, "-m", "resume_audit", "scan", "agents", "--write-baseline", str(baseline)],
         cwd=repo, check=True, capture_output=True,
     )
     write_tree(repo, {"agents/graph.py": HEAD_GRAPH.replace("/new", "/newer")})
@@ -213,7 +213,7 @@ def test_scan_diff_on_real_history(tmp_path: Path) -> None:
 
     def scan(*extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "auditor", "scan", "agents", "-f", "json", *extra],
+            [sys.executable, "-m", "resume_audit", "scan", "agents", "-f", "json", *extra],
             cwd=repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
         )
 
@@ -240,7 +240,7 @@ def test_scan_diff_in_shallow_clone(tmp_path: Path) -> None:
     repo, base_sha, _ = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{repo}", str(shallow)], check=True)
-    cmd = [sys.executable, "-m", "auditor", "scan", "agents", "-f", "json", "--diff", "origin/main"]
+    cmd = [sys.executable, "-m", "resume_audit", "scan", "agents", "-f", "json", "--diff", "origin/main"]
     before = subprocess.run(cmd, cwd=shallow, capture_output=True, text=True)
     assert before.returncode == 2 and "git fetch" in before.stderr
     subprocess.run(["git", "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main"], cwd=shallow, check=True)
@@ -251,7 +251,7 @@ def test_scan_diff_in_shallow_clone(tmp_path: Path) -> None:
 
 def test_not_a_git_repository(tmp_path: Path) -> None:
     write_tree(tmp_path, {"graph.py": BASE_GRAPH})
-    out = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--diff", "main"], capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--diff", "main"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2 and "git repository" in out.stderr
 
 

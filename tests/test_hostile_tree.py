@@ -16,9 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import auditor.engine as engine
-from auditor.config import Config
-from auditor.engine import scan
+import resume_audit.engine as engine
+from resume_audit.config import Config
+from resume_audit.engine import scan
 
 from conftest import REPO
 
@@ -33,7 +33,7 @@ HAZARD = (
 
 def run(*args: str, cwd: Path, user: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([*(user or []), sys.executable, "-m", "auditor", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([*(user or []), sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True,
                           timeout=300, env=env)
 
 

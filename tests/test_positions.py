@@ -1,7 +1,7 @@
 """Finding positions computed per module-level statement match LibCST's whole-module positions.
 
 The analysis places a node by generating only its module-level statement (see
-``auditor.analysis.facts._statement_positions``); any disagreement with LibCST's own
+``resume_audit.analysis.facts._statement_positions``); any disagreement with LibCST's own
 ``PositionProvider`` over the module would put a finding on the wrong line.
 """
 
@@ -13,7 +13,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from auditor.analysis.facts import _statement_positions
+from resume_audit.analysis.facts import _statement_positions
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor.api import ScanRequest, resolve_config
-from auditor.engine import scan
-from auditor.findings import NotificationKind
+from resume_audit.api import ScanRequest, resolve_config
+from resume_audit.engine import scan
+from resume_audit.findings import NotificationKind
 
 from conftest import REPO
 from test_fixtures import markers

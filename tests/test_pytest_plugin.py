@@ -16,21 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from auditor.dynamic.runner import process_table
+from resume_audit.dynamic.runner import process_table
 
-# Every auditor module is imported before pytester snapshots ``sys.modules``: the in-process inner runs
-# then share them -- one fork server for every sweep, one ``auditor.dynamic.child.main`` to pickle for it,
+# Every resume_audit module is imported before pytester snapshots ``sys.modules``: the in-process inner runs
+# then share them -- one fork server for every sweep, one ``resume_audit.dynamic.child.main`` to pickle for it,
 # one ResumeContractError class -- instead of re-importing them per run and pickling a stale function.
 import importlib
 import multiprocessing.forkserver  # noqa: F401
 import multiprocessing.popen_forkserver  # noqa: F401
 import pkgutil
 
-import auditor
-from auditor.api import ScanRequest, run_scan
+import resume_audit
+from resume_audit.api import ScanRequest, run_scan
 
-# (auditor.dynamic and auditor.rules live outside auditor/ in the repository: walk each package's own path)
-for _pkg in ("auditor", "auditor.dynamic", "auditor.rules"):
+# (resume_audit.dynamic and resume_audit.rules live outside auditor/ in the repository: walk each package's own path)
+for _pkg in ("resume_audit", "resume_audit.dynamic", "resume_audit.rules"):
     for _mod in pkgutil.walk_packages(importlib.import_module(_pkg).__path__, f"{_pkg}."):
         if not _mod.name.endswith("__main__"):
             importlib.import_module(_mod.name)
@@ -123,7 +123,7 @@ def _write_test(pytester: pytest.Pytester, name: str, source: str) -> None:
 def test_a_keyed_effect_comes_out_clean(project: pytest.Pytester) -> None:
     _write_test(project, "test_keyed.py", '''
 import pytest
-from auditor import ResumeContractError
+from resume_audit import ResumeContractError
 
 
 def test_keyed_charge_is_exactly_once(resume_audit):
@@ -157,7 +157,7 @@ def test_order_is_charged_once(resume_audit):
     # the failing line of the test, then the witness as pytest prints an assertion: no repr dump
     result.stdout.fnmatch_lines([
         ">       report.assert_exactly_once()",
-        "E       auditor.ResumeContractError: resume contract broken by graphs/order_approval.py:build_graph: exactly-once*",
+        "E       resume_audit.ResumeContractError: resume contract broken by graphs/order_approval.py:build_graph: exactly-once*",
         "E       1 violation (sqlite backend, langgraph *)",
         "E       RA701 [[]EO[]] an effect fired again after a crash and a resume",
         "E         at graphs/order_approval.py:40, node `charge`",
@@ -172,7 +172,7 @@ def test_order_is_charged_once(resume_audit):
     assert "dynamic/assertions.py" not in out  # the helper's own frames are hidden
     # the cell table is attached to the failed test's report
     result.stdout.fnmatch_lines(["*Captured resume-audit call*", "*fail RA701*", "13 cells: 12 pass, 1 fail*"])
-    result.stdout.fnmatch_lines(["FAILED tests/test_order.py::test_order_is_charged_once - auditor.Resume*"])
+    result.stdout.fnmatch_lines(["FAILED tests/test_order.py::test_order_is_charged_once - resume_audit.Resume*"])
 
 
 def _descendants(pid: int) -> dict[int, str]:
@@ -235,14 +235,14 @@ def test_stalling_graph(resume_audit):
 ''')
     # A child's timeout runs from its start, and the first start of a session also boots the fork server
     # (imports LangGraph): boot it now, so the 2 s go to the graph and it gets as far as spawning its worker.
-    auditor.crash_sweep(str(GRAPHS / "typed_states.py") + ":typeddict_graph", effects=[], input={"n": 1}, resume=[],
+    resume_audit.crash_sweep(str(GRAPHS / "typed_states.py") + ":typeddict_graph", effects=[], input={"n": 1}, resume=[],
                         cells=["validity"])
     started = time.monotonic()
     result = project.runpytest("-q")
     elapsed = time.monotonic() - started
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "E       auditor.SweepIncomplete: crash-sweep of graphs/stalls.py:build could not run: "
+        "E       resume_audit.SweepIncomplete: crash-sweep of graphs/stalls.py:build could not run: "
         "the uninterrupted run of graphs/stalls.py:build did not complete (timed out); nothing was swept",
     ])
     # the report attached to the failure says what happened: the worker was spawned, the run timed out
@@ -279,7 +279,7 @@ def test_unkeyed_checkout():
     result.stdout.fnmatch_lines([
         "*_ test_unkeyed_checkout _*",
         "tests/test_marked.py:13: @pytest.mark.resume_contract('shop.graph:build_graph')",
-        "E   auditor.ResumeContractError: resume contract broken by shop.graph:build_graph: EO (effect exactly-once)",
+        "E   resume_audit.ResumeContractError: resume contract broken by shop.graph:build_graph: EO (effect exactly-once)",
         "E   RA701 [[]EO[]] an effect fired again after a crash and a resume",
         "E     at shop/graph.py:*, node `charge`",
         "E     kill point:  resume 1: after effect shop.tools.charge_card in node charge",
@@ -290,7 +290,7 @@ def test_unkeyed_checkout():
     out = result.stdout.str()
     assert "BODY-RAN" not in out
     assert "All traceback entries are hidden" not in out and "pytest_plugin.py" not in out
-    result.stdout.fnmatch_lines(["FAILED tests/test_marked.py::test_unkeyed_checkout - auditor.Resume*"])
+    result.stdout.fnmatch_lines(["FAILED tests/test_marked.py::test_unkeyed_checkout - resume_audit.Resume*"])
 
 
 def test_the_marker_is_registered_and_checks_its_arguments(project: pytest.Pytester) -> None:
@@ -400,7 +400,7 @@ def test_audit_from_a_test(pytester: pytest.Pytester) -> None:
     shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "audit" / "helpdesk", pytester.path / "helpdesk")
     pytester.mkdir("tests")
     _write_test(pytester, "test_desk.py", '''
-from auditor.findings import Confirmation
+from resume_audit.findings import Confirmation
 
 
 def test_the_refund_desk(resume_audit):
@@ -413,3 +413,25 @@ def test_the_refund_desk(resume_audit):
 ''')
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
+
+
+def test_a_project_with_its_own_auditor_package_runs_pytest(tmp_path: Path) -> None:
+    """The plugin is auto-loaded into every pytest run of a user's environment: its package must not
+    be named like something a user's project has (it was ``auditor.pytest_plugin``, and a project with
+    its own ``auditor/`` package could not start pytest at all)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "auditor").mkdir()
+    (tmp_path / "auditor" / "__init__.py").write_text("NAME = \"the user's own\"\n")
+    (tmp_path / "pytest.ini").write_text(INI)
+    (tmp_path / "test_own.py").write_text(
+        "import auditor\n\n\n"
+        "def test_the_projects_own_package(pytestconfig):\n"
+        "    assert auditor.NAME == \"the user's own\"\n"
+        "    assert pytestconfig.pluginmanager.hasplugin('resume_audit')\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_own.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "1 passed" in proc.stdout

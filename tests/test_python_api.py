@@ -1,4 +1,4 @@
-"""The public Python API: ``from auditor import ...``, light at import time, the CLI's semantics."""
+"""The public Python API: ``from resume_audit import ...``, light at import time, the CLI's semantics."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import auditor
-from auditor import Config, ConfigError, PathNotFound, BaselineError, scan
-from auditor.api import ScanRequest, run_scan
+import resume_audit
+from resume_audit import Config, ConfigError, PathNotFound, BaselineError, scan
+from resume_audit.api import ScanRequest, run_scan
 
 REPO = Path(__file__).resolve().parents[1]
 MYAGENT = REPO / "fixtures" / "myagent"
@@ -28,40 +28,40 @@ def _modules_after(code: str) -> list[str]:
 
 
 def test_import_auditor_loads_nothing_else_of_the_tool():
-    mods = _modules_after("import auditor")
-    assert [m for m in mods if m.startswith("auditor.")] == []
+    mods = _modules_after("import resume_audit")
+    assert [m for m in mods if m.startswith("resume_audit.")] == []
     assert [m for m in mods if m.split(".")[0] in HEAVY] == []
 
 
 def test_the_pytest_plugin_is_light_at_pytest_start_up():
     # every pytest session of an environment with resume-audit installed imports the plugin
-    mods = _modules_after("import auditor.pytest_plugin")
-    assert [m for m in mods if m.startswith("auditor.")] == ["auditor.pytest_plugin"]
+    mods = _modules_after("import resume_audit.pytest_plugin")
+    assert [m for m in mods if m.startswith("resume_audit.")] == ["resume_audit.pytest_plugin"]
     assert [m for m in mods if m.split(".")[0] in HEAVY] == []
 
 
 def test_every_public_name_resolves_to_its_implementation():
-    import auditor.api
-    import auditor.dynamic.report
-    import auditor.dynamic.sweep
+    import resume_audit.api
+    import resume_audit.dynamic.report
+    import resume_audit.dynamic.sweep
 
-    for name in auditor.__all__:
-        assert getattr(auditor, name) is not None, name
-    assert auditor.scan is auditor.api.scan and auditor.run_scan is auditor.api.run_scan
-    assert auditor.crash_sweep is auditor.dynamic.sweep.crash_sweep
-    assert auditor.SweepReport is auditor.dynamic.report.SweepReport
-    assert set(dir(auditor)) >= {"scan", "crash_sweep", "Finding", "SweepReport", "ResumeContractError"}
+    for name in resume_audit.__all__:
+        assert getattr(resume_audit, name) is not None, name
+    assert resume_audit.scan is resume_audit.api.scan and resume_audit.run_scan is resume_audit.api.run_scan
+    assert resume_audit.crash_sweep is resume_audit.dynamic.sweep.crash_sweep
+    assert resume_audit.SweepReport is resume_audit.dynamic.report.SweepReport
+    assert set(dir(resume_audit)) >= {"scan", "crash_sweep", "Finding", "SweepReport", "ResumeContractError"}
     with pytest.raises(AttributeError):
-        auditor.no_such_name  # noqa: B018
-    for fn in (auditor.scan, auditor.crash_sweep, auditor.SweepReport.assert_exactly_once,
-               auditor.SweepReport.assert_conformant):
+        resume_audit.no_such_name  # noqa: B018
+    for fn in (resume_audit.scan, resume_audit.crash_sweep, resume_audit.SweepReport.assert_exactly_once,
+               resume_audit.SweepReport.assert_conformant):
         assert fn.__doc__ and fn.__annotations__
 
 
 def test_scan_returns_what_the_cli_reports(monkeypatch):
     monkeypatch.chdir(REPO)
     env = {**os.environ, "NO_COLOR": "1"}
-    cli = subprocess.run([sys.executable, "-m", "auditor", "scan", "fixtures/myagent", "--format", "json", "--no-cache"],
+    cli = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/myagent", "--format", "json", "--no-cache"],
                          capture_output=True, text=True, cwd=REPO, env=env)
     assert cli.returncode == 1, cli.stderr
     expected = sorted((f["rule_id"], f["path"], f["start_line"]) for f in json.loads(cli.stdout)["findings"])
@@ -96,9 +96,9 @@ def test_scan_raises_what_the_cli_exits_2_for(tmp_path):
 
 def test_readme_names_the_api_and_the_plugin():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "from auditor import" in readme and "## In your test suite" in readme
+    assert "from resume_audit import" in readme and "## In your test suite" in readme
     for name in ("resume_audit.crash_sweep(", "assert_exactly_once()", "assert_conformant(", "@pytest.mark.resume_contract(",
                  "--resume-audit-scan", "--resume-audit-baseline"):
         assert name in readme, name
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "auditor.pytest_plugin"' in pyproject
+    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "resume_audit.pytest_plugin"' in pyproject

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.config import Config
-from auditor.rules import all_rules
+from resume_audit.config import Config
+from resume_audit.rules import all_rules
 
 from conftest import expected_markers, scan_tree, write_tree
 

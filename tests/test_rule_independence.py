@@ -24,10 +24,10 @@ def test_rule_imports_no_other_rule(path: Path) -> None:
             module = node.module or ""
             if node.level and module != "base":
                 offending.append(f"from {'.' * node.level}{module} import ...")
-            if module.startswith(("rules", "auditor.rules")) and not module.endswith(".base"):
+            if module.startswith(("rules", "resume_audit.rules")) and not module.endswith(".base"):
                 offending.append(f"from {module} import ...")
         elif isinstance(node, ast.Import):
-            offending += [a.name for a in node.names if a.name.startswith(("rules.", "auditor.rules."))]
+            offending += [a.name for a in node.names if a.name.startswith(("rules.", "resume_audit.rules."))]
     assert offending == [], f"{path.name} imports another rule: {offending}"
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from auditor.config import Config
-from auditor.engine import scan
-from auditor.progress import scan_progress
+from resume_audit.config import Config
+from resume_audit.engine import scan
+from resume_audit.progress import scan_progress
 
 from conftest import REPO
 
@@ -46,7 +46,7 @@ def test_the_cli_draws_on_a_terminal_and_stays_silent_in_a_pipe(tmp_path: Path) 
     env = {**os.environ, "RESUME_AUDIT_PROGRESS_DELAY": "0", "PYTHONPATH": str(REPO), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     env.pop("CI", None)  # rich treats some CI variables as "no terminal"
-    args = [sys.executable, "-m", "auditor", "scan", str(FIXTURES), "--no-cache", "-j", "1", "-f", "json"]
+    args = [sys.executable, "-m", "resume_audit", "scan", str(FIXTURES), "--no-cache", "-j", "1", "-f", "json"]
     piped = subprocess.run(args, capture_output=True, env=env, timeout=300)
     assert piped.stderr == b""
     main, follower = pty.openpty()

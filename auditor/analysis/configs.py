@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import dict_items, keyword, string_value
+from resume_audit.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.syntax import dict_items, keyword, string_value
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import Project
+    from resume_audit.analysis.project import Project
 
 #: what ``StateSnapshot.config`` (from get_state / get_state_history) always holds
 SNAPSHOT_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id"})

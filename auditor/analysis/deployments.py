@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.analysis.facts import ModuleFacts
+from resume_audit.analysis.facts import ModuleFacts
 
 #: manifest file name -> (platform, key holding the entries, persists state, what the platform does)
 MANIFESTS: dict[str, tuple[str, str, str]] = {

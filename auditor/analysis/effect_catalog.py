@@ -8,7 +8,7 @@ any) -- so the EO rules can say *what* repeats ("sends the Gmail message
 again") and ``resume-audit effects`` can list the catalog.
 
 Patterns are fnmatch globs over resolved qualified names (``*`` spans dots), the
-way :mod:`auditor.analysis.effects` matches them: a client built as
+way :mod:`resume_audit.analysis.effects` matches them: a client built as
 ``WebClient(token=...)`` has type ``slack_sdk.WebClient``, so its
 ``chat_postMessage`` resolves to ``slack_sdk.WebClient.chat_postMessage``.
 ``methods`` are distinctive method names also recognised when the receiver's
@@ -52,7 +52,7 @@ class Sdk:
 
 #: Google API discovery clients (``googleapiclient.discovery.build``): the effect is the
 #: ``.execute()`` of a mutating method however long the fluent chain. Recognised by the
-#: chain's shape (see :func:`auditor.analysis.effects.google_chain_write`), since the
+#: chain's shape (see :func:`resume_audit.analysis.effects.google_chain_write`), since the
 #: client is usually built in a helper and passed around untyped.
 GOOGLE_WRITE_METHODS: dict[str, str] = {
     "send": "sends the message again",
@@ -90,7 +90,7 @@ GOOGLE_CONSEQUENCES: dict[tuple[str, str], str] = {
 }
 
 #: what a repeated run of langgraph ToolNodes / prebuilt agents over MCP adapter tools does
-#: (matched in :mod:`auditor.analysis.effects`, which needs the project to trace the tools)
+#: (matched in :mod:`resume_audit.analysis.effects`, which needs the project to trace the tools)
 MCP_ADAPTER_CONSEQUENCE = "calls the MCP tool the model picked again (whatever it does on the server side)"
 
 CATALOG: tuple[Sdk, ...] = (
@@ -269,7 +269,7 @@ CATALOG: tuple[Sdk, ...] = (
 )
 
 
-#: The generic sinks of :mod:`auditor.analysis.effects`, described for ``resume-audit effects``
+#: The generic sinks of :mod:`resume_audit.analysis.effects`, described for ``resume-audit effects``
 #: (they are matched there, with argument checks this table does not repeat).
 GENERIC_SINKS: tuple[Sdk, ...] = (
     Sdk("HTTP clients", ("requests", "httpx", "aiohttp", "urllib3", "urllib"), "requests.Session() / httpx.Client()", "http",

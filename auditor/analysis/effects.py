@@ -27,10 +27,10 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from auditor.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, MCP_ADAPTER_CONSEQUENCE, catalog_methods, catalog_specs
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.resolve import Resolver
-from auditor.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
+from resume_audit.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, MCP_ADAPTER_CONSEQUENCE, catalog_methods, catalog_specs
+from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.resolve import Resolver
+from resume_audit.analysis.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
 
 _MUTATING_HTTP = {"POST", "PUT", "PATCH", "DELETE"}
 _HTTP_VERBS = "post|put|patch|delete"
@@ -284,7 +284,7 @@ class EffectModel:
         effect = self._match(node, names) or google_chain_write(node, resolver, call.function) or _orm_session_commit(call)
         if effect is None and resolver.project is not None and isinstance(node.func, cst.Attribute):
             # framework knowledge, imported lazily (the frameworks package builds on this module)
-            from auditor.frameworks.langchain_tools import mcp_adapter_tool_run
+            from resume_audit.frameworks.langchain_tools import mcp_adapter_tool_run
 
             runs = mcp_adapter_tool_run(node, call.function, module, resolver.project)
             if runs is not None:

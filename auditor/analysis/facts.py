@@ -316,7 +316,7 @@ def build_module_facts(
     path: Path, display_path: str, module_name: str, is_package: bool, source: str, tree: cst.Module
 ) -> ModuleFacts:
     """Run the collecting visitor: one walk over the tree, no LibCST metadata providers
-    (qualified names come from the module's own import table, see :mod:`auditor.analysis.resolve`)."""
+    (qualified names come from the module's own import table, see :mod:`resume_audit.analysis.resolve`)."""
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     facts = ModuleFacts(
         path=path,

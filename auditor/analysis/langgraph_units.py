@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.order import completes_before
-from auditor.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
-from auditor.analysis.project import Project, Reached
-from auditor.analysis.syntax import argument, bool_value, is_none
-from auditor.frameworks import langgraph
+from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.order import completes_before
+from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
+from resume_audit.analysis.project import Project, Reached
+from resume_audit.analysis.syntax import argument, bool_value, is_none
+from resume_audit.frameworks import langgraph
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, Type
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.resolve import Resolver
+from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.resolve import Resolver
 
 T = TypeVar("T")
 #: ``Project.cached``'s "no placeholder" marker
@@ -172,7 +172,7 @@ class Project:
     """All files of one scan, indexed for cross-module resolution.
 
     Modules are parsed lazily: a scan parses the files that can hold a hazard
-    (see the pre-filter in :mod:`auditor.engine`) and, on demand, the project
+    (see the pre-filter in :mod:`resume_audit.engine`) and, on demand, the project
     modules their analysis reaches (a helper in ``tools/payments.py``). Every
     module an analysis touches is recorded in ``touched`` so the per-file
     cache can tell when a dependency changed.
@@ -473,8 +473,8 @@ class Project:
 
         A call of a tool-dispatching helper (``run_tool(name, args)`` looking the tool up by
         ``name``) stands for the tools it can dispatch to with this call's name."""
-        from auditor.analysis.effects import graphql_read_call
-        from auditor.frameworks.langchain_tools import dispatch_targets, tool_callees
+        from resume_audit.analysis.effects import graphql_read_call
+        from resume_audit.frameworks.langchain_tools import dispatch_targets, tool_callees
 
         out: list[FunctionInfo] = []
         resolver = self.resolver(module)

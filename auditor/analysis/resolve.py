@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.analysis.facts import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
+from resume_audit.analysis.facts import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import Project
+    from resume_audit.analysis.project import Project
 
 _MAX_DEPTH = 6
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
-from auditor.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.order import completes_before
-from auditor.analysis.resolve import Resolver
-from auditor.analysis.syntax import argument, contains_node, is_none, keyword
-from auditor.frameworks import langgraph
+from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.order import completes_before
+from resume_audit.analysis.resolve import Resolver
+from resume_audit.analysis.syntax import argument, contains_node, is_none, keyword
+from resume_audit.frameworks import langgraph
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import Project
+    from resume_audit.analysis.project import Project
 
 
 class ModuleContext(Protocol):

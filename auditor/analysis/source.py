@@ -19,7 +19,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from auditor.findings import Notification, NotificationKind
+from resume_audit.findings import Notification, NotificationKind
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def names_in(node: cst.CSTNode, *, self_attributes: bool = False) -> set[str]:
 
 def subscript_keys_assigned(body: cst.CSTNode, name: str) -> list[str]:
     """Literal keys assigned as ``name["key"] = ...`` anywhere in ``body``."""
-    from auditor.analysis.facts import visit_fast  # facts imports this module
+    from resume_audit.analysis.facts import visit_fast  # facts imports this module
 
     keys: list[str] = []
 

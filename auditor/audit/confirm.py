@@ -25,18 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.analysis.project import module_name_for
-from auditor.discovery import display_path
-from auditor.findings import Confirmation, Finding, FlowStep, Span
+from resume_audit.analysis.project import module_name_for
+from resume_audit.discovery import display_path
+from resume_audit.findings import Confirmation, Finding, FlowStep, Span
 
 from .entrypoints import EntryPoint
 from .plan import effect_of
 from .sinks import imported_modules
 
-from auditor.dynamic.cells import ERROR, NOT_APPLICABLE
+from resume_audit.dynamic.cells import ERROR, NOT_APPLICABLE
 
 if TYPE_CHECKING:
-    from auditor.dynamic.report import SweepReport
+    from resume_audit.dynamic.report import SweepReport
 
 
 @dataclass

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.findings import Confirmation, Finding, ScanResult
-from auditor.serialize import finding_from_dict, notification_from_dict
+from resume_audit.findings import Confirmation, Finding, ScanResult
+from resume_audit.serialize import finding_from_dict, notification_from_dict
 
 RANK = {Confirmation.CONFIRMED: 3, Confirmation.DYNAMIC_ONLY: 3, Confirmation.NOT_REPRODUCED: 2,
         Confirmation.NOT_EXERCISED: 1}

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from auditor.analysis.project import module_name_for
-from auditor.findings import Finding
+from resume_audit.analysis.project import module_name_for
+from resume_audit.findings import Finding
 
 from .entrypoints import EntryPoint
 from .sinks import imported_closure, library_effect

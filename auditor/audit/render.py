@@ -11,8 +11,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from auditor.findings import Confirmation
-from auditor.reporters import render
+from resume_audit.findings import Confirmation
+from resume_audit.reporters import render
 
 from .run import AuditReport
 

@@ -2,7 +2,7 @@
 
 The parent never imports user code: entry points are found by reading it
 (:mod:`.entrypoints`), and each sweep imports the program only in its
-sandboxed children (:func:`auditor.dynamic.crash_sweep`).
+sandboxed children (:func:`resume_audit.dynamic.crash_sweep`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from auditor.api import ScanRequest, default_root, run_scan
-from auditor.discovery import discover as discover_files
-from auditor.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
+from resume_audit.api import ScanRequest, default_root, run_scan
+from resume_audit.discovery import discover as discover_files
+from resume_audit.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
 
 from .confirm import SweptEntry, judge
 from .entrypoints import EntryPoint, discover
@@ -22,7 +22,7 @@ from .plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of,
 from .sinks import effect_sinks
 
 if TYPE_CHECKING:
-    from auditor.dynamic.report import SweepReport
+    from resume_audit.dynamic.report import SweepReport
 
 #: progress(done, total, what): told before each entry point's sweep
 Progress = Callable[[int, int, str], None]
@@ -83,9 +83,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     if sweepable:
         # one fork server for every sweep of the run, warm with each framework the project uses (the
         # first sweep's framework alone would leave the others to be imported in every child)
-        from auditor.dynamic.adapters import installed
-        from auditor.dynamic.runner import context
-        from auditor.dynamic.workbench import preload_for
+        from resume_audit.dynamic.adapters import installed
+        from resume_audit.dynamic.runner import context
+        from resume_audit.dynamic.workbench import preload_for
 
         context([m for fw in sweepable if installed(fw) for m in preload_for(fw)])
     for n, entry in enumerate(entries, start=1):
@@ -95,7 +95,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
         if progress:
             progress(n, len(entries), entry.target)
         swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), effects, root, request))
-    from auditor.rules import all_rules
+    from resume_audit.rules import all_rules
 
     confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
     findings = judge(static, swept, confirmed_by, root)
@@ -111,9 +111,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
 
 def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path,
                  request: AuditRequest) -> SweptEntry:
-    from auditor.dynamic.spec import AUTO_INPUT
-    from auditor.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
-    from auditor.dynamic.effects import NO_STUB
+    from resume_audit.dynamic.spec import AUTO_INPUT
+    from resume_audit.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
+    from resume_audit.dynamic.effects import NO_STUB
 
     if cfg.skip:
         return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
@@ -165,8 +165,8 @@ def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ..
     """The interrupt answers for a program nobody configured, and the trial run that decided them: none if it
     never parks, else the candidate whose uninterrupted run completes and runs the most effects (the approving
     branch). A trial that fails before any park is returned as it is: no answer changes it."""
-    from auditor.dynamic.cells import DryRunWitness
-    from auditor.dynamic.sweep import SweepUsageError, TooFewAnswers, crash_sweep
+    from resume_audit.dynamic.cells import DryRunWitness
+    from resume_audit.dynamic.sweep import SweepUsageError, TooFewAnswers, crash_sweep
 
     def dry(answers: tuple[Any, ...]) -> SweepReport:
         return crash_sweep(target, resume=answers, cells=[], **options)

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
+from resume_audit.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
 from .classes import extends, module_constant, named_class, project_bases
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, string_value
-from auditor.frameworks.classes import extends
+from resume_audit.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.syntax import argument, string_value
+from resume_audit.frameworks.classes import extends
 
 #: calling one of these on a tool object runs the tool's function
 TOOL_CALL_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "func", "coroutine", "_run", "_arun", "batch", "abatch"})
@@ -513,7 +513,7 @@ def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo
 def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> str | None:
     """``tool_node.ainvoke(state)`` / ``agent.invoke(...)`` where the ``ToolNode`` or prebuilt agent
     was built over MCP adapter tools: the call runs a tool on an MCP server. Returns what runs."""
-    from auditor.frameworks.langgraph import CREATE_REACT_AGENT, TOOL_NODE
+    from resume_audit.frameworks.langgraph import CREATE_REACT_AGENT, TOOL_NODE
 
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_RUNNER_METHODS):

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from auditor.analysis.deployments import Deployment, deployment_of
+from resume_audit.analysis.deployments import Deployment, deployment_of
 
-from auditor.analysis.facts import FunctionInfo, ModuleFacts
-from auditor.analysis.syntax import argument, bool_value, is_none
+from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
+from resume_audit.analysis.syntax import argument, bool_value, is_none
 
 PACKAGES = ("langgraph",)
 

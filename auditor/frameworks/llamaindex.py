@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.analysis.syntax import string_value
+from resume_audit.analysis.syntax import string_value
 
 PACKAGES = ("workflows", "llama_index.core.workflow", "llama_agents")
 

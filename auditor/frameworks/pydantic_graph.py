@@ -29,7 +29,7 @@ Rules ask this module; they never spell pydantic-graph module paths themselves.
 
 from __future__ import annotations
 
-from auditor.analysis.facts import ClassInfo
+from resume_audit.analysis.facts import ClassInfo
 
 from .classes import extends
 

@@ -49,11 +49,11 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from auditor.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from auditor.analysis.syntax import argument, keyword, string_value
+from resume_audit.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.syntax import argument, keyword, string_value
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import Project
+    from resume_audit.analysis.project import Project
 
 #: Top-level packages whose import marks a module as (part of) a served app.
 HTTP_PACKAGES = (

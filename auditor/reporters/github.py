@@ -7,9 +7,9 @@ values and messages are escaped as the runner requires (``%``, CR, LF, and
 
 from __future__ import annotations
 
-from auditor.catalog import descriptors
-from auditor.findings import Finding, Notification, ScanResult, Severity
-from auditor.reporters.visible import visible
+from resume_audit.catalog import descriptors
+from resume_audit.findings import Finding, Notification, ScanResult, Severity
+from resume_audit.reporters.visible import visible
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 

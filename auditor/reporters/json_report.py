@@ -10,10 +10,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from auditor import __version__
-from auditor.catalog import descriptors
-from auditor import serialize
-from auditor.findings import Finding, ScanResult
+from resume_audit import __version__
+from resume_audit.catalog import descriptors
+from resume_audit import serialize
+from resume_audit.findings import Finding, ScanResult
 
 SCHEMA_VERSION = 1
 

@@ -16,11 +16,11 @@ from urllib.parse import quote
 import attr
 import sarif_om as so
 
-from auditor import __version__
-from auditor.catalog import RuleDescriptor, descriptors, documentation
-from auditor.docs import help_uri
-from auditor.findings import Finding, FlowStep, Notification, ScanResult, Span
-from auditor.fingerprint import FINGERPRINT_KEY
+from resume_audit import __version__
+from resume_audit.catalog import RuleDescriptor, descriptors, documentation
+from resume_audit.docs import help_uri
+from resume_audit.findings import Finding, FlowStep, Notification, ScanResult, Span
+from resume_audit.fingerprint import FINGERPRINT_KEY
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from auditor.catalog import descriptors
-from auditor.findings import PROPERTIES, Finding, ScanResult, Severity, Span
-from auditor.reporters.visible import visible
+from resume_audit.catalog import descriptors
+from resume_audit.findings import PROPERTIES, Finding, ScanResult, Severity, Span
+from resume_audit.reporters.visible import visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 

@@ -42,7 +42,7 @@ def main() -> int:
             continue
         started = time.monotonic()
         try:
-            proc = subprocess.run([sys.executable, "-m", "auditor", "audit", ".", "--format", "json", "--fail-on", "never"],
+            proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
                                   cwd=repo, capture_output=True, text=True, timeout=args.timeout)
             data = json.loads(proc.stdout) if proc.stdout.strip() else {}
         except subprocess.TimeoutExpired:

@@ -146,7 +146,7 @@ def scan(tree: Path, entry: Entry, result: RepoResult) -> None:
     if not paths:
         result.error = f"none of {entry.scan_paths} exists"
         return
-    cmd = [PYTHON, "-m", "auditor.cli", "scan", *paths, "--format", "json", "--no-cache", "--fail-on", "never"]
+    cmd = [PYTHON, "-m", "resume_audit.cli", "scan", *paths, "--format", "json", "--no-cache", "--fail-on", "never"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
     result.seconds = time.perf_counter() - started

@@ -228,7 +228,7 @@ class Session(abc.ABC):
         """Release connections."""
 
     def example_input(self) -> Any:
-        """An input built from the program's input schema (:mod:`auditor.dynamic.synthesis`); None: unknown."""
+        """An input built from the program's input schema (:mod:`resume_audit.dynamic.synthesis`); None: unknown."""
         return None
 
 

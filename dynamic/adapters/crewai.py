@@ -36,7 +36,7 @@ directory, and every ``SQLiteFlowPersistence`` (the default one, made through
 ``set_flow_persistence_factory``, and explicit ones found on the class and its
 methods) points at one database there, so a fresh interpreter finds what the
 crashed one wrote. CrewAI never calls an LLM or the network here: fixtures use
-plain methods, and telemetry/tracing are off (:mod:`auditor.dynamic.childenv`).
+plain methods, and telemetry/tracing are off (:mod:`resume_audit.dynamic.childenv`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ them (``judge``), its typed witnesses and the text of its findings:
 - :mod:`.validity`        RA706: a persisted checkpoint fails the state schema
 
 ``PROBES`` is in the report's stable cell order. The package is named
-``checks`` because :mod:`auditor.dynamic.probes` holds the conformance suite's
+``checks`` because :mod:`resume_audit.dynamic.probes` holds the conformance suite's
 probe programs.
 """
 

@@ -4,8 +4,8 @@ A probe owns one question of the resume contract (one ``--cells`` kind):
 :meth:`Probe.plan` lays out its slots -- cells already judged from the
 uninterrupted run, jobs that start children, cells derived from other slots'
 outcomes -- and the module's judge turns children's reports and the ledger
-into a :class:`~auditor.dynamic.cells.Cell` with typed hits and witness. The
-sweep (:func:`auditor.dynamic.sweep.crash_sweep`) only plans, runs the jobs,
+into a :class:`~resume_audit.dynamic.cells.Cell` with typed hits and witness. The
+sweep (:func:`resume_audit.dynamic.sweep.crash_sweep`) only plans, runs the jobs,
 and resolves the slots in order.
 """
 

@@ -8,8 +8,8 @@ PHASE ``start`` invokes the graph with JSON_INPUT; ``resume`` sends ``Command(re
 is passed); ``fork`` sends ``Command(resume=JSON_INPUT)`` at the thread's oldest checkpoint that
 holds a pending interrupt (the N-th oldest with ``RA_PROBE_FORK_GATE=N``) (the fork address ``(thread_id, checkpoint_id)``).
 Every value ``interrupt()`` returns is appended, as JSON, to the file LEDGER.served. With
-``RA_PROBE_START_AT`` (epoch seconds) in the environment the process waits until that instant
-after loading everything, so several processes started together resume at once. With
+``RA_PROBE_BARRIER=FOLDER:N`` in the environment the process waits, after loading everything,
+until N processes are ready, so several processes started together resume at once. With
 ``RA_PROBE_MODEL_CLASS`` (a chat model class in the fixture) and ``RA_PROBE_REPLIES`` (a JSON list
 of ``{content, tool_calls}``) that class answers offline: the reply at the index of the number of
 AI messages in the call's input. With KILL ``after-effect``
@@ -105,12 +105,24 @@ def main() -> None:
         parked = [snap for snap in graph.get_state_history(config) if snap.interrupts][::-1]  # oldest first
         config = parked[int(os.environ.get("RA_PROBE_FORK_GATE", "0"))].config
     graph_input = value if phase == "start" else Command(resume=value) if phase in ("resume", "fork") else None
-    start_at = float(os.environ.get("RA_PROBE_START_AT", "0"))
-    while time.time() < start_at:
-        time.sleep(0.001)
+    wait_for_racers(os.environ.get("RA_PROBE_BARRIER", ""))
     # durability="sync": a step's writes are stored before the next step starts, so a kill point
     # after a write is a fixed place in the run, not a race with the background writer
     graph.invoke(graph_input, config, durability="sync")
+
+
+def wait_for_racers(barrier: str) -> None:
+    """``FOLDER:N``: say this process is ready (a file named after its pid in FOLDER) and wait
+    until N are, so racers resume together however long each took to load (a wall-clock start
+    time let a racer loading slowly on a busy machine arrive after the other had finished)."""
+    if not barrier:
+        return
+    folder, _, count = barrier.rpartition(":")
+    with open(os.path.join(folder, str(os.getpid())), "w"):
+        pass
+    deadline = time.monotonic() + 120
+    while len(os.listdir(folder)) < int(count) and time.monotonic() < deadline:
+        time.sleep(0.0005)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from auditor.dynamic.cells import Cell
-from auditor.dynamic.report import SweepReport
-from auditor.dynamic.sweep import crash_sweep
+from resume_audit.dynamic.cells import Cell
+from resume_audit.dynamic.report import SweepReport
+from resume_audit.dynamic.sweep import crash_sweep
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = "fixtures/dynamic/langgraph"
@@ -31,8 +30,8 @@ _CACHE: dict[tuple[str, str], SweepReport] = {}
 
 # One fork server per test session, warm with every installed framework: the first sweep decides what it
 # preloads, and a CrewAI child forked from a LangGraph-only server would import crewai (and lancedb) itself.
-from auditor.dynamic.runner import context as _context  # noqa: E402
-from auditor.dynamic.workbench import preload_for as _preload_for  # noqa: E402
+from resume_audit.dynamic.runner import context as _context  # noqa: E402
+from resume_audit.dynamic.workbench import preload_for as _preload_for  # noqa: E402
 
 _context(_preload_for(None))
 
@@ -120,11 +119,13 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
     ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
     base = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")]), **(env or {})}
     probe = str(REPO / "tests" / "dynamic" / "direct_probe.py")
-    for phase in phases:
+    for index, phase in enumerate(phases):
         if phase[0] == "race":
             n, module, factory, effects, *value = phase[1:]
             kind = "resume" if value else "recover"
-            start_env = {**base, "RA_PROBE_START_AT": str(time.time() + 4.0)}  # every racer loaded by then
+            barrier = tmp_path / f"barrier-{index}"
+            barrier.mkdir()
+            start_env = {**base, "RA_PROBE_BARRIER": f"{barrier}:{int(n)}"}  # released when every racer has loaded
             procs = [subprocess.Popen([sys.executable, probe, kind, module, factory, effects, str(ledger), str(db), "t-1", *value],
                                       env=start_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                      for _ in range(int(n))]

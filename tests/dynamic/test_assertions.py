@@ -10,9 +10,9 @@ import pickle
 
 import pytest
 
-import auditor
-from auditor import ResumeContractError, SweepIncomplete
-from auditor.dynamic.assertions import EXACTLY_ONCE_RULES, rules_for
+import resume_audit
+from resume_audit import ResumeContractError, SweepIncomplete
+from resume_audit.dynamic.assertions import EXACTLY_ONCE_RULES, rules_for
 from dyn_helpers import sweep  # noqa: F401 (fixture)
 
 LOSSY_EFFECTS = ["lossy_saver:export_rows", "lossy_saver:notify_loaded"]
@@ -128,8 +128,8 @@ def test_an_incomplete_sweep_never_passes(sweep):
 
 
 def test_the_errors_are_public_and_picklable(order):
-    assert auditor.ResumeContractError is ResumeContractError and issubclass(SweepIncomplete, ResumeContractError)
-    assert f"{ResumeContractError.__module__}.{ResumeContractError.__name__}" == "auditor.ResumeContractError"
+    assert resume_audit.ResumeContractError is ResumeContractError and issubclass(SweepIncomplete, ResumeContractError)
+    assert f"{ResumeContractError.__module__}.{ResumeContractError.__name__}" == "resume_audit.ResumeContractError"
     with pytest.raises(ResumeContractError) as info:
         order.assert_exactly_once()
     again = pickle.loads(pickle.dumps(info.value))  # e.g. across pytest-xdist workers

@@ -18,7 +18,7 @@ SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_t
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -86,7 +86,7 @@ def _without_frameworks(*args: str) -> subprocess.CompletedProcess:
         "import sys\n"
         "for name in ('langgraph', 'crewai', 'workflows', 'llama_index', 'pydantic_graph'):\n"
         "    sys.modules[name] = None\n"
-        "from auditor.cli import main\n"
+        "from resume_audit.cli import main\n"
         "sys.argv = ['resume-audit', *sys.argv[1:]]\n"
         "main()\n"
     )
@@ -159,12 +159,12 @@ def test_sharded_sweep_merges_into_the_unsharded_report_byte_for_byte(tmp_path):
     assert all(size < len(full_cells) for size in sizes)  # each shard swept a slice
     for fmt in ("json", "sarif"):
         merged = tmp_path / f"merged.{fmt}"
-        proc = subprocess.run([sys.executable, "-m", "auditor", "merge", *map(str, reversed(shards)), "--format", fmt,
+        proc = subprocess.run([sys.executable, "-m", "resume_audit", "merge", *map(str, reversed(shards)), "--format", fmt,
                                "--output", str(merged)], cwd=REPO, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "NO_COLOR": "1"})
         assert proc.returncode == 1, proc.stderr  # the findings fail the job as the unsharded sweep's do
         assert_same_text((tmp_path / f"full.{fmt}").read_text(), merged.read_text())
-    missing = subprocess.run([sys.executable, "-m", "auditor", "merge", str(shards[0]), str(shards[2])], cwd=REPO,
+    missing = subprocess.run([sys.executable, "-m", "resume_audit", "merge", str(shards[0]), str(shards[2])], cwd=REPO,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "expected shards 1/3 .. 3/3" in missing.stderr
 

@@ -26,7 +26,7 @@ def make_saver(directory):
 def test_saver_option_runs_the_langgraph_probes(tmp_path: Path):
     (tmp_path / "mysavers.py").write_text(SAVER)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "auditor.cli", "conformance", "--saver", "mysavers:make_saver",
+    out = subprocess.run([sys.executable, "-m", "resume_audit.cli", "conformance", "--saver", "mysavers:make_saver",
                           "--format", "json"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout)

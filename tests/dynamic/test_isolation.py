@@ -7,10 +7,10 @@ import pwd
 
 import pytest
 
-from auditor.dynamic import landlock
-from auditor.dynamic.runner import _group_members, process_table
-from auditor.dynamic.sweep import SweepUsageError
-from auditor.dynamic.target import TargetError
+from resume_audit.dynamic import landlock
+from resume_audit.dynamic.runner import _group_members, process_table
+from resume_audit.dynamic.sweep import SweepUsageError
+from resume_audit.dynamic.target import TargetError
 from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
 
 NONE = dict(effects=[], input={}, resume=[])

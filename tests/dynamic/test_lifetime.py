@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dyn_helpers import FIXTURES, REPO, sweep  # noqa: F401 (fixtures)
 
-from auditor.dynamic import lifetime
+from resume_audit.dynamic import lifetime
 
 ESCAPE_MARK = "resume-audit-escapee"  # misbehaving.ESCAPE_MARK
 
@@ -71,7 +71,7 @@ def test_processes_that_leave_the_group_are_found_and_killed(sweep):
 
 def _start_hanging_sweep(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "auditor", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs", "--timeout", "120",
+        [sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs", "--timeout", "120",
          "--format", "json", "--output", str(tmp_path / "out.json")],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     prefix = os.path.join(tempfile.gettempdir(), f"{lifetime.ROOT_PREFIX}{proc.pid}-")
@@ -116,7 +116,7 @@ def test_a_sweep_whose_probes_all_fail_to_run_exits_2(tmp_path):
     """Every child past the uninterrupted run times out (the graph hangs when resumed): nothing of the
     fork, stray or concurrent probes was exercised, and the command says so instead of exiting 0."""
     proc = subprocess.run(
-        [sys.executable, "-m", "auditor", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs_on_resume", "--timeout", "3",
+        [sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs_on_resume", "--timeout", "3",
          "--resume", '"go"', "--format", "json", "--output", str(tmp_path / "out.json")],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr[-3000:]

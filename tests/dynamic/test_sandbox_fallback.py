@@ -17,7 +17,7 @@ from dyn_helpers import FIXTURES, REPO
 def _sweep(target: str, marker, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = {**os.environ, "RESUME_AUDIT_LANDLOCK": "off", "RA_TEST_MARKER_DIR": str(marker), "NO_COLOR": "1"}
     out = marker.parent / f"{target}.json"
-    proc = subprocess.run([sys.executable, "-m", "auditor", "crash-sweep", f"{FIXTURES}/misbehaving.py:{target}",
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:{target}",
                            "--format", "json", "--output", str(out), *extra],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     data = json.loads(out.read_text()) if out.exists() else {}

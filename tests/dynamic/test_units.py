@@ -9,14 +9,14 @@ from typing import Annotated, TypedDict
 import pytest
 from pydantic import BaseModel
 
-from auditor.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
-from auditor.dynamic.effects import EffectSpec, EffectSpecError, idempotency_key
-from auditor.dynamic.killpoints import Event, EventLog
-from auditor.dynamic.sandbox import Sandbox
-from auditor.dynamic.target import TargetError, TargetSpec
-from auditor.dynamic.validity import describe_schema, validate_values
-from auditor.dynamic.values import canonical, derive_fork_value, to_jsonable
-from auditor.findings import PROPERTIES, Severity
+from resume_audit.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
+from resume_audit.dynamic.effects import EffectSpec, EffectSpecError, idempotency_key
+from resume_audit.dynamic.killpoints import Event, EventLog
+from resume_audit.dynamic.sandbox import Sandbox
+from resume_audit.dynamic.target import TargetError, TargetSpec
+from resume_audit.dynamic.validity import describe_schema, validate_values
+from resume_audit.dynamic.values import canonical, derive_fork_value, to_jsonable
+from resume_audit.findings import PROPERTIES, Severity
 
 
 def test_catalog_has_every_dynamic_rule_with_reporter_metadata():
@@ -138,8 +138,8 @@ def test_sandbox_write_policy(tmp_path):
 
 
 def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
-    from auditor.dynamic.checks import PROBES
-    from auditor.dynamic.sweep import CELL_KINDS
+    from resume_audit.dynamic.checks import PROBES
+    from resume_audit.dynamic.sweep import CELL_KINDS
 
     kinds = [str(k) for probe in PROBES for k in probe.kinds]
     assert sorted(kinds) == sorted(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner
@@ -150,8 +150,8 @@ def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
 
 
 def test_child_result_round_trips_through_its_file(tmp_path):
-    from auditor.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
-    from auditor.dynamic.child_result import ChildError, ChildResult, DurableFound, ParkRecord, StrayDelivery
+    from resume_audit.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
+    from resume_audit.dynamic.child_result import ChildError, ChildResult, DurableFound, ParkRecord, StrayDelivery
 
     result = ChildResult(
         "recover", "recover", ok=True, framework="langgraph", error=ChildError("raised", "boom", "a.py:3", "ValueError"),
@@ -169,8 +169,8 @@ def test_child_result_round_trips_through_its_file(tmp_path):
 
 
 def test_typed_json_refuses_what_does_not_fit():
-    from auditor.dynamic.child_result import ParkRecord
-    from auditor.dynamic.typed_json import DecodeError, decode, encode
+    from resume_audit.dynamic.child_result import ParkRecord
+    from resume_audit.dynamic.typed_json import DecodeError, decode, encode
 
     assert encode(ParkRecord(0, "a", None, value_index=0)) == {"index": 0, "node": "a", "value": None, "value_index": 0}
     assert encode(ParkRecord(0, "a", None, kind="after")) == {"index": 0, "node": "a", "value": None, "kind": "after"}
@@ -181,6 +181,6 @@ def test_typed_json_refuses_what_does_not_fit():
 
 
 def test_verdicts_read_as_their_words():
-    from auditor.dynamic.cells import FAIL, PASS, Verdict
+    from resume_audit.dynamic.cells import FAIL, PASS, Verdict
 
     assert PASS == "pass" and {"pass": 1}[PASS] == 1 and f"{FAIL}" == "fail" and Verdict("n/a").name == "NOT_APPLICABLE"
