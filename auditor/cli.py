@@ -46,12 +46,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help text is plain: "[tool.resume-audit]" and "[default: ...]" must not be read as rich markup
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
 class OutputFormat(str, Enum):
     text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class ScanFormat(str, Enum):
+    text = "text"
+    concise = "concise"
     json = "json"
     sarif = "sarif"
     github = "github"
@@ -94,8 +104,8 @@ def _use_color(output: Optional[Path]) -> bool:
     return sys.stdout.isatty()
 
 
-def emit(result: ScanResult, fmt: str, output: Optional[Path]) -> None:
-    """Render ``result`` to ``output`` (or stdout) and say where it went."""
+def emit(result: ScanResult, fmt: str, output: Optional[Path], *, quiet: bool = False) -> None:
+    """Render ``result`` to ``output`` (or stdout) and say where it went (unless ``quiet``)."""
     color = _use_color(output)
     width = None
     if fmt == "text" and output is None and sys.stdout.isatty():
@@ -106,6 +116,8 @@ def emit(result: ScanResult, fmt: str, output: Optional[Path]) -> None:
         sys.stdout.flush()
     else:
         write_report(output, text)
+        if quiet:
+            return
         typer.echo(
             f"resume-audit: {len(result.findings)} finding(s), {len(result.notifications)} notification(s) "
             f"written to {output}",
@@ -138,8 +150,9 @@ def fail(message: str) -> "typer.Exit":
 )
 def scan(
     paths: List[Path] = typer.Argument(..., help="Files or directories to scan (recursively), e.g. ./myagent."),
-    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text (human), json, sarif (code scanning), github (workflow annotations)."),
+    format: ScanFormat = typer.Option(ScanFormat.text, "--format", "-f", help="Output format: text (human), concise (path:line:col: RAxxx message, one line each), json, sarif (code scanning), github (workflow annotations)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout, e.g. -o results.sarif."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the report: no progress bar, no 'written to' or baseline message on stderr (errors still go there)."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rule ids or prefixes, comma-separated or repeated, e.g. --select RA101,RA2."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rule ids or prefixes, e.g. --ignore RA301."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable), e.g. --exclude 'migrations/*'."),
@@ -181,16 +194,17 @@ def scan(
     if not no_cache:
         request.cache_dir = cache_dir or default_cache_dir((root or default_root(list(paths))).resolve())
     try:
-        with scan_progress() as progress:  # on a terminal's stderr, once the scan has run a second
+        with scan_progress(enabled=not quiet) as progress:  # on a terminal's stderr, once the scan has run a second
             outcome = run_scan(request, progress)
     except (ConfigError, PathNotFound, BaselineError, DiffError) as exc:
         raise fail(str(exc))
     except Exception as exc:  # pragma: no cover - defensive: report, never a bare traceback
         traceback.print_exc(file=sys.stderr)
         raise fail(f"internal error: {exc.__class__.__name__}: {exc}")
-    emit(outcome.result, format.value, output)
+    emit(outcome.result, format.value, output, quiet=quiet)
     if write_baseline is not None:
-        typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
+        if not quiet:
+            typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
         raise typer.Exit(0)
     raise typer.Exit(outcome.exit_code)
 

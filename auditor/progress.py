@@ -26,10 +26,11 @@ def silent(phase: str, done: int, total: int | None) -> None:
 
 
 @contextlib.contextmanager
-def scan_progress(console: Console | None = None, delay: float | None = None) -> Iterator[ScanProgress]:
-    """Yield a callback that shows a transient bar once the scan has taken ``delay`` seconds."""
+def scan_progress(console: Console | None = None, delay: float | None = None, *, enabled: bool = True) -> Iterator[ScanProgress]:
+    """Yield a callback that shows a transient bar once the scan has taken ``delay`` seconds
+    (never when not ``enabled``: ``--quiet``)."""
     console = console or Console(stderr=True)
-    if not console.is_terminal:
+    if not enabled or not console.is_terminal:
         yield silent
         return
     wait = delay if delay is not None else float(os.environ.get("RESUME_AUDIT_PROGRESS_DELAY", DEFAULT_DELAY))

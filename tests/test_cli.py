@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -57,6 +58,26 @@ def test_help_explains_every_command_with_an_example(command: list[str]) -> None
     if command == ["scan"]:
         for option in ("--format", "--output", "--select", "--ignore", "--fail-on", "--exclude", "--config", "--baseline", "--write-baseline"):
             assert option in out.stdout
+
+
+def test_help_shows_bracketed_text() -> None:
+    """typer's rich markup used to eat ``[tool.resume-audit]`` and ``[default: ...]`` from the help."""
+    text = " ".join(run("scan", "--help").stdout.split())  # as wrapped for the terminal, unwrapped
+    assert "[tool.resume-audit]" in text and "[default: warning, or fail-on from config]" in text
+
+
+def test_concise_format_is_one_line_per_finding(tmp_path: Path) -> None:
+    out = run("scan", "fixtures/myagent", "--format", "concise", "--no-cache")
+    assert out.returncode == 1
+    lines = out.stdout.splitlines()
+    findings = [line for line in lines if re.match(r"^fixtures/myagent/\S+\.py:\d+:\d+: RA\d{3} \S", line)]
+    assert len(findings) == 7 and len(lines) == 7, out.stdout
+    assert "fixtures/myagent/myagent/graph.py:19:5: RA101 " in out.stdout
+    # --quiet with --output: the file only, nothing on stderr
+    report = tmp_path / "report.txt"
+    quiet = run("scan", "fixtures/myagent", "-f", "concise", "-o", str(report), "--quiet", "--no-cache")
+    assert quiet.returncode == 1 and quiet.stderr == "" and quiet.stdout == ""
+    assert report.read_text() == out.stdout
 
 
 def test_scan_bundled_example_text_report() -> None:

@@ -64,3 +64,23 @@ def test_the_cli_draws_on_a_terminal_and_stays_silent_in_a_pipe(tmp_path: Path) 
     proc.wait(timeout=300)
     os.close(main)
     assert b"resume-audit scan" in drawn and b"analysing" in drawn
+    # --quiet: the report only, not even on a terminal
+    assert _drawn_on_a_terminal([*args, "--quiet"], env) == b""
+
+
+def _drawn_on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
+    main, follower = pty.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower, env=env)
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    proc.wait(timeout=300)
+    os.close(main)
+    return drawn

@@ -8,7 +8,7 @@ from resume_audit.findings import ScanResult
 
 Reporter = Callable[[ScanResult], str]
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | None = None) -> str:
@@ -17,6 +17,10 @@ def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | No
         from resume_audit.reporters.text import render_text
 
         return render_text(result, color=color, width=width)
+    if fmt == "concise":
+        from resume_audit.reporters.concise import render_concise
+
+        return render_concise(result)
     if fmt == "json":
         from resume_audit.reporters.json_report import render_json
 
