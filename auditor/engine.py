@@ -557,6 +557,7 @@ def scan(
     notifications, unresolved = summarise_unresolved(notifications)
     notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
     return ScanResult(
+        category="scan/" + ",".join(sorted(_shown(p, root) for p in paths)),
         unresolved_imports=unresolved,
         findings=findings,
         notifications=notifications,
@@ -566,6 +567,15 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+def _shown(path: Path, root: Path) -> str:
+    """A scanned path as the category names it: relative to the root when under it."""
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+    return rel or "."
 
 
 @functools.lru_cache(maxsize=1)

@@ -169,6 +169,9 @@ class ScanResult:
     files_analysed: int = 0
     #: project-local imports (one per importing file and module) that matched no file
     unresolved_imports: int = 0
+    #: what produced it and on what, e.g. ``scan/src,tests``: SARIF's automation category, so two
+    #: jobs scanning different paths do not close each other's code-scanning alerts
+    category: str = ""
 
     @property
     def unanalysed(self) -> list[Notification]:

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from resume_audit.api import ScanRequest, resolve_config
+from resume_audit.config import Config
 from resume_audit.engine import scan
 from resume_audit.fingerprint import FINGERPRINT_KEY
 from resume_audit.reporters.sarif import build_sarif
@@ -138,3 +139,30 @@ def test_relative_uris_are_percent_encoded(tmp_path: Path) -> None:
     out.write_text(json.dumps(log))
     reported, _notes, _root = read_sarif(out)
     assert {r.path for r in reported} == {"a#b c?é.py"}
+
+
+def test_category_and_commit_for_code_scanning(tmp_path: Path) -> None:
+    """``automationDetails.id`` names what was scanned (two jobs scanning different paths must not
+    close each other's alerts) and ``versionControlProvenance`` the commit, when in git."""
+    import subprocess
+
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "graph.py").write_text((REPO / "fixtures" / "static" / "ra101" / "hazard_refund_loop.py").read_text())
+    outside = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))["runs"][0]
+    assert outside["automationDetails"] == {"id": "resume-audit/scan/agents/"}
+    assert "versionControlProvenance" not in outside  # not a git work tree
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "agents")
+    git("remote", "add", "origin", "git@github.com:acme/agents.git")
+    log = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))
+    validate_sarif(log)
+    [provenance] = log["runs"][0]["versionControlProvenance"]
+    assert provenance == {"repositoryUri": "ssh://git@github.com/acme/agents.git", "revisionId": git("rev-parse", "HEAD"), "branch": "main"}
+    git("remote", "set-url", "origin", "https://x-access-token:ghs_secret@github.com/acme/agents.git")
+    [provenance] = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))["runs"][0]["versionControlProvenance"]
+    assert provenance["repositoryUri"] == "https://github.com/acme/agents.git"  # the token stays out of the report

@@ -9,9 +9,11 @@ absent values -- but keeps ``level`` even when it equals the schema default
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import attr
 import sarif_om as so
@@ -145,6 +147,35 @@ def _notification(n: Notification) -> so.Notification:
     )
 
 
+def _provenance(root: Path) -> list[so.VersionControlDetails] | None:
+    """The commit the scan saw, when the root is in a git work tree: code scanning ties alerts to it."""
+    def git(*args: str) -> str:
+        try:
+            proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    revision = git("rev-parse", "HEAD")
+    if not revision:
+        return None
+    remote = git("config", "--get", "remote.origin.url")
+    scp = re.fullmatch(r"([\w.-]+@)?([\w.-]+):(?!//)(.+)", remote)  # git@github.com:acme/agents.git
+    uri = f"ssh://{scp.group(1) or ''}{scp.group(2)}/{scp.group(3)}" if scp else remote
+    if uri and "://" not in uri:  # a remote that is a folder on this machine
+        uri = (root / uri).resolve().as_uri()
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https") and "@" in parts.netloc:  # never a token from the remote URL
+        uri = urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    if not uri:
+        top = git("rev-parse", "--show-toplevel")
+        uri = Path(top).as_uri() if top else ""
+    if not uri:
+        return None
+    branch = git("symbolic-ref", "--short", "-q", "HEAD")
+    return [so.VersionControlDetails(repository_uri=uri, revision_id=revision, branch=branch or None)]
+
+
 def build_sarif(result: ScanResult) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
     catalog = descriptors()
@@ -171,6 +202,8 @@ def build_sarif(result: ScanResult) -> dict[str, Any]:
             )
         ],
         column_kind="unicodeCodePoints",
+        automation_details=so.RunAutomationDetails(id=f"resume-audit/{result.category}/") if result.category else None,
+        version_control_provenance=_provenance(Path(result.root)),
     )
     log = _to_json_value(so.SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[run]))
     # conventional key order: $schema and version first
