@@ -23,7 +23,7 @@ from resume_audit.baseline import apply_baseline, read_baseline, write_baseline
 from resume_audit.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
 from resume_audit.discovery import PathNotFound
 from resume_audit.engine import scan as engine_scan
-from resume_audit.findings import Finding, NotificationKind, ScanResult, Span
+from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity, Span
 from resume_audit.gitdiff import ChangedLines, changed_lines
 from resume_audit.progress import ScanProgress
 from resume_audit.rules import all_rules
@@ -134,6 +134,14 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)
+        if known and not result.baselined:
+            # fingerprints hold paths relative to the report root: a baseline written from another
+            # folder, or for other paths, silently hides nothing
+            result.notifications.append(Notification(
+                NotificationKind.INFO,
+                f"the baseline {request.baseline} ({len(known)} finding(s)) matched none of this scan's findings: "
+                f"was it written with another --root or for other paths? Every finding is reported as new.",
+                None, level=Severity.WARNING))
     if request.diff_base is not None:
         changed = changed_lines(request.diff_base, request.paths[0].resolve())
         result.findings, result.outside_diff = only_changed(result.findings, changed, root)
@@ -141,7 +149,7 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
         write_baseline(request.write_baseline, result.findings)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
-    if request.strict and any(n.kind is not NotificationKind.UNRESOLVED_IMPORTS for n in result.notifications):
+    if request.strict and result.unanalysed:
         exit_code = 2
     return ScanOutcome(result, config, exit_code)
 

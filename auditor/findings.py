@@ -176,8 +176,9 @@ class ScanResult:
     @property
     def unanalysed(self) -> list[Notification]:
         """Notifications about files that were not (fully) analysed -- not the scan-wide
-        note on unresolved imports, which concerns tracing, not a file."""
-        return [n for n in self.notifications if n.kind is not NotificationKind.UNRESOLVED_IMPORTS]
+        note on unresolved imports, which concerns tracing, not a file, nor information such as a
+        baseline that matched nothing."""
+        return [n for n in self.notifications if n.kind not in (NotificationKind.UNRESOLVED_IMPORTS, NotificationKind.INFO)]
 
     def worst(self) -> Severity | None:
         if not self.findings:

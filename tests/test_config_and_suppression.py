@@ -119,6 +119,20 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
     assert run("scan", ".", "--baseline", str(broken), cwd=tmp_path).returncode == 2
+    assert not [n for n in json.loads(after.stdout)["notifications"] if "baseline" in n["message"]]
+
+
+def test_a_baseline_that_matches_nothing_warns(tmp_path: Path) -> None:
+    """Written from another root, its fingerprints hold other paths: it hides nothing, and says so."""
+    write_tree(tmp_path, {"app/node.py": HAZARD})
+    baseline = tmp_path / "baseline.json"
+    assert run("scan", "node.py", "--write-baseline", str(baseline), cwd=tmp_path / "app").returncode == 0
+    out = run("scan", "app", "-f", "json", "--baseline", str(baseline), cwd=tmp_path)
+    assert out.returncode == 1 and rule_ids(out) == [("RA101", "app/node.py", 6)]
+    [note] = [n for n in json.loads(out.stdout)["notifications"] if "baseline" in n["message"]]
+    assert "matched none of this scan's findings" in note["message"] and note["level"] == "warning"
+    # information, not a file that could not be analysed: --strict does not turn it into exit 2
+    assert run("scan", "app", "--baseline", str(baseline), "--strict", cwd=tmp_path).returncode == 1
 
 
 def test_docs_pages_are_current() -> None:
