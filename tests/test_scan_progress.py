@@ -49,20 +49,7 @@ def test_the_cli_draws_on_a_terminal_and_stays_silent_in_a_pipe(tmp_path: Path) 
     args = [sys.executable, "-m", "resume_audit", "scan", str(FIXTURES), "--no-cache", "-j", "1", "-f", "json"]
     piped = subprocess.run(args, capture_output=True, env=env, timeout=300)
     assert piped.stderr == b""
-    main, follower = pty.openpty()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower, env=env)
-    os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    proc.wait(timeout=300)
-    os.close(main)
+    drawn = _drawn_on_a_terminal(args, env)
     assert b"resume-audit scan" in drawn and b"analysing" in drawn
     # --quiet: the report only, not even on a terminal
     assert _drawn_on_a_terminal([*args, "--quiet"], env) == b""
@@ -76,7 +63,7 @@ def _drawn_on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
     while True:
         try:
             chunk = os.read(main, 65536)
-        except OSError:
+        except OSError:  # the terminal closed with the process
             break
         if not chunk:
             break
