@@ -62,11 +62,11 @@ class Project:
                 path.write_text(text)
 
     def _render(self, out: dict[Path, str]) -> None:
-        out[self.root / "h.py"] = ("from h2 import send\n\n\ndef notify(state):\n    send(state)\n")
+        out[self.root / "h.py"] = "from h2 import send\n\n\ndef notify(state):\n    send(state)\n"
         h2 = f"from {self.h3_name} import post\n\n\ndef send(state):\n    post(state)\n" if self.h2_calls_h3 else \
             "def send(state):\n    return None\n"
-        out[self.root / "h2.py"] = (h2)
-        out[self.root / f"{self.h3_name}.py"] = (SINKS[self.sink])
+        out[self.root / "h2.py"] = h2
+        out[self.root / f"{self.h3_name}.py"] = SINKS[self.sink]
         for name, node in self.nodes.items():
             lines = ["from langgraph.types import interrupt\n"]
             if node["helper"]:
@@ -76,7 +76,7 @@ class Project:
                 lines.append("    notify(state)\n")
             lines.append("    answer = interrupt('approve?')\n" if node["interrupt"] else "    answer = True\n")
             lines.append("    return {'answer': answer}\n")
-            out[self.root / f"{name}.py"] = ("".join(lines))
+            out[self.root / f"{name}.py"] = "".join(lines)
         for name, graph in self.graphs.items():
             imports, arg = SAVERS[graph["saver"]]
             text = "from langgraph.graph import StateGraph, START\n" + imports
@@ -87,7 +87,7 @@ class Project:
             if graph["nodes"]:
                 text += f"    builder.add_edge(START, '{graph['nodes'][0]}')\n"
             text += f"    return builder.compile({arg})\n"
-            out[self.root / f"{name}.py"] = (text)
+            out[self.root / f"{name}.py"] = text
 
     # -- edits ---------------------------------------------------------------------------------
     def edit(self) -> str:
