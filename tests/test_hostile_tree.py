@@ -123,6 +123,29 @@ def test_a_slow_dependency_is_charged_to_itself(tmp_path: Path) -> None:
     assert {(f.rule_id, f.span.path, f.span.start_line) for f in again.findings} >= {("RA101", "a_agent.py", 7)}
 
 
+def test_a_time_limit_swallowed_by_a_gc_callback_fires_again() -> None:
+    """Python prints and drops an exception raised inside a gc callback or ``__del__`` (CI showed
+    hypothesis's gc callback eating the limit); the file then ran on with no limit at all."""
+    import time
+
+    def busy(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    swallowed = 0
+    started = time.perf_counter()
+    with pytest.raises(engine._TimeLimit):
+        with engine._Alarm(0.05):
+            try:  # what the interpreter does with an exception out of a gc callback
+                busy(1.0)
+            except engine._TimeLimit:
+                swallowed += 1
+            busy(10.0)
+    assert swallowed == 1 and time.perf_counter() - started < 2.0
+    assert not engine._Alarm.running()
+
+
 def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: Path, monkeypatch) -> None:
     """The scan hashes what it read; it must analyse the same bytes. Before, the analysis read the
     tree again: a helper deleted meanwhile vanished without a word (the finding it carried with it)

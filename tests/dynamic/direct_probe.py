@@ -8,8 +8,11 @@ PHASE ``start`` invokes the graph with JSON_INPUT; ``resume`` sends ``Command(re
 is passed); ``fork`` sends ``Command(resume=JSON_INPUT)`` at the thread's oldest checkpoint that
 holds a pending interrupt (the N-th oldest with ``RA_PROBE_FORK_GATE=N``) (the fork address ``(thread_id, checkpoint_id)``).
 Every value ``interrupt()`` returns is appended, as JSON, to the file LEDGER.served. With
-``RA_PROBE_BARRIER=FOLDER:N`` in the environment the process waits, after loading everything,
-until N processes are ready, so several processes started together resume at once. With
+``RA_PROBE_BARRIER=FOLDER:N`` in the environment N processes run in lockstep: each waits, after
+loading everything and again before each write to the saver, until every other has reached the
+same point or finished -- the schedule in which two racers both read the park before either
+stores its progress, forced instead of hoped for (a real schedule the OS may pick; left to
+chance, a racer on a busy machine read the other's finished run and paid nothing). With
 ``RA_PROBE_MODEL_CLASS`` (a chat model class in the fixture) and ``RA_PROBE_REPLIES`` (a JSON list
 of ``{content, tool_calls}``) that class answers offline: the reply at the index of the number of
 AI messages in the call's input. With KILL ``after-effect``
@@ -27,6 +30,7 @@ import os
 import signal
 import sqlite3
 import sys
+import threading
 import time
 
 
@@ -89,6 +93,10 @@ def main() -> None:
         model_class._generate = _generate
 
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    lockstep = Lockstep.from_env(os.environ.get("RA_PROBE_BARRIER", ""))
+    if lockstep is not None:
+        for method in ("put", "put_writes"):
+            setattr(saver, method, lockstep.before(getattr(saver, method)))
     if kill.startswith("after-writes-to:"):
         channel_name = kill.split(":", 1)[1]
         inner_put_writes = saver.put_writes
@@ -105,24 +113,59 @@ def main() -> None:
         parked = [snap for snap in graph.get_state_history(config) if snap.interrupts][::-1]  # oldest first
         config = parked[int(os.environ.get("RA_PROBE_FORK_GATE", "0"))].config
     graph_input = value if phase == "start" else Command(resume=value) if phase in ("resume", "fork") else None
-    wait_for_racers(os.environ.get("RA_PROBE_BARRIER", ""))
-    # durability="sync": a step's writes are stored before the next step starts, so a kill point
-    # after a write is a fixed place in the run, not a race with the background writer
-    graph.invoke(graph_input, config, durability="sync")
+    if lockstep is not None:
+        lockstep.arrive()
+    try:
+        # durability="sync": a step's writes are stored before the next step starts, so a kill point
+        # after a write is a fixed place in the run, not a race with the background writer
+        graph.invoke(graph_input, config, durability="sync")
+    finally:
+        if lockstep is not None:
+            lockstep.leave()
 
 
-def wait_for_racers(barrier: str) -> None:
-    """``FOLDER:N``: say this process is ready (a file named after its pid in FOLDER) and wait
-    until N are, so racers resume together however long each took to load (a wall-clock start
-    time let a racer loading slowly on a busy machine arrive after the other had finished)."""
-    if not barrier:
-        return
-    folder, _, count = barrier.rpartition(":")
-    with open(os.path.join(folder, str(os.getpid())), "w"):
-        pass
-    deadline = time.monotonic() + 120
-    while len(os.listdir(folder)) < int(count) and time.monotonic() < deadline:
-        time.sleep(0.0005)
+class Lockstep:
+    """N processes sharing FOLDER move round by round: round k ends when every process has
+    arrived at its k-th point (a file ``k.PID``) or left (``done.PID``). Racers run the same
+    program, so their k-th points are the same place; one that takes a shorter path leaves and
+    stops holding the others. A round waits 60 s at most, so a bug here slows a test, never hangs it."""
+
+    def __init__(self, folder: str, count: int) -> None:
+        self.folder, self.count, self.round = folder, count, 0
+        self.lock = threading.Lock()  # the saver may write from the loop's background threads
+
+    @classmethod
+    def from_env(cls, value: str) -> "Lockstep | None":
+        if not value:
+            return None
+        folder, _, count = value.rpartition(":")
+        return cls(folder, int(count))
+
+    def _mark(self, name: str) -> None:
+        with open(os.path.join(self.folder, f"{name}.{os.getpid()}"), "w"):
+            pass
+
+    def arrive(self) -> None:
+        with self.lock:
+            self.round += 1
+            here = self.round
+            self._mark(str(here))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            names = os.listdir(self.folder)
+            if sum(n.startswith(f"{here}.") or n.startswith("done.") for n in names) >= self.count:
+                return
+            time.sleep(0.0005)
+
+    def leave(self) -> None:
+        self._mark("done")
+
+    def before(self, write):
+        def wrapper(*args, **kwargs):
+            self.arrive()
+            return write(*args, **kwargs)
+
+        return wrapper
 
 
 if __name__ == "__main__":

@@ -112,8 +112,8 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
     calls it wrote, in order.
 
     A phase ``("race", N, module, factory, effects[, json_value])`` starts N processes together that
-    each resume the park (``Command(resume=value)``, or ``invoke(None)`` without a value) at the same
-    instant. The values ``interrupt()`` returned are in ``served(tmp_path)``.
+    each resume the park (``Command(resume=value)``, or ``invoke(None)`` without a value), in lockstep
+    at every write to the saver (so each reads the park before any stores progress). The values ``interrupt()`` returned are in ``served(tmp_path)``.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
     ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
@@ -125,7 +125,7 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
             kind = "resume" if value else "recover"
             barrier = tmp_path / f"barrier-{index}"
             barrier.mkdir()
-            start_env = {**base, "RA_PROBE_BARRIER": f"{barrier}:{int(n)}"}  # released when every racer has loaded
+            start_env = {**base, "RA_PROBE_BARRIER": f"{barrier}:{int(n)}"}  # racers in lockstep: every one reads the park before any stores progress
             procs = [subprocess.Popen([sys.executable, probe, kind, module, factory, effects, str(ledger), str(db), "t-1", *value],
                                       env=start_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                      for _ in range(int(n))]
