@@ -21,7 +21,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from resume_audit import __version__
-from resume_audit.api import ScanRequest, default_root, run_scan
+from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
 from resume_audit.cache import default_cache_dir
 from resume_audit.baseline import BaselineError
 from resume_audit.catalog import descriptors, documentation
@@ -207,6 +207,59 @@ def scan(
             typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
         raise typer.Exit(0)
     raise typer.Exit(outcome.exit_code)
+
+
+@app.command(
+    epilog=(
+        "Examples: resume-audit fix ./myagent --diff | resume-audit fix src --select RA106 | "
+        "resume-audit fix . --unsafe-fixes"
+    )
+)
+def fix(
+    paths: List[Path] = typer.Argument(..., help="Files or directories whose findings to fix, e.g. ./myagent."),
+    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff and change nothing (exit 1 when there is one)."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour a user can see (a new parameter, a new file on disk)."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rule ids or prefixes, e.g. --select RA106."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rule ids or prefixes."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one above the first path]."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Directory that reported paths are relative to [default: the current directory, if it contains every path]."),
+) -> None:
+    """Apply the automatic fixes of the findings in PATHS, scan again, and say what was fixed and what is left.
+
+    Fixes rewrite only the code the finding names (comments and formatting stay); a second run changes nothing.
+    Exit 0 when no finding at or above fail-on is left, 1 otherwise (with --diff: 1 when there is a diff).
+
+    Example: resume-audit fix ./myagent --diff
+    """
+    from resume_audit.fixing import fix as apply_fixes
+
+    request = ScanRequest(paths=list(paths), select=_split_ids(select), ignore=_split_ids(ignore),
+                          exclude=list(exclude or []), config_path=config, root=root)
+    try:
+        report = apply_fixes(request, unsafe=unsafe_fixes, diff_only=diff)
+    except (ConfigError, PathNotFound) as exc:
+        raise fail(str(exc))
+    if diff:
+        for name in sorted(report.diffs):
+            sys.stdout.write(report.diffs[name])
+    verb = "would be fixed" if diff else "fixed"
+    for a in report.applied:
+        typer.echo(f"{a.path}:{a.line}: {a.rule_id} {verb}: {a.description}", err=diff)
+    for name, why in sorted(report.skipped.items()):
+        typer.echo(f"resume-audit: {name}: {why}", err=True)
+    remaining = report.remaining.findings if report.remaining else []
+    unsafe_left = len(report.unsafe_available)
+    summary = f"{len(report.applied)} finding(s) {verb}"
+    if not diff:
+        summary += f", {len(remaining)} left"
+        if unsafe_left:
+            summary += f" ({unsafe_left} fixable with --unsafe-fixes)"
+    typer.echo(summary, err=diff)
+    if diff:
+        raise typer.Exit(1 if report.diffs else 0)
+    threshold = resolve_config(request).fail_threshold()
+    raise typer.Exit(1 if threshold is not None and report.remaining and report.remaining.count_at_or_above(threshold) else 0)
 
 
 class ReportFailOn(str, Enum):

@@ -33,6 +33,12 @@ def _example_block(example) -> str:
     return note + "\n\n".join(parts)
 
 
+def _diff_lines(before: str, after: str) -> list[str]:
+    import difflib
+
+    return [line.rstrip("\n") for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), "before.py", "after.py")]
+
+
 def render_rule(rule) -> str:
     props = ", ".join(f"{p} ({PROPERTIES[p]})" for p in rule.properties)
     lines = [
@@ -57,6 +63,17 @@ def render_rule(rule) -> str:
     if invalid:
         lines += ["## Failing example", "", _example_block(invalid[0]), ""]
     lines += ["## Fix", "", _clean(rule.fix), ""]
+    fixes = getattr(rule, "FIXES", ())
+    if fixes:
+        unsafe = any(f.unsafe for f in fixes)
+        lines += ["## Automatic fix", "",
+                  "`resume-audit fix` applies it" + (" (some cases only with `--unsafe-fixes`, as noted)" if unsafe else "")
+                  + "; `resume-audit fix --diff` shows it first.", ""]
+        for f in fixes:
+            note = f"{_clean(f.note)}" + (" (unsafe: `--unsafe-fixes`)" if f.unsafe else "")
+            lines += [note, "", "```diff", *_diff_lines(f.before_text(), f.after_text()), "```", ""]
+    elif getattr(rule, "no_autofix", ""):
+        lines += ["## Automatic fix", "", "None: " + _clean(rule.no_autofix), ""]
     if valid:
         lines += ["## Passing example", "", _example_block(valid[0]), ""]
     if getattr(rule, "not_flagged", ""):

@@ -73,6 +73,33 @@ class FlowStep:
     message: str
 
 
+class FixSafety(str, enum.Enum):
+    """Whether a fix changes nothing but the hazard (applied by ``resume-audit fix``) or changes
+    behaviour a user can see -- a new parameter, a new dependency, a new file on disk -- and needs
+    ``--unsafe-fixes`` (ruff's split)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text of ``span`` (1-based lines and columns, ``end_col`` exclusive, columns in
+    characters as LibCST counts them) with ``replacement``. A zero-width span inserts."""
+
+    span: Span
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Autofix:
+    """A mechanical repair of one finding: edits that together remove the hazard."""
+
+    description: str
+    safety: FixSafety
+    edits: tuple[Edit, ...]
+
+
 class Confirmation(str, enum.Enum):
     """``audit``'s verdict on a finding, from sweeping the graph it lives in."""
 
@@ -116,6 +143,8 @@ class Finding:
     #: ``audit`` only: what running the graph said of this finding, and why
     confirmation: Confirmation | None = None
     confirmation_note: str = ""
+    #: the mechanical repair ``resume-audit fix`` applies, when the rule knows one
+    autofix: Autofix | None = None
 
     def with_fingerprint(self, fingerprint: str) -> "Finding":
         return replace(self, fingerprint=fingerprint)

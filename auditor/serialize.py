@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from resume_audit.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Related, Severity, Span
+from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, Severity, Span
 
 
 def span_to_dict(span: Span) -> dict[str, Any]:
@@ -41,7 +41,21 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "flows": [[{**span_to_dict(s.span), "message": s.message} for s in flow] for flow in f.flows],
         "witness": f.witness,
         **({"confirmation": f.confirmation.value, "confirmation_note": f.confirmation_note} if f.confirmation else {}),
+        **({"autofix": autofix_to_dict(f.autofix)} if f.autofix else {}),
     }
+
+
+def autofix_to_dict(fix: Autofix) -> dict[str, Any]:
+    return {
+        "description": fix.description,
+        "safety": fix.safety.value,
+        "edits": [{**span_to_dict(e.span), "replacement": e.replacement} for e in fix.edits],
+    }
+
+
+def autofix_from_dict(d: dict[str, Any]) -> Autofix:
+    return Autofix(d["description"], FixSafety(d["safety"]),
+                   tuple(Edit(span_from_dict(e), e["replacement"]) for e in d["edits"]))
 
 
 def finding_from_dict(d: dict[str, Any]) -> Finding:
@@ -60,6 +74,7 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
         witness=d["witness"],
         confirmation=Confirmation(d["confirmation"]) if d.get("confirmation") else None,
         confirmation_note=d.get("confirmation_note", ""),
+        autofix=autofix_from_dict(d["autofix"]) if d.get("autofix") else None,
     )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 import libcst as cst
 
 from resume_audit.analysis.idempotency import replays_harmlessly
-from resume_audit.findings import Finding, FlowStep, Related, Severity, Span
+from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Related, Severity, Span
 from resume_audit.prefilter import Trigger
 
 if TYPE_CHECKING:
@@ -43,6 +43,23 @@ class Example:
         if isinstance(self.code, str):
             return {"example.py": textwrap.dedent(self.code).lstrip("\n")}
         return {path: textwrap.dedent(src).lstrip("\n") for path, src in self.code.items()}
+
+
+@dataclass(frozen=True)
+class FixExample:
+    """A rule's fix, shown and tested: ``resume-audit fix`` (``unsafe`` with ``--unsafe-fixes``)
+    turns ``before`` into exactly ``after``, and the rule finds nothing in ``after``."""
+
+    before: str
+    after: str
+    note: str = ""
+    unsafe: bool = False
+
+    def before_text(self) -> str:
+        return textwrap.dedent(self.before).lstrip("\n")
+
+    def after_text(self) -> str:
+        return textwrap.dedent(self.after).lstrip("\n")
 
 
 class Rule:
@@ -74,6 +91,10 @@ class Rule:
     triggers: ClassVar[tuple["str | Trigger", ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
+    #: the rule's automatic fix, before and after (empty: no mechanical repair; ``no_autofix`` says why)
+    FIXES: ClassVar[tuple[FixExample, ...]] = ()
+    #: why there is no automatic fix (markdown), for a rule without ``FIXES``
+    no_autofix: ClassVar[str] = ""
 
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -149,6 +170,7 @@ class RuleContext:
         fix: str | None = None,
         module: "ModuleFacts | None" = None,
         severity: Severity | None = None,
+        autofix: Autofix | None = None,
     ) -> Finding:
         """A finding at ``node`` (in ``module``, default the module being checked: a rule
         checking where a graph is compiled may report in the module defining its node).
@@ -167,7 +189,16 @@ class RuleContext:
             related=tuple(related),
             flows=tuple(f for f in flows if f),
             scope=scope,
+            autofix=autofix,
         )
+
+    def replace(self, node: cst.CSTNode, code: str, module: "ModuleFacts | None" = None) -> Edit:
+        """An edit putting ``code`` where ``node`` is: only the node's own text changes, so the
+        comments and formatting around it survive."""
+        return Edit(self.span(node, module), code)
+
+    def autofix(self, description: str, *edits: Edit, unsafe: bool = False) -> Autofix:
+        return Autofix(description, FixSafety.UNSAFE if unsafe else FixSafety.SAFE, tuple(edits))
 
     def describe_call(self, call: cst.Call, module: "ModuleFacts | None" = None) -> str:
         """Short source text of a call for messages: ``stripe.Charge.create(...)``."""

@@ -44,6 +44,13 @@ must happen first, make it idempotent: pass an idempotency key derived from
 the thread and node (`idempotency_key=f"{thread_id}:charge"`) or record it
 durably and skip it when already done.
 """
+    no_autofix = """
+No mechanical repair keeps the node's meaning: the effect has to move
+after `interrupt()` (or into a node of its own behind the gate), and whether
+its result feeds the question the human is asked is the program's business.
+An idempotency key for SDK calls that take one (Stripe's `idempotency_key=`)
+is the repair planned next; it needs the node's `config` for the thread id.
+"""
     not_flagged = """
 - effects *after* the last `interrupt()` of a node (they run once, on the resume that completes the node);
 - effects in a branch that always returns or raises before reaching the `interrupt()`;

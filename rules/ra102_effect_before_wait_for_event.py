@@ -59,6 +59,11 @@ two-step pattern: one step returns `InputRequiredEvent`, another consumes
 `HumanResponseEvent` -- measured clean across snapshot and restore. If the
 effect must come first, key it with an idempotency key.
 """
+    no_autofix = """
+The effect has to move to a step after the event, or be guarded by a
+flag in `ctx.store` that the replay reads; both change the workflow's
+structure, and which step owns the effect is a design decision.
+"""
     not_flagged = """
 - effects after the wait (they run once, when the answer has arrived);
 - the prompt passed as `waiter_event=` (emitted once per `waiter_id` by the runtime);

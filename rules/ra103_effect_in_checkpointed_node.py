@@ -53,6 +53,12 @@ node and skip it when already done (`if ledger.already_done(thread_id,
 "charge"): return {}`). Running with `durability="sync"` narrows the window
 but does not close it.
 """
+    no_autofix = """
+The window between an effect and its node's durable write is closed only
+by making the effect idempotent -- a key the provider deduplicates on, or an
+outbox. A derived idempotency key for SDKs that accept one is the repair
+planned next (it adds the node's `config` parameter, so it will be unsafe).
+"""
     not_flagged = """
 - graphs compiled without a checkpointer (`compile()`, `checkpointer=None` / `False`): nothing is resumed, a crash re-runs the whole invocation by the caller's choice (subgraphs that inherit a parent's checkpointer, and graphs a LangGraph server checkpoints for you, are not seen);
 - effects keyed by an idempotency key, helpers called with a key they forward as `idempotency_key=` / `Idempotency-Key`, and effects under a durable done-check that names the thread (see `auditor/analysis/idempotency.py`);

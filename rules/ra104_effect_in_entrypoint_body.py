@@ -45,6 +45,11 @@ and is replayed, not re-run, on resume. Give the effect an idempotency key
 derived from the thread as well, to cover a crash inside the task before
 its result is saved (RA103).
 """
+    no_autofix = """
+Wrapping the effect in an `@task` changes what the entrypoint memoises
+and requires the task's result to be serialisable; where the task boundary
+goes is a design decision.
+"""
     not_flagged = """
 - calls to `@task` functions (and to names bound with `task(fn)`): memoised;
 - effects inside the task bodies themselves (RA103 covers the task's own crash window);

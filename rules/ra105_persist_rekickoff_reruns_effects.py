@@ -151,6 +151,10 @@ self.state.charged: ...; self.state.charged = True`, with class-level
 instead: `Flow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))`
 and `Flow.from_checkpoint(...)`.
 """
+    no_autofix = """
+Which completed methods may run again, and what marks them done in the
+persisted state, is specific to each flow.
+"""
     not_flagged = """
 - `@persist` flows that are never kicked off with a persisted id (every kickoff starts a new flow: nothing re-runs);
 - kickoffs that bring new inputs next to the id (`inputs={"id": session, "message": text}`): the next turn of a conversational flow, where running the methods again is the point;

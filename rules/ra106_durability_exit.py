@@ -8,11 +8,15 @@ import libcst as cst
 
 from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
 from resume_audit.analysis.syntax import argument, bool_value, keyword, string_value
-from resume_audit.findings import Finding, Related, Severity
+from resume_audit.findings import Edit, Finding, Related, Severity
 from resume_audit.frameworks import langgraph
 
 from resume_audit.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
+
+#: what the fix puts in place of "exit": every step's checkpoint and writes stored before the next
+#: step starts (langgraph 1.2.24 ``pregel/_loop.py``), so a crash resumes after the last finished node
+SYNC = '"sync"'
 
 
 def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0):
@@ -62,7 +66,10 @@ starts over and every effect that had already completed fires again. The
 default, `durability="async"`, is not this rule (see RA103 for its window).
 """
     fix = """
-Drop the argument (the default `durability="async"` records every step) or
+`resume-audit fix` (a safe fix) writes `durability="sync"` in place of the
+exit mode: each step's checkpoint and writes are stored before the next step
+starts, so a crash resumes after the last finished node. By hand: drop the
+argument (the default `durability="async"` records every step) or
 use `durability="sync"` for effectful graphs; keep `"exit"` for graphs
 whose nodes have no side effects. Key the effects by an idempotency key
 either way.
@@ -238,6 +245,110 @@ either way.
         ),
     )
 
+    FIXES = (
+        FixExample(
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(order: dict, thread_id: str):
+                return graph.invoke(
+                    order,
+                    {"configurable": {"thread_id": thread_id}},
+                    # faster, we thought
+                    durability = "exit",  # keep: see ADR-12
+                )
+            """,
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(order: dict, thread_id: str):
+                return graph.invoke(
+                    order,
+                    {"configurable": {"thread_id": thread_id}},
+                    # faster, we thought
+                    durability = "sync",  # keep: see ADR-12
+                )
+            """,
+            note="Only the value changes: the comments and the spacing inside the call stay.",
+        ),
+        FixExample(
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            FAST = "exit"
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(order: dict, thread_id: str):
+                config = {"configurable": {"thread_id": thread_id}}
+                config["configurable"]["__pregel_durability"] = "exit"
+                graph.invoke(order, config)
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, durability=FAST)
+
+            def legacy(order: dict, thread_id: str):
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, checkpoint_during=False)
+            """,
+            """
+            import requests
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            FAST = "exit"
+
+            def ship(state: dict) -> dict:
+                requests.post("https://warehouse.example.com/shipments", json=state)
+                return {}
+
+            builder = StateGraph(dict)
+            builder.add_node("ship", ship)
+            builder.set_entry_point("ship")
+            graph = builder.compile(checkpointer=InMemorySaver())
+
+            def run(order: dict, thread_id: str):
+                config = {"configurable": {"thread_id": thread_id}}
+                config["configurable"]["__pregel_durability"] = "sync"
+                graph.invoke(order, config)
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, durability="sync")
+
+            def legacy(order: dict, thread_id: str):
+                return graph.invoke(order, {"configurable": {"thread_id": thread_id}}, durability="sync")
+            """,
+            note="The configurable key, a constant (replaced at the call: other users of the constant keep it) "
+            "and the deprecated checkpoint_during=False, which becomes the current keyword.",
+        ),
+    )
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(langgraph.PACKAGES) and not project_uses_langgraph(ctx.project):
             return
@@ -246,14 +357,17 @@ either way.
             if not isinstance(f, cst.Attribute):
                 continue
             method = f.attr.value
-            hits: list[tuple[cst.CSTNode, str]] = []
+            hits: list[tuple[cst.CSTNode, str, tuple[Edit, ...]]] = []
             if method in langgraph.DURABILITY_RUN_METHODS:
                 arg = keyword(info.node, langgraph.DURABILITY_KWARG)
                 if arg is not None and _literal(arg.value, info.function, ctx) == langgraph.DURABILITY_EXIT:
-                    hits.append((arg, f'durability="exit"'))
-                arg = keyword(info.node, langgraph.CHECKPOINT_DURING_KWARG)
-                if arg is not None and _literal(arg.value, info.function, ctx) is False:
-                    hits.append((arg, 'checkpoint_during=False (the deprecated spelling of durability="exit")'))
+                    hits.append((arg, f'durability="exit"', (ctx.replace(arg.value, SYNC),)))
+                during = keyword(info.node, langgraph.CHECKPOINT_DURING_KWARG)
+                if during is not None and _literal(during.value, info.function, ctx) is False:
+                    # the deprecated keyword becomes the current one; not when both are spelled out
+                    rename = () if arg is not None or during.keyword is None else (
+                        ctx.replace(during.keyword, langgraph.DURABILITY_KWARG), ctx.replace(during.value, SYNC))
+                    hits.append((during, 'checkpoint_during=False (the deprecated spelling of durability="exit")', rename))
                 config = argument(info.node, 1, "config")
                 hits.extend(self._config_hits(config, info.function, ctx))
             elif method == "with_config":
@@ -270,7 +384,7 @@ either way.
             if effect is None:
                 continue
             anchor, anchor_module, node_fn, reached = effect
-            for node, spelled in hits:
+            for node, spelled, edits in hits:
                 yield ctx.finding(
                     node,
                     f"{spelled} runs a checkpointed graph whose {node_fn} performs {reached.hit.label} "
@@ -281,9 +395,10 @@ either way.
                         Related(ctx.span(anchor, anchor_module), "the graph, persisted by a checkpointer"),
                         Related(ctx.span(reached.calls[-1].node, reached.modules[-1]), f"the {reached.hit.kind} effect that re-fires"),
                     ),
+                    autofix=ctx.autofix('durability="sync": every step is saved before the next starts', *edits) if edits else None,
                 )
 
-    def _config_hits(self, config, scope, ctx: RuleContext, node_override=None) -> list[tuple[cst.CSTNode, str]]:
+    def _config_hits(self, config, scope, ctx: RuleContext, node_override=None) -> list[tuple[cst.CSTNode, str, tuple[Edit, ...]]]:
         if config is None:
             return []
         shape = ctx.configs.shape(config, scope, ctx.module)
@@ -306,7 +421,7 @@ either way.
         target = node_override if node_override is not None else (node if not isinstance(node, cst.AssignTarget) else where.parent(node))
         if target is None:
             return []
-        return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"')]
+        return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"', (ctx.replace(value, SYNC),))]
 
     def _graph(self, receiver: cst.BaseExpression, scope, ctx: RuleContext, depth: int = 0):
         if depth > 4:

@@ -7,11 +7,11 @@ from typing import Iterable
 import libcst as cst
 
 from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
-from resume_audit.findings import Finding, Related, Severity
+from resume_audit.findings import Autofix, Finding, Related, Severity
 from resume_audit.frameworks import crewai
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
 
 
 def config_calls(ctx: RuleContext):
@@ -241,6 +241,81 @@ mark progress, e.g. `CheckpointConfig(on_events=["method_execution_finished"])`
         ),
     )
 
+    FIXES = (
+        FixExample(
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, listen, start
+
+            class Billing(Flow):
+                @start()
+                def charge(self):
+                    return "charged"
+
+                @listen(charge)
+                def ship(self, _):
+                    return "shipped"
+
+            config = CheckpointConfig(
+                location="./.checkpoints",
+                on_events=[
+                    "method_execution_finished",  # after every step
+                    "flow_created",  # so a new run has a file at once
+                ],
+            )
+            Billing(checkpoint=config).kickoff()
+            """,
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, listen, start
+
+            class Billing(Flow):
+                @start()
+                def charge(self):
+                    return "charged"
+
+                @listen(charge)
+                def ship(self, _):
+                    return "shipped"
+
+            config = CheckpointConfig(
+                location="./.checkpoints",
+                on_events=[
+                    "method_execution_finished",  # after every step
+                ],
+            )
+            Billing(checkpoint=config).kickoff()
+            """,
+            note='Only the "flow_created" entry goes; the other entry keeps its comment.',
+        ),
+        FixExample(
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, start
+
+            class Intake(Flow):
+                @start()
+                def register(self):
+                    return "registered"
+
+            Intake(checkpoint=CheckpointConfig(on_events=("*",))).kickoff()
+            """,
+            """
+            from crewai import CheckpointConfig
+            from crewai.flow.flow import Flow, start
+
+            class Intake(Flow):
+                @start()
+                def register(self):
+                    return "registered"
+
+            Intake(checkpoint=CheckpointConfig(on_events=("method_execution_finished",))).kickoff()
+            """,
+            note='"*" also checkpointed on every other event: fewer checkpoint files is visible, so the fix is unsafe.',
+            unsafe=True,
+        ),
+    )
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(crewai.PACKAGES):
             return
@@ -264,4 +339,53 @@ mark progress, e.g. `CheckpointConfig(on_events=["method_execution_finished"])`
                 f"every restore silently starts from scratch and re-runs completed methods and their effects "
                 f"(measured on crewai 1.15.30: a completed method fires twice while the final state looks correct).",
                 related=related,
+                autofix=_without_clobbering_events(ctx, ev),
             )
+
+
+def _close(node: cst.List | cst.Tuple, kept: list[cst.BaseElement]) -> dict:
+    """Changes that close the list after its last kept element when the elements after it were
+    removed: no comma on one line (``["a", "b"]`` -> ``["a"]``); across lines the kept element's
+    own comment stays on its line and the bracket keeps its indentation."""
+    last, original_last = kept[-1], node.elements[-1]
+    if last is original_last or not isinstance(last, cst.Element) or not isinstance(last.comma, cst.Comma):
+        return {}
+    trailing = isinstance(original_last, cst.Element) and isinstance(original_last.comma, cst.Comma)
+    own = last.comma.whitespace_after
+    if isinstance(node, cst.List) and isinstance(own, cst.ParenthesizedWhitespace) \
+            and isinstance(node.rbracket.whitespace_before, cst.ParenthesizedWhitespace):
+        comma = last.comma.with_changes(whitespace_after=cst.SimpleWhitespace("")) if trailing else cst.MaybeSentinel.DEFAULT
+        bracket = node.rbracket.with_changes(whitespace_before=own.with_changes(last_line=node.rbracket.whitespace_before.last_line))
+        return {"elements": [*kept[:-1], last.with_changes(comma=comma)], "rbracket": bracket}
+    if trailing or (isinstance(node, cst.Tuple) and len(kept) == 1):
+        return {"elements": [*kept[:-1], last.with_changes(comma=cst.Comma())]}
+    return {"elements": [*kept[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)]}
+
+
+def _without_clobbering_events(ctx: RuleContext, ev: crewai.OnEvents) -> Autofix | None:
+    """An ``on_events`` list or tuple literal of strings, rewritten through LibCST without
+    ``"flow_created"``, and with ``"*"`` replaced by the progress event (or the progress event alone
+    if nothing else is left). Removing ``flow_created`` changes nothing else: safe. Replacing ``"*"``
+    drops the checkpoints the other events wrote: the user sees fewer files, so unsafe."""
+    node = ev.node
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    names = []
+    for el in node.elements:
+        if not isinstance(el, cst.Element) or not isinstance(el.value, cst.SimpleString):
+            return None
+        names.append(el.value.evaluated_value)
+    star = "*" in names
+    kept: list[cst.BaseElement] = []
+    for el, name in zip(node.elements, names):
+        if name == "flow_created" or (name == "*" and crewai.PROGRESS_EVENT in names):
+            continue
+        kept.append(el.with_changes(value=cst.SimpleString(f'"{crewai.PROGRESS_EVENT}"')) if name == "*" else el)
+    if not kept:
+        kept = [cst.Element(cst.SimpleString(f'"{crewai.PROGRESS_EVENT}"'))]
+    changes: dict = {"elements": kept, **_close(node, kept)}
+    # positions leave out the parentheses around an expression: render it without them too
+    code = ev.module.tree.code_for_node(node.with_changes(**changes, lpar=[], rpar=[]))
+    what = '"*" becomes "method_execution_finished"' if star else 'drop "flow_created"'
+    return ctx.autofix(f"on_events: {what}; a restore then resumes instead of starting over",
+                       ctx.replace(node, code, ev.module), unsafe=star)

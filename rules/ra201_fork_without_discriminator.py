@@ -58,6 +58,10 @@ a consumed interrupt: fork from the checkpoint *before* the interrupting
 node with `graph.update_state(...)` and resume the new branch at its own
 interrupt.
 """
+    no_autofix = """
+A fork discriminator is a change to the wire protocol between the caller
+and the graph (what a second answer looks like), not to one call.
+"""
     not_flagged = """
 - resumes addressed by `thread_id` only (the ordinary path: a repeated resume there is a retry and is inert, which is CO working);
 - configs whose `checkpoint_id` cannot be established statically (a parameter passed in from elsewhere);

@@ -52,6 +52,10 @@ conn, cross_process_gate=True)`, which refuses the losing racer with
 `RemitConsumeConflict` before any node runs. Under that gate, pass
 `{"configurable": {..., "remit_inspect": True}}` to every inspection.
 """
+    no_autofix = """
+Replacing check-then-act with an atomic claim needs a store that can do
+one (a database row, a lock service); the choice is the deployment's.
+"""
     not_flagged = """
 - `get_state` whose result is only displayed or returned, not used to decide a resume;
 - `get_state` after a resume to read the outcome;

@@ -119,6 +119,10 @@ Or compile with remit's consume gate, `remit.wrap(SqliteSaver, conn,
 cross_process_gate=True)` (or `PostgresSaver`), which refuses the losing
 racer with `RemitConsumeConflict` before any node runs.
 """
+    no_autofix = """
+A dedupe key or lock needs shared storage the handler can reach; which
+one, and what the key is, depends on the deployment.
+"""
     not_flagged = """
 A resume of a graph whose every node is known and reaches no effect (LLM calls, state
 updates only) is reported as a **note**: a second delivery repeats nothing outside the

@@ -390,6 +390,10 @@ Derive the id from something unique and durable per run: a
 database, or the authenticated user's session
 (`{"configurable": {"thread_id": f"{user.id}:{conversation.id}"}}`).
 """
+    no_autofix = """
+The right thread id is a durable identifier from the domain (an order,
+a ticket, a conversation); no rewrite can know which.
+"""
     not_flagged = """
 - constant ids in scripts, notebooks, CLIs and `main()` functions that serve one person (a demo's `"thread_id": "1"`, a chat loop that continues one conversation on purpose);
 - test files (`tests/`, `test_*.py`, `conftest.py`);

@@ -192,6 +192,10 @@ and nothing is saved; or wrap the saver with a validating saver, e.g.
 `remit.wrap(SqliteSaver, conn, validator=lambda cp: State.model_validate(cp["channel_values"]))`,
 which raises `RemitValidityError` before anything is persisted.
 """
+    no_autofix = """
+Validating node outputs changes when the run fails (at the node, not
+later), and which model validates is the program's choice.
+"""
     not_flagged = """
 - TypedDict and dataclass states (no validation is promised);
 - graphs compiled without a checkpointer (nothing is persisted);

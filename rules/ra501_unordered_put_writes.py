@@ -101,6 +101,10 @@ loop.run_in_executor(...)`, `thread.join()`). If you batch writes in the
 background for speed, make `put` / `aput` wait for every pending write
 first (`for f in self._pending: f.result()`).
 """
+    no_autofix = """
+Making a custom saver's `put_writes` wait for its storage is a change to
+the saver's concurrency design (futures, transactions), not to one line.
+"""
     not_flagged = """
 - `put_writes` that waits for what it submitted (`.result()`, `await`, `join()`, `concurrent.futures.wait`, `asyncio.gather`) -- including the sync-over-async bridge `asyncio.run_coroutine_threadsafe(self.aput_writes(...), self.loop).result()` the stock async savers use;
 - savers that keep the futures (`self._pending.append(fut)`) and wait for them in `put` / `aput` before storing the checkpoint;

@@ -61,6 +61,10 @@ Use a durable checkpointer shared by every worker: `SqliteSaver` /
 for several (`PostgresSaver.from_conn_string(DB_URI)`, call `.setup()`
 once). Keep `InMemorySaver` for tests and notebooks.
 """
+    no_autofix = """
+The durable saver of the same family needs a database path or DSN from
+the deployment and a new dependency; it is planned as an unsafe fix.
+"""
     not_flagged = """
 - `InMemorySaver` in code that no request handler, consumer or app module reaches (tests, notebooks, scripts, examples): a parked run there lives as long as the script;
 - graphs with no interrupt (no `interrupt()` reachable from a node, no static breakpoint): in-memory conversation memory is lost on restart but nothing is parked waiting for a human;

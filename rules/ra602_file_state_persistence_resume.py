@@ -56,6 +56,10 @@ snapshots. For new code, pin `pydantic-graph<2` knowingly or move to a
 durable-execution backend (pydantic-ai's Temporal/DBOS integrations), since
 2.x has no persistence module.
 """
+    no_autofix = """
+pydantic-graph refuses to restore a snapshot left mid-node; the repair is
+making the node restartable (idempotent effects), which is program-specific.
+"""
     not_flagged = """
 - `FileStatePersistence` used only to record a run (traced to `graph.run(..., persistence=p)` / `load_all()` and never to `iter_from_persistence` / `load_next`; an untraceable one counts when the project resumes anywhere): nothing is resumed;
 - in-memory `SimpleStatePersistence` / `FullStatePersistence` (not a resume-after-restart mechanism);

@@ -143,6 +143,10 @@ your database; later `ctx = Context.from_dict(workflow, json.loads(row))`,
 Or serve the workflow with `WorkflowServer(workflow_store=SqliteWorkflowStore(...))`
 (llama-agents-server), which persists handlers.
 """
+    no_autofix = """
+Persisting the Context needs a store (file, database, cache) and a key
+per run; both come from the deployment.
+"""
     not_flagged = """
 - projects that restore a context with `Context.from_dict(...)`, write `ctx.to_dict()` to a file/database/cache, or serve workflows with a durable `WorkflowServer` store (the evidence is project-wide: the tool does not match snapshots to workflows);
 - console sessions: every human response is read at the terminal (`input()`, also handed to a thread as `asyncio.to_thread(input, ...)`, `getpass`, click/typer/rich prompts) by the process that runs the workflow -- the run lives exactly as long as the person at the terminal;

@@ -68,6 +68,10 @@ Checkpoint on the flow's own progress events:
 If you rely on crews inside the flow, give those crews their own
 `checkpoint=` (their checkpoints include the running flow).
 """
+    no_autofix = """
+The repair is `checkpoint=CheckpointConfig(on_events=["method_execution_finished"])`
+with its import; it is planned as a safe fix (no automatic rewrite yet).
+"""
     not_flagged = """
 - configs whose `on_events` includes any event the flow itself emits (`method_execution_finished`, `flow_started`, `flow_finished`, ...); `"flow_created"` and `"*"` are RA107's;
 - flows whose methods kick off a `Crew`/`Agent` built with its own `checkpoint=` (directly, through a `@CrewBase` class's `crew()` method, or a helper): those checkpoints contain the flow (measured) and can restore it;

@@ -270,6 +270,11 @@ failure surface -- alert, park the run for an operator, or retry the
 resume. If starting over is really intended, make the effects idempotent
 first and record that the run was restarted.
 """
+    no_autofix = """
+Removing the fallback changes how the application handles a failed
+restore (an error surfaces instead of a fresh run); only the team can decide
+what the user should see.
+"""
     not_flagged = """
 - narrow handlers (`except FileNotFoundError`, `except KeyError`, `except GraphRuntimeError`, a project exception): the code chose which failure means "start over";
 - broad handlers that log, re-raise, return an error, or retry the *resume*;

@@ -21,7 +21,7 @@ import sarif_om as so
 from resume_audit import __version__
 from resume_audit.catalog import RuleDescriptor, descriptors, documentation
 from resume_audit.docs import help_uri
-from resume_audit.findings import Finding, FlowStep, Notification, ScanResult, Span
+from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
 from resume_audit.fingerprint import FINGERPRINT_KEY
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -62,12 +62,14 @@ def _is_absolute(path: str) -> bool:
     return path.startswith("/") or (len(path) > 2 and path[1] == ":")
 
 
+def _artifact(path: str) -> so.ArtifactLocation:
+    if _is_absolute(path):
+        return so.ArtifactLocation(uri=Path(path).as_uri())
+    return so.ArtifactLocation(uri=relative_uri(path), uri_base_id=SRCROOT)
+
+
 def _physical(span: Span) -> so.PhysicalLocation:
-    if _is_absolute(span.path):
-        artifact = so.ArtifactLocation(uri=Path(span.path).as_uri())
-    else:
-        artifact = so.ArtifactLocation(uri=relative_uri(span.path), uri_base_id=SRCROOT)
-    return so.PhysicalLocation(artifact_location=artifact, region=_region(span))
+    return so.PhysicalLocation(artifact_location=_artifact(span.path), region=_region(span))
 
 
 def _location(span: Span, message: str | None = None, ident: int | None = None) -> so.Location:
@@ -125,7 +127,33 @@ def _result(f: Finding, index: dict[str, int]) -> so.Result:
         related_locations=[_location(r.span, r.message, i) for i, r in enumerate(f.related, start=1)],
         code_flows=[_code_flow(steps) for steps in f.flows] or None,
         partial_fingerprints={FINGERPRINT_KEY: f.fingerprint} if f.fingerprint else None,
+        fixes=[_fix(f.autofix)] if f.autofix is not None else None,
         properties=props,
+    )
+
+
+def _fix(fix: Autofix) -> so.Fix:
+    """SARIF's proposed fix: per file, regions to delete and the text to insert there."""
+    by_path: dict[str, list[Edit]] = {}
+    for edit in fix.edits:
+        by_path.setdefault(edit.span.path, []).append(edit)
+    return so.Fix(
+        description=so.Message(text=f"{fix.description} ({fix.safety.value} fix: resume-audit fix"
+                                    f"{' --unsafe-fixes' if fix.safety is FixSafety.UNSAFE else ''})"),
+        artifact_changes=[
+            so.ArtifactChange(
+                artifact_location=_artifact(path),
+                replacements=[
+                    so.Replacement(
+                        deleted_region=so.Region(start_line=e.span.start_line, start_column=e.span.start_col,
+                                                 end_line=e.span.end_line, end_column=e.span.end_col),
+                        inserted_content=so.ArtifactContent(text=e.replacement),
+                    )
+                    for e in edits
+                ],
+            )
+            for path, edits in by_path.items()
+        ],
     )
 
 

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from resume_audit.catalog import descriptors
-from resume_audit.findings import PROPERTIES, Finding, ScanResult, Severity, Span
+from resume_audit.findings import PROPERTIES, Finding, FixSafety, ScanResult, Severity, Span
 from resume_audit.reporters.visible import visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
@@ -98,6 +98,9 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
             if f.witness:
                 _para(console, "Witness: ", _witness_text(f.witness))
             _para(console, "Fix: ", f.fix, label_style="bold green")
+            if f.autofix is not None:
+                flag = " --unsafe-fixes" if f.autofix.safety is FixSafety.UNSAFE else ""
+                _para(console, "Fixable: ", f"`resume-audit fix{flag}` applies it ({f.autofix.description})", label_style="bold green")
             console.print()
 
     counts = Counter(f.severity for f in result.findings)
@@ -108,6 +111,9 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
     summary += f" in {len(by_file)} file{'s' if len(by_file) != 1 else ''}; {result.files_scanned} file{'s' if result.files_scanned != 1 else ''} scanned"
     if result.unanalysed:
         summary += f"; {len(result.unanalysed)} could not be analysed (see warnings above)"
+    fixable = sum(1 for f in result.findings if f.autofix is not None)
+    if fixable:
+        summary += f"; {fixable} fixable with `resume-audit fix` (--diff to preview)"
     if result.suppressed:
         summary += f"; {result.suppressed} suppressed"
     if result.baselined:
