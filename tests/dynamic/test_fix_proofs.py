@@ -1,0 +1,58 @@
+"""A fix counts only if the crash sweep of the fixed program is clean where the original was not:
+``resume-audit fix`` is run on a copy of a fixture program, and both programs are swept in real
+child processes with real SIGKILLs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dyn_helpers import REPO
+
+pytest.importorskip("crewai")
+
+from resume_audit.dynamic.sweep import crash_sweep  # noqa: E402
+
+POST, RECEIPT = "settlement_flow.post_ledger", "settlement_flow.send_receipt"
+AFTER_POST = "run: after checkpoint on method_execution_finished of method post"
+AFTER_RECEIPT = "run: after checkpoint on method_execution_finished of method receipt"
+
+
+def _sweep(folder: Path):
+    return crash_sweep(f"{folder}/settlement_flow.py:build", cells=["crash"],
+                       effects=["settlement_flow:post_ledger", "settlement_flow:send_receipt"])
+
+
+def _cell(report, name: str):
+    [found] = [c for c in report.cells if c.kind == "crash" and c.name == name]
+    return found
+
+
+def test_ra107_fix_makes_a_restore_resume_instead_of_rerunning_completed_methods(tmp_path: Path) -> None:
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder in (before, after):
+        folder.mkdir()
+        shutil.copy(REPO / "fixtures" / "fixes" / "flow_created" / "settlement_flow.py", folder)
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", "RA107"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    assert 'on_events=["method_execution_finished"],  # flow_created: a file from the start' in (after / "settlement_flow.py").read_text()
+
+    broken, fixed = _sweep(before), _sweep(after)
+    # before: a crash after post's checkpoint is restored from the flow_created checkpoint of the
+    # fresh flow: post runs again (RA702) and the ledger is posted twice (RA701)
+    c = _cell(broken, AFTER_POST)
+    assert c.verdict == "fail" and c.rules == ("RA701", "RA702") and c.effects[POST] == (1, 2)
+    assert _cell(broken, AFTER_RECEIPT).effects[POST] == (1, 2)
+    # after: the same crash resumes after post; nothing completed runs again
+    for name in (AFTER_POST, AFTER_RECEIPT):
+        c = _cell(fixed, name)
+        assert c.verdict == "pass" and c.effects[POST] == (1, 1) and c.effects[RECEIPT] == (1, 1), (name, c.detail)
+    assert "RA702" in {f.rule_id for f in broken.findings} and "RA702" not in {f.rule_id for f in fixed.findings}
+    # what no checkpoint setting can close stays, in both: a kill between a method's effect and its
+    # checkpoint re-runs that one method (RA103's window; an idempotency key is the repair)
+    assert {f.rule_id for f in fixed.findings} == {"RA701"}
