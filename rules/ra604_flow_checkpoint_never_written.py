@@ -8,11 +8,11 @@ import libcst as cst
 
 from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
 from resume_audit.analysis.syntax import bool_value, is_none, keyword
-from resume_audit.findings import Finding, Related, Severity
+from resume_audit.findings import Autofix, Edit, Span, Finding, Related, Severity
 from resume_audit.frameworks import crewai
 from resume_audit.frameworks.classes import extends, named_class
 
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
 
 
 def _crew_checkpoint_classifier(project):
@@ -67,10 +67,6 @@ Checkpoint on the flow's own progress events:
 `MyFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))`.
 If you rely on crews inside the flow, give those crews their own
 `checkpoint=` (their checkpoints include the running flow).
-"""
-    no_autofix = """
-The repair is `checkpoint=CheckpointConfig(on_events=["method_execution_finished"])`
-with its import; it is planned as a safe fix (no automatic rewrite yet).
 """
     not_flagged = """
 - configs whose `on_events` includes any event the flow itself emits (`method_execution_finished`, `flow_started`, `flow_finished`, ...); `"flow_created"` and `"*"` are RA107's;
@@ -219,6 +215,84 @@ with its import; it is planned as a safe fix (no automatic rewrite yet).
         ),
     )
 
+    FIXES = (
+        FixExample(
+            """
+            import httpx
+            from crewai.flow.flow import Flow, listen, start
+
+            class Refunds(Flow):
+                @start()
+                def approve(self):
+                    return "approved"
+
+                @listen(approve)
+                def refund(self, _):
+                    httpx.post("https://pay.example.com/refunds", json={"order": 1})
+
+            Refunds(checkpoint=True).kickoff()  # resumable, we hope
+            """,
+            """
+            import httpx
+            from crewai.flow.flow import Flow, listen, start
+            from crewai import CheckpointConfig
+
+            class Refunds(Flow):
+                @start()
+                def approve(self):
+                    return "approved"
+
+                @listen(approve)
+                def refund(self, _):
+                    httpx.post("https://pay.example.com/refunds", json={"order": 1})
+
+            Refunds(checkpoint=CheckpointConfig(on_events=["method_execution_finished"])).kickoff()  # resumable, we hope
+            """,
+            note="checkpoint=True becomes a config that fires; the import is added after the last one.",
+        ),
+        FixExample(
+            """
+            from crewai import CheckpointConfig, Flow
+            from crewai.flow import listen, start
+
+            class Pipeline(Flow):
+                @start()
+                def fetch(self):
+                    return [1, 2, 3]
+
+                @listen(fetch)
+                def store(self, rows):
+                    return len(rows)
+
+            config = CheckpointConfig(
+                location="./.checkpoints",  # shared volume
+                max_checkpoints=5
+            )
+            Pipeline(checkpoint=config).kickoff()
+            """,
+            """
+            from crewai import CheckpointConfig, Flow
+            from crewai.flow import listen, start
+
+            class Pipeline(Flow):
+                @start()
+                def fetch(self):
+                    return [1, 2, 3]
+
+                @listen(fetch)
+                def store(self, rows):
+                    return len(rows)
+
+            config = CheckpointConfig(
+                location="./.checkpoints",  # shared volume
+                max_checkpoints=5, on_events=["method_execution_finished"]
+            )
+            Pipeline(checkpoint=config).kickoff()
+            """,
+            note="A config left on the default trigger gets on_events; its other arguments and comments stay.",
+        ),
+    )
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(crewai.PACKAGES):
             return
@@ -261,7 +335,7 @@ with its import; it is planned as a safe fix (no automatic rewrite yet).
             ev = crewai.on_events(call, cscope, cmodule, project)
             if ev.events is None:
                 return None
-            events, where = ev.events, (call, cmodule)
+            events, where = ev.events, (call, cmodule, ev.node if ev.explicit else None)
         if events & crewai.FLOW_SOURCED_EVENTS:
             return None
         if cls is not None and self._runs_checkpointed_crew(cls):
@@ -283,7 +357,7 @@ with its import; it is planned as a safe fix (no automatic rewrite yet).
         listed = ", ".join(sorted(events)) or "nothing"
         related = []
         if where is not None:
-            call, cmodule = where
+            call, cmodule, _listed = where
             related.append(Related(ctx.span(call, cmodule), f"the config: on_events = [{listed}]"))
         if cls is not None:
             related.append(Related(ctx.span(cls.node.name, cls.module), f"{flow} runs no crew with its own checkpoint config"))
@@ -295,4 +369,68 @@ with its import; it is planned as a safe fix (no automatic rewrite yet).
             f"checkpointed with its crew's config (Task -> Agent -> Crew), never the flow's. No checkpoint is ever "
             f"written for {flow}, so after a crash there is nothing to restore and the run starts over.",
             related=related,
+            autofix=_progress_config(ctx, node, where),
         )
+
+
+def _progress_config(ctx: RuleContext, node: cst.CSTNode, where) -> Autofix | None:
+    """Make the flow's config fire on the flow's own progress: ``checkpoint=True`` becomes
+    ``CheckpointConfig(on_events=["method_execution_finished"])`` (imported from ``crewai`` when the
+    module has no name for it), a ``CheckpointConfig(...)`` without ``on_events`` gets that keyword,
+    and an ``on_events`` list or tuple of strings gets the event appended. Checkpoints the user
+    asked for start being written, nothing else changes: a safe fix."""
+    progress = f'"{crewai.PROGRESS_EVENT}"'
+    description = 'checkpoint on "method_execution_finished", an event the flow itself sources'
+    if where is None:
+        value = node.value if isinstance(node, cst.Arg) else node
+        local = next((name for name, qualified in ctx.module.imports.items() if qualified in crewai.CHECKPOINT_CONFIG), None)
+        edits = []
+        if local is None:
+            local = "CheckpointConfig"
+            insert = _import_line(ctx, local)
+            if insert is None:
+                return None
+            edits.append(insert)
+        return ctx.autofix(description, *edits, ctx.replace(value, f"{local}(on_events=[{progress}])"))
+    call, cmodule, listed = where
+    if not isinstance(call, cst.Call) or any(a.star for a in call.args):
+        return None
+    if listed is None:  # on_events left to its default
+        if any(a.keyword is not None and a.keyword.value == "on_events" for a in call.args):
+            return None
+        args = list(call.args)
+        closing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace("")
+        if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+            # the line break before ")" belongs to the last argument: it moves to the new one
+            closing = args[-1].whitespace_after_arg
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                                             whitespace_after_arg=cst.SimpleWhitespace(""))
+        added = cst.Arg(cst.List([cst.Element(cst.SimpleString(progress))]), keyword=cst.Name("on_events"),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                        whitespace_after_arg=closing)
+        code = cmodule.tree.code_for_node(call.with_changes(args=[*args, added], lpar=[], rpar=[]))
+        return ctx.autofix(description, ctx.replace(call, code, cmodule))
+    if not isinstance(listed, (cst.List, cst.Tuple)) or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in listed.elements):
+        return None
+    elements = list(listed.elements)
+    if elements and elements[-1].comma is cst.MaybeSentinel.DEFAULT:
+        elements[-1] = elements[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elements.append(cst.Element(cst.SimpleString(progress)))
+    code = cmodule.tree.code_for_node(listed.with_changes(elements=elements, lpar=[], rpar=[]))
+    return ctx.autofix(description, ctx.replace(listed, code, cmodule))
+
+
+def _import_line(ctx: RuleContext, local: str) -> Edit | None:
+    """``from crewai import CheckpointConfig`` on the line after the module's last top-level import
+    -- unless the module already binds the name to something else."""
+    if local in ctx.module.imports or any(b.name == local for b in ctx.module.module_bindings) \
+            or any(c.name == local for c in ctx.module.classes):
+        return None
+    last = None
+    for statement in ctx.module.tree.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            last = statement.body[-1]
+    if last is None:
+        return None
+    line = ctx.span(last).end_line + 1
+    return Edit(Span(ctx.module.display_path, line, 1, line, 1), f"from crewai import {local}\n")

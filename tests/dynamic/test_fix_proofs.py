@@ -56,3 +56,35 @@ def test_ra107_fix_makes_a_restore_resume_instead_of_rerunning_completed_methods
     # what no checkpoint setting can close stays, in both: a kill between a method's effect and its
     # checkpoint re-runs that one method (RA103's window; an idempotency key is the repair)
     assert {f.rule_id for f in fixed.findings} == {"RA701"}
+
+
+def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Path) -> None:
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder in (before, after):
+        folder.mkdir()
+        shutil.copy(REPO / "fixtures" / "fixes" / "checkpoint_true" / "intake_flow.py", folder)
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", "RA604"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    fixed_text = (after / "intake_flow.py").read_text()
+    assert "from crewai import CheckpointConfig\n" in fixed_text
+    assert 'IntakeFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))' in fixed_text
+
+    def sweep(folder: Path):
+        return crash_sweep(f"{folder}/intake_flow.py:build", cells=["crash"],
+                           effects=["intake_flow:open_claim", "intake_flow:assign_adjuster"])
+
+    broken, fixed = sweep(before), sweep(after)
+    opened, assigned = "intake_flow.open_claim", "intake_flow.assign_adjuster"
+    # before: nothing is ever checkpointed (no kill point after a checkpoint exists), so a crash in
+    # assign restarts the flow and the claim is opened twice; the sweep says no checkpoint (RA708)
+    assert not [c for c in broken.cells if "after checkpoint" in c.name]
+    in_assign = _cell(broken, f"run: after effect {assigned} in node assign")
+    assert in_assign.rules == ("RA701", "RA708") and in_assign.effects[opened] == (1, 2)
+    # after: one checkpoint per method; the same crash resumes after open
+    assert _cell(fixed, f"run: after effect {assigned} in node assign").effects[opened] == (1, 1)
+    for name in ("run: after checkpoint on method_execution_finished of method open",
+                 "run: after checkpoint on method_execution_finished of method assign"):
+        c = _cell(fixed, name)
+        assert c.verdict == "pass" and c.effects == {opened: (1, 1), assigned: (1, 1)}, (name, c.detail)
+    assert "RA708" in {f.rule_id for f in broken.findings} and {f.rule_id for f in fixed.findings} == {"RA701"}
