@@ -319,8 +319,8 @@ def summary_markdown(
             head += f" {sum(1 for f in findings if f.on_changed_line)} on lines this change touches."
         lines.append(head)
     verdict = "fails" if j.failing else "passes"
-    judged_what = f"the {len(j.judged)} new" if compared else "every"
-    lines += ["", f"The check **{verdict}** (`fail-on: {j.fail_on}`, from {j.fail_on_source}; {judged_what} finding{'' if compared and len(j.judged) == 1 else 's'} judged)."]
+    judged_what = f"new findings judged ({len(j.judged)})" if compared else "every finding judged"
+    lines += ["", f"The check **{verdict}** (`fail-on: {j.fail_on}`, from {j.fail_on_source}; {judged_what})."]
     if run.reference_unavailable:
         lines += ["", f"> **New findings could not be told from pre-existing ones:** {run.reference_unavailable} Every finding is judged."]
     if diff_note:

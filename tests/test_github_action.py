@@ -92,43 +92,60 @@ def substitute(value: str, ctx: dict) -> str:
 
 
 def step_condition(expr: str, ctx: dict) -> bool:
-    """A step's ``if:`` as the runner would evaluate it, for the forms action.yml uses on run steps:
-    ``always()``, ``steps.<id>.outcome == '<value>'``, joined by ``&&``."""
-    result = True
-    for term in (t.strip() for t in expr.split("&&")):
-        if term == "always()":
-            continue
-        m = re.fullmatch(r"steps\.([\w-]+)\.outcome == '(\w+)'", term)
-        assert m, f"the harness does not evaluate {term!r}"
-        result = result and ctx["steps"].get(m.group(1), {}).get("outcome", "skipped") == m.group(2)
-    return result
+    """A step's ``if:`` as the runner would evaluate it, for the forms action.yml uses:
+    ``always()``, ``steps.<id>.outcome``, ``inputs.<name>`` and ``github.<path>`` compared with
+    ``==`` / ``!=`` to a quoted string or to each other, joined by ``&&`` / ``||``, in parentheses."""
+
+    def lookup(m: re.Match) -> str:
+        cur: object = ctx
+        for part in m.group(0).split("."):
+            cur = cur.get(part, "") if isinstance(cur, dict) else ""
+        return repr(cur if isinstance(cur, str) else "" if cur in (None, {}) else str(cur))
+
+    python = re.sub(r"\b(?:inputs|github|steps)(?:\.[\w-]+)+", lookup, expr.replace("always()", "True"))
+    python = python.replace("&&", " and ").replace("||", " or ")
+    assert re.fullmatch(r"[\s()]*(?:(?:True|'[^']*')\s*(?:[=!]=\s*'[^']*')?[\s()]*(?:and|or)?[\s()]*)+", python), (
+        f"the harness does not evaluate {expr!r}")
+    return bool(eval(python, {"__builtins__": {}}))  # only literals, comparisons, and/or: checked above
 
 
-def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *, upload_fails: bool = False) -> dict:
-    """Execute action.yml's `run` steps in order like the runner does (skipping `uses`
-    steps and the pip install: the package under test is already installed). The upload step
-    (a `uses` step) is taken to succeed, or to fail with ``upload_fails`` (a private repository
-    without code scanning)."""
+def run_action(
+    repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *,
+    upload_fails: bool = False, event_name: str = "pull_request", real_install: bool = False,
+) -> dict:
+    """Execute action.yml's `run` steps in order like the runner does, with ``GITHUB_*`` files
+    in ``tmp_path``. ``uses`` steps are not run: setup-python is taken to give this interpreter,
+    and the upload (its ``if:`` evaluated) to succeed, or to fail with ``upload_fails`` (a private
+    repository without code scanning). The install step runs only with ``real_install``;
+    otherwise the package under test, already installed here, is what it would have installed."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     action = yaml.safe_load((REPO / "action.yml").read_text())
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
-    ctx = {"inputs": {**defaults, **inputs}, "github": {"event": event, "event_name": "pull_request"}, "steps": {}}
+    github = {"event": event, "event_name": event_name, "repository": "acme/agents"}
+    ctx: dict = {"inputs": {**defaults, **inputs}, "github": github, "steps": {}}
     summary = tmp_path / "summary.md"
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(event))
     runner_temp = tmp_path / "runner_temp"
     runner_temp.mkdir(exist_ok=True)
     bin_dir = Path(sys.executable).parent
-    results = {}
+    results: dict = {"skipped": []}
     for step in action["runs"]["steps"]:
+        if "if" in step and not step_condition(str(step["if"]), ctx):
+            results["skipped"].append(step["id"])
+            continue
+        if step.get("id") == "python":
+            ctx["steps"]["python"] = {"outcome": "success", "outputs": {"python-path": sys.executable}}
+            continue
         if step.get("id") == "upload":
             ctx["steps"]["upload"] = {"outcome": "failure" if upload_fails else "success", "outputs": {}}
             assert step.get("continue-on-error") is True, "a failed upload must not end the job before the verdict"
+            results["upload"] = {"sarif": json.loads(Path(ctx["steps"]["scan"]["outputs"]["sarif-file"]).read_text())}
             continue
-        if "uses" in step or step.get("id") == "install":
+        if step.get("id") == "install" and not real_install:
+            ctx["steps"]["install"] = {"outcome": "success", "outputs": {"python": sys.executable}}
             continue
-        if "if" in step and not step_condition(str(step["if"]), ctx):
-            continue
+        assert "uses" not in step, step
         output_file = tmp_path / f"output_{step['id']}"
         output_file.write_text("")
         env = {
@@ -141,16 +158,17 @@ def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, 
             "GITHUB_STEP_SUMMARY": str(summary),
             "GITHUB_OUTPUT": str(output_file),
             "GITHUB_EVENT_PATH": str(event_path),
-            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_NAME": event_name,
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_REPOSITORY": "acme/agents",
-            "GITHUB_SHA": event["pull_request"]["head"]["sha"],
+            # on pull_request, GITHUB_SHA is a temporary merge commit: links must not use it
+            "GITHUB_SHA": "f" * 40,
             "RUNNER_TEMP": str(runner_temp),
         }
         env.update({k: substitute(str(v), ctx) for k, v in step.get("env", {}).items()})
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
         )
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
         ctx["steps"][step["id"]] = {"outputs": outputs, "outcome": "success" if proc.returncode == 0 else "failure"}
@@ -171,24 +189,27 @@ def pr_event(base_sha: str, head_sha: str) -> dict:
 
 
 def test_action_annotates_changed_lines_first_and_fails(tmp_path: Path) -> None:
+    """With ``new-findings-only: false`` every finding is judged and annotated, changed lines first."""
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
-    result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event(base_sha, head_sha))
+    result = run_action(repo, tmp_path, {"paths": "agents", "new-findings-only": "false"}, pr_event(base_sha, head_sha))
     assert result["scan"]["returncode"] == 0, result["scan"]["stderr"]
     sarif = Path(result["scan"]["outputs"]["sarif-file"])
     assert sarif.is_file() and json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert all("baselineState" not in r for r in json.loads(sarif.read_text())["runs"][0]["results"])
     report = result["report"]
     assert report["returncode"] == 1  # two errors >= default fail-on warning
     annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
     assert len(annotations) == 2
     assert annotations[0].startswith("::error file=agents/graph.py,line=11,")  # the new node's effect: changed line first
     assert annotations[1].startswith("::error file=agents/graph.py,line=6,")
-    assert report["outputs"]["findings"] == "2" and report["outputs"]["failing"] == "true"
+    assert report["outputs"]["findings"] == "2" and report["outputs"]["new-findings"] == "2"
+    assert report["outputs"]["failing"] == "true"
     summary = result["summary"]
-    assert "**2 findings** (2 error); 1 on lines this change touches." in summary
+    assert "**2 findings** (2 error). 1 on lines this change touches." in summary
     assert "| RA101 effect-before-interrupt | EO/PC | 2 |" in summary
     assert "| EO (effect exactly-once) | 2 |" in summary
     assert f"(https://github.com/acme/agents/blob/{head_sha}/agents/graph.py#L11)" in summary
-    assert "The check **fails** (`fail-on: warning`)." in summary
+    assert "The check **fails** (`fail-on: warning`, from the default; every finding judged)." in summary
 
 
 def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Path) -> None:
@@ -199,7 +220,7 @@ def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Pat
     assert "security-events: write" in warning
     report = result["report"]
     assert report["returncode"] == 1 and report["outputs"]["failing"] == "true"
-    assert len([line for line in report["stdout"].splitlines() if line.startswith("::error ")]) == 2
+    assert len([line for line in report["stdout"].splitlines() if line.startswith("::error ")]) == 1  # the new one
     assert "The check **fails**" in result["summary"]
     # and with a successful upload there is no warning
     ok = run_action(repo, tmp_path / "ok", {"paths": "agents"}, pr_event(base_sha, head_sha))
@@ -226,11 +247,13 @@ def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
     annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
     assert sum(a.startswith("::error ") for a in annotations) == 10
     assert sum(a.startswith("::warning ") for a in annotations) == 1
-    assert "11 of 13 findings are annotated on the diff; 2 not shown" in result["summary"]
+    assert "11 of 13 new findings are annotated on the diff; 2 not shown" in result["summary"]
     assert report["outputs"]["failing"] == "false"
 
 
 def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
+    """A baseline file, when given, is the reference instead of the merge base: its findings are
+    pre-existing, the rest new."""
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     baseline = repo / ".resume-audit-baseline.json"
     subprocess.run(
@@ -244,15 +267,24 @@ def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
     )
     report = result["report"]
     assert not [line for line in report["stdout"].splitlines() if line.startswith("::")]
-    assert report["outputs"]["findings"] == "1"
+    assert report["outputs"]["findings"] == "2" and report["outputs"]["new-findings"] == "1"
+    assert report["outputs"]["pre-existing"] == "1"
+    assert "**1 new**, 1 pre-existing (already in the baseline `.resume-audit-baseline.json`)" in result["summary"]
     assert report["returncode"] == 1
 
 
-def test_action_with_unfetched_base_still_reports(tmp_path: Path) -> None:
+def test_action_with_unfetched_base_judges_every_finding_and_says_so(tmp_path: Path) -> None:
     repo, _base, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event("0" * 40, head_sha))
-    assert result["report"]["returncode"] == 1
-    assert "Changed lines unknown" in result["summary"] and "is not available in this checkout" in result["summary"]
+    assert result["compare"]["returncode"] == 0, result["compare"]["stderr"]
+    assert result["compare"]["stdout"].startswith("::warning title=resume-audit::The pull request's base commit 000000000000 is not in this checkout")
+    assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
+    summary = result["summary"]
+    assert "Changed lines unknown" in summary and "is not available in this checkout" in summary
+    assert "**New findings could not be told from pre-existing ones:** The pull request's base commit" in summary
+    assert "Every finding is judged." in summary
+    assert "on lines this change touches" not in summary  # unknown, so not "0"
+    assert "(changed line)" not in summary
 
 
 def test_scan_diff_on_real_history(tmp_path: Path) -> None:
@@ -307,7 +339,8 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
+    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
+    assert action["inputs"]["fail-on"]["default"] == "" and action["inputs"]["new-findings-only"]["default"] == "true"
     assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"
     text = (REPO / "action.yml").read_text()
     used_inputs = set(re.findall(r"inputs\.([a-z-]+)", text))
