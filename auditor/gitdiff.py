@@ -62,11 +62,13 @@ def decode_git_path(raw: str) -> str:
     """A name from a ``+++`` header, as the file system spells it.
 
     git C-quotes a name that holds a ``"``, a backslash or a control character
-    (``"b/a\\tb"``, raw bytes as octal escapes), and follows an unquoted name
-    that contains a space with a tab.
+    (``"b/a\\tb"``, raw bytes as octal escapes), and follows a name that
+    contains a space with a tab.
     """
+    # a tab in a name is always quoted, so a trailing one is git's terminator
+    raw = raw[:-1] if raw.endswith("\t") else raw
     if not (raw.startswith('"') and raw.endswith('"') and len(raw) > 1):
-        return raw[:-1] if raw.endswith("\t") else raw
+        return raw
     body = raw[1:-1].encode("utf-8", "surrogateescape")
     decoded = _C_ESCAPE.sub(lambda m: bytes([int(m.group(1), 8)]) if len(m.group(1)) == 3 else _C_CHARS[m.group(1)], body)
     return decoded.decode("utf-8", "surrogateescape")

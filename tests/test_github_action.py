@@ -334,6 +334,172 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
     assert out.returncode == 2 and "git repository" in out.stderr
 
 
+# -- a pull request end to end: paths with spaces and non-ASCII, new vs pre-existing ----------
+
+AGENT_DIR = "src/my agent"
+AGENT_FILE = f"{AGENT_DIR}/graph ü.py"
+AGENT_URL = "src/my%20agent/graph%20%C3%BC.py"
+
+# a ticketing agent whose escalation node files a ticket over HTTP, then asks a human: on resume
+# the node runs again from the top and files a second ticket (RA101)
+TICKETS_BASE = '''"""Support agent: escalates to a human when unsure."""
+import requests
+from langgraph.types import interrupt
+
+
+def escalate(state):
+    requests.post("https://tickets.example.com/api/tickets", json={"subject": state["subject"]})
+    decision = interrupt({"ask": "Ticket filed. Close the conversation?"})
+    return {"closed": decision == "yes"}
+'''
+
+TICKETS_HEAD_NEW = TICKETS_BASE + '''
+
+def refund(state):
+    requests.post("https://billing.example.com/refunds", json={"order": state["order"]})
+    approved = interrupt({"ask": f"Refunded {state['order']}. Notify the customer?"})
+    return {"notified": bool(approved)}
+'''
+
+# the head only adds a docstring line above the old node: the old finding moves down a line
+TICKETS_HEAD_MOVED = TICKETS_BASE.replace('escalates to a human when unsure."""', 'escalates to a human when unsure.\n\nOwned by the support team."""')
+
+
+def annotations_of(result: dict) -> list[str]:
+    return [line for line in result["report"]["stdout"].splitlines() if line.startswith("::")]
+
+
+def test_pull_request_end_to_end_a_new_finding_fails(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["compare"]["returncode"] == 0, result["compare"]["stderr"]
+    assert "1 new, 1 pre-existing" in result["compare"]["stderr"]
+    # the SARIF that code scanning receives says which is which (SARIF's own baselineState)
+    uploaded = result["upload"]["sarif"]["runs"][0]
+    states = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["baselineState"] for r in uploaded["results"]}
+    assert states == {7: "unchanged", 13: "new"}
+    assert uploaded["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == AGENT_URL
+    # the base's worktree is gone again
+    assert "resume-audit-base" not in git(repo, "worktree", "list")
+
+    report = result["report"]
+    assert report["returncode"] == 1
+    annotations = annotations_of(result)
+    assert len(annotations) == 1  # only the new finding; the pre-existing one is not annotated
+    # a multi-line span carries no columns (GitHub's rule); a single-line one keeps them
+    assert annotations[0].startswith(f"::error file={AGENT_FILE},line=13,endLine=13,col=5,endColumn=")
+    assert report["outputs"] | {"sarif-file": ""} == {
+        "findings": "2", "new-findings": "1", "pre-existing": "1", "errors": "1", "warnings": "0", "notes": "0",
+        "annotated": "1", "fail-on": "warning", "failing": "true", "sarif-file": "",
+    }
+
+    summary = result["summary"]
+    short = base_sha[:7]
+    assert f"**2 findings** (2 error): **1 new**, 1 pre-existing (already in the merge base `{short}`). 1 on lines this change touches." in summary
+    assert "The check **fails** (`fail-on: warning`, from the default; new findings judged (1))." in summary
+    assert "| rule | property | findings | new |" in summary and "| RA101 effect-before-interrupt | EO/PC | 2 | 1 |" in summary
+    # links go to the head commit (not GITHUB_SHA, a merge commit), with the path URL-quoted
+    new_item = f"- **error RA101** [`{AGENT_FILE}:13`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L13) (changed line): "
+    old_item = f"- **error RA101** [`{AGENT_FILE}:7`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L7): "
+    new_section, old_section = summary.split("### New findings")[1].split("### 1 pre-existing finding")
+    assert new_item in new_section and old_item not in new_section
+    assert old_item in old_section and "Already in the merge base" in old_section
+    assert "f" * 40 not in summary
+
+
+def test_pull_request_end_to_end_only_a_pre_existing_finding_passes(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_MOVED})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    report = result["report"]
+    assert report["returncode"] == 0, report["stderr"]
+    assert annotations_of(result) == []
+    assert report["outputs"]["findings"] == "1" and report["outputs"]["new-findings"] == "0"
+    assert report["outputs"]["pre-existing"] == "1" and report["outputs"]["failing"] == "false"
+    summary = result["summary"]
+    assert "**1 finding** (1 error): **0 new**, 1 pre-existing" in summary
+    assert "The check **passes**" in summary
+    assert f"### 1 pre-existing finding" in summary and f"[`{AGENT_FILE}:9`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L9)" in summary
+    assert "### New findings" not in summary
+
+    # new-findings-only: false judges the same finding and fails
+    every = run_action(repo, tmp_path / "every", {"paths": "src", "new-findings-only": "false"}, pr_event(base_sha, head_sha))
+    assert every["report"]["returncode"] == 1 and every["report"]["outputs"]["new-findings"] == "1"
+    assert len(annotations_of(every)) == 1 and "pre-existing" not in every["summary"]
+
+
+def test_pull_request_end_to_end_upload_failure_and_fork(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    failed = run_action(repo, tmp_path / "failed", {"paths": "src"}, pr_event(base_sha, head_sha), upload_fails=True)
+    assert failed["upload-warning"]["stdout"].startswith("::warning title=resume-audit::Uploading the SARIF to code scanning failed")
+    assert failed["report"]["returncode"] == 1 and len(annotations_of(failed)) == 1  # the verdict still decides
+
+    fork = pr_event(base_sha, head_sha)
+    fork["pull_request"]["head"]["repo"]["full_name"] = "contributor/agents"
+    result = run_action(repo, tmp_path / "fork", {"paths": "src"}, fork)
+    assert "upload" in result["skipped"] and "upload" not in result  # a fork's token cannot upload
+    assert "upload-warning" in result["skipped"]
+    assert result["report"]["returncode"] == 1 and len(annotations_of(result)) == 1
+    assert "**1 new**, 1 pre-existing" in result["summary"]
+
+    # a push is not a pull request: no comparison, every finding judged, the upload runs
+    push = run_action(repo, tmp_path / "push", {"paths": "src"}, {"after": head_sha}, event_name="push")
+    assert "upload" in push and push["report"]["outputs"]["new-findings"] == "2"
+    assert "pre-existing" not in push["summary"] and "on lines this change touches" not in push["summary"]
+
+
+def test_pull_request_in_a_shallow_clone_fetches_the_base(tmp_path: Path) -> None:
+    """actions/checkout fetches one commit by default: the base is fetched by sha for the comparison."""
+    origin, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(shallow)], check=True)
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as github.com allows
+    result = run_action(shallow, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["compare"]["returncode"] == 0 and "::warning" not in result["compare"]["stdout"], result["compare"]
+    assert result["report"]["outputs"]["new-findings"] == "1" and result["report"]["outputs"]["pre-existing"] == "1"
+
+
+def test_a_base_scan_that_fails_falls_back_to_every_finding(tmp_path: Path) -> None:
+    """The base's own configuration is invalid for this version: never a silent pass."""
+    base = {AGENT_FILE: TICKETS_BASE, "pyproject.toml": "[tool.resume-audit]\nno-such-key = 1\n"}
+    repo, base_sha, head_sha = make_repo(tmp_path, base, {AGENT_FILE: TICKETS_HEAD_NEW, "pyproject.toml": "[tool.resume-audit]\n"})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    warning = result["compare"]["stdout"]
+    assert warning.startswith(f"::warning title=resume-audit::Scanning the merge base {base_sha[:12]} failed")
+    assert "no-such-key" in warning and "Every finding is judged" in warning
+    assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
+    assert "**New findings could not be told from pre-existing ones:** Scanning the merge base" in result["summary"]
+
+
+def test_fail_on_defaults_to_the_projects_configuration(tmp_path: Path) -> None:
+    pyproject = '[tool.resume-audit]\nfail-on = "never"\n'
+    repo, base_sha, head_sha = make_repo(tmp_path, {"pyproject.toml": pyproject}, {"pyproject.toml": pyproject, AGENT_FILE: TICKETS_HEAD_NEW})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["report"]["returncode"] == 0 and result["report"]["outputs"]["fail-on"] == "never"
+    assert "The check **passes** (`fail-on: never`, from pyproject.toml;" in result["summary"]
+    assert len(annotations_of(result)) == 2  # judged, annotated, just not failing
+    # the input, when given, wins
+    strict = run_action(repo, tmp_path / "strict", {"paths": "src", "fail-on": "error"}, pr_event(base_sha, head_sha))
+    assert strict["report"]["returncode"] == 1
+    assert "(`fail-on: error`, from the fail-on input;" in strict["summary"]
+
+
+def test_changed_lines_in_paths_with_spaces_non_ascii_quotes_and_renames(tmp_path: Path) -> None:
+    from resume_audit.gitdiff import changed_lines
+
+    base = {AGENT_FILE: "a\nb\n", 'odd "quote".py': "x\n", "old name.py": "1\n2\n3\n4\n"}
+    repo, base_sha, _ = make_repo(tmp_path, base, {AGENT_FILE: "a\nB\nc\n", 'odd "quote".py': "x\ny\n"})
+    git(repo, "mv", "old name.py", "new näme.py")
+    write_tree(repo, {"new näme.py": "1\n2\n3\n4\nfive\n"})
+    git(repo, "commit", "-qam", "rename")
+    git(repo, "config", "diff.noprefix", "true")  # a user's setting must not change what is read
+    changed = changed_lines(base_sha, repo)
+    assert changed.lines == {
+        (repo / AGENT_FILE).resolve(): {2, 3},
+        (repo / 'odd "quote".py').resolve(): {2},
+        (repo / "new näme.py").resolve(): {5},
+    }
+
+
 # -- static checks of the action itself ------------------------------------------------------
 
 def test_action_metadata_is_complete() -> None:
