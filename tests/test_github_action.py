@@ -500,6 +500,37 @@ def test_changed_lines_in_paths_with_spaces_non_ascii_quotes_and_renames(tmp_pat
     }
 
 
+def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_packages(tmp_path: Path) -> None:
+    """The real install step (pip from the package index) for ``audit: true``: resume-audit lands in
+    a venv under RUNNER_TEMP made from the job's ``python``, nothing is installed into the job's
+    Python, and the venv imports what the job installed (the sweep imports the project's code)."""
+    import sysconfig
+
+    job_site = Path(sysconfig.get_paths()["purelib"])
+    before = sorted(p.name for p in job_site.iterdir())
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
+    output = tmp_path / "output"
+    output.write_text("")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output), "GITHUB_ACTION_PATH": str(REPO),
+           "RA_AUDIT": "true", "RA_PYTHON": ""}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                          env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and "No matching distribution" in proc.stderr:
+        pytest.skip("the package index is not reachable")
+    assert proc.returncode == 0, proc.stderr
+    venv_python = Path(output.read_text().strip().removeprefix("python="))
+    assert venv_python.is_relative_to(tmp_path / "resume-audit-venv")
+    probe = subprocess.run(
+        [str(venv_python), "-c", "import resume_audit, yaml; print(resume_audit.__file__); print(yaml.__file__)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert Path(probe[0]).is_relative_to(tmp_path / "resume-audit-venv")  # its own copy
+    assert Path(probe[1]).is_relative_to(job_site)  # the job's package, seen through the .pth
+    assert sorted(p.name for p in job_site.iterdir()) == before
+
+
 # -- static checks of the action itself ------------------------------------------------------
 
 def test_action_metadata_is_complete() -> None:
