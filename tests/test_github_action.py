@@ -92,43 +92,60 @@ def substitute(value: str, ctx: dict) -> str:
 
 
 def step_condition(expr: str, ctx: dict) -> bool:
-    """A step's ``if:`` as the runner would evaluate it, for the forms action.yml uses on run steps:
-    ``always()``, ``steps.<id>.outcome == '<value>'``, joined by ``&&``."""
-    result = True
-    for term in (t.strip() for t in expr.split("&&")):
-        if term == "always()":
-            continue
-        m = re.fullmatch(r"steps\.([\w-]+)\.outcome == '(\w+)'", term)
-        assert m, f"the harness does not evaluate {term!r}"
-        result = result and ctx["steps"].get(m.group(1), {}).get("outcome", "skipped") == m.group(2)
-    return result
+    """A step's ``if:`` as the runner would evaluate it, for the forms action.yml uses:
+    ``always()``, ``steps.<id>.outcome``, ``inputs.<name>`` and ``github.<path>`` compared with
+    ``==`` / ``!=`` to a quoted string or to each other, joined by ``&&`` / ``||``, in parentheses."""
+
+    def lookup(m: re.Match) -> str:
+        cur: object = ctx
+        for part in m.group(0).split("."):
+            cur = cur.get(part, "") if isinstance(cur, dict) else ""
+        return repr(cur if isinstance(cur, str) else "" if cur in (None, {}) else str(cur))
+
+    python = re.sub(r"\b(?:inputs|github|steps)(?:\.[\w-]+)+", lookup, expr.replace("always()", "True"))
+    python = python.replace("&&", " and ").replace("||", " or ")
+    assert re.fullmatch(r"[\s()]*(?:(?:True|'[^']*')\s*(?:[=!]=\s*'[^']*')?[\s()]*(?:and|or)?[\s()]*)+", python), (
+        f"the harness does not evaluate {expr!r}")
+    return bool(eval(python, {"__builtins__": {}}))  # only literals, comparisons, and/or: checked above
 
 
-def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *, upload_fails: bool = False) -> dict:
-    """Execute action.yml's `run` steps in order like the runner does (skipping `uses`
-    steps and the pip install: the package under test is already installed). The upload step
-    (a `uses` step) is taken to succeed, or to fail with ``upload_fails`` (a private repository
-    without code scanning)."""
+def run_action(
+    repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *,
+    upload_fails: bool = False, event_name: str = "pull_request", real_install: bool = False,
+) -> dict:
+    """Execute action.yml's `run` steps in order like the runner does, with ``GITHUB_*`` files
+    in ``tmp_path``. ``uses`` steps are not run: setup-python is taken to give this interpreter,
+    and the upload (its ``if:`` evaluated) to succeed, or to fail with ``upload_fails`` (a private
+    repository without code scanning). The install step runs only with ``real_install``;
+    otherwise the package under test, already installed here, is what it would have installed."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     action = yaml.safe_load((REPO / "action.yml").read_text())
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
-    ctx = {"inputs": {**defaults, **inputs}, "github": {"event": event, "event_name": "pull_request"}, "steps": {}}
+    github = {"event": event, "event_name": event_name, "repository": "acme/agents"}
+    ctx: dict = {"inputs": {**defaults, **inputs}, "github": github, "steps": {}}
     summary = tmp_path / "summary.md"
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(event))
     runner_temp = tmp_path / "runner_temp"
     runner_temp.mkdir(exist_ok=True)
     bin_dir = Path(sys.executable).parent
-    results = {}
+    results: dict = {"skipped": []}
     for step in action["runs"]["steps"]:
+        if "if" in step and not step_condition(str(step["if"]), ctx):
+            results["skipped"].append(step["id"])
+            continue
+        if step.get("id") == "python":
+            ctx["steps"]["python"] = {"outcome": "success", "outputs": {"python-path": sys.executable}}
+            continue
         if step.get("id") == "upload":
             ctx["steps"]["upload"] = {"outcome": "failure" if upload_fails else "success", "outputs": {}}
             assert step.get("continue-on-error") is True, "a failed upload must not end the job before the verdict"
+            results["upload"] = {"sarif": json.loads(Path(ctx["steps"]["scan"]["outputs"]["sarif-file"]).read_text())}
             continue
-        if "uses" in step or step.get("id") == "install":
+        if step.get("id") == "install" and not real_install:
+            ctx["steps"]["install"] = {"outcome": "success", "outputs": {"python": sys.executable}}
             continue
-        if "if" in step and not step_condition(str(step["if"]), ctx):
-            continue
+        assert "uses" not in step, step
         output_file = tmp_path / f"output_{step['id']}"
         output_file.write_text("")
         env = {
@@ -141,16 +158,17 @@ def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, 
             "GITHUB_STEP_SUMMARY": str(summary),
             "GITHUB_OUTPUT": str(output_file),
             "GITHUB_EVENT_PATH": str(event_path),
-            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_NAME": event_name,
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_REPOSITORY": "acme/agents",
-            "GITHUB_SHA": event["pull_request"]["head"]["sha"],
+            # on pull_request, GITHUB_SHA is a temporary merge commit: links must not use it
+            "GITHUB_SHA": "f" * 40,
             "RUNNER_TEMP": str(runner_temp),
         }
         env.update({k: substitute(str(v), ctx) for k, v in step.get("env", {}).items()})
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
         )
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
         ctx["steps"][step["id"]] = {"outputs": outputs, "outcome": "success" if proc.returncode == 0 else "failure"}
@@ -171,24 +189,27 @@ def pr_event(base_sha: str, head_sha: str) -> dict:
 
 
 def test_action_annotates_changed_lines_first_and_fails(tmp_path: Path) -> None:
+    """With ``new-findings-only: false`` every finding is judged and annotated, changed lines first."""
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
-    result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event(base_sha, head_sha))
+    result = run_action(repo, tmp_path, {"paths": "agents", "new-findings-only": "false"}, pr_event(base_sha, head_sha))
     assert result["scan"]["returncode"] == 0, result["scan"]["stderr"]
     sarif = Path(result["scan"]["outputs"]["sarif-file"])
     assert sarif.is_file() and json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert all("baselineState" not in r for r in json.loads(sarif.read_text())["runs"][0]["results"])
     report = result["report"]
     assert report["returncode"] == 1  # two errors >= default fail-on warning
     annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
     assert len(annotations) == 2
     assert annotations[0].startswith("::error file=agents/graph.py,line=11,")  # the new node's effect: changed line first
     assert annotations[1].startswith("::error file=agents/graph.py,line=6,")
-    assert report["outputs"]["findings"] == "2" and report["outputs"]["failing"] == "true"
+    assert report["outputs"]["findings"] == "2" and report["outputs"]["new-findings"] == "2"
+    assert report["outputs"]["failing"] == "true"
     summary = result["summary"]
-    assert "**2 findings** (2 error); 1 on lines this change touches." in summary
+    assert "**2 findings** (2 error). 1 on lines this change touches." in summary
     assert "| RA101 effect-before-interrupt | EO/PC | 2 |" in summary
     assert "| EO (effect exactly-once) | 2 |" in summary
     assert f"(https://github.com/acme/agents/blob/{head_sha}/agents/graph.py#L11)" in summary
-    assert "The check **fails** (`fail-on: warning`)." in summary
+    assert "The check **fails** (`fail-on: warning`, from the default; every finding judged)." in summary
 
 
 def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Path) -> None:
@@ -199,7 +220,7 @@ def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Pat
     assert "security-events: write" in warning
     report = result["report"]
     assert report["returncode"] == 1 and report["outputs"]["failing"] == "true"
-    assert len([line for line in report["stdout"].splitlines() if line.startswith("::error ")]) == 2
+    assert len([line for line in report["stdout"].splitlines() if line.startswith("::error ")]) == 1  # the new one
     assert "The check **fails**" in result["summary"]
     # and with a successful upload there is no warning
     ok = run_action(repo, tmp_path / "ok", {"paths": "agents"}, pr_event(base_sha, head_sha))
@@ -226,11 +247,13 @@ def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
     annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
     assert sum(a.startswith("::error ") for a in annotations) == 10
     assert sum(a.startswith("::warning ") for a in annotations) == 1
-    assert "11 of 13 findings are annotated on the diff; 2 not shown" in result["summary"]
+    assert "11 of 13 new findings are annotated on the diff; 2 not shown" in result["summary"]
     assert report["outputs"]["failing"] == "false"
 
 
 def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
+    """A baseline file, when given, is the reference instead of the merge base: its findings are
+    pre-existing, the rest new."""
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     baseline = repo / ".resume-audit-baseline.json"
     subprocess.run(
@@ -244,15 +267,24 @@ def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
     )
     report = result["report"]
     assert not [line for line in report["stdout"].splitlines() if line.startswith("::")]
-    assert report["outputs"]["findings"] == "1"
+    assert report["outputs"]["findings"] == "2" and report["outputs"]["new-findings"] == "1"
+    assert report["outputs"]["pre-existing"] == "1"
+    assert "**1 new**, 1 pre-existing (already in the baseline `.resume-audit-baseline.json`)" in result["summary"]
     assert report["returncode"] == 1
 
 
-def test_action_with_unfetched_base_still_reports(tmp_path: Path) -> None:
+def test_action_with_unfetched_base_judges_every_finding_and_says_so(tmp_path: Path) -> None:
     repo, _base, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event("0" * 40, head_sha))
-    assert result["report"]["returncode"] == 1
-    assert "Changed lines unknown" in result["summary"] and "is not available in this checkout" in result["summary"]
+    assert result["compare"]["returncode"] == 0, result["compare"]["stderr"]
+    assert result["compare"]["stdout"].startswith("::warning title=resume-audit::The pull request's base commit 000000000000 is not in this checkout")
+    assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
+    summary = result["summary"]
+    assert "Changed lines unknown" in summary and "is not available in this checkout" in summary
+    assert "**New findings could not be told from pre-existing ones:** The pull request's base commit" in summary
+    assert "Every finding is judged." in summary
+    assert "on lines this change touches" not in summary  # unknown, so not "0"
+    assert "(changed line)" not in summary
 
 
 def test_scan_diff_on_real_history(tmp_path: Path) -> None:
@@ -302,12 +334,210 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
     assert out.returncode == 2 and "git repository" in out.stderr
 
 
+# -- a pull request end to end: paths with spaces and non-ASCII, new vs pre-existing ----------
+
+AGENT_DIR = "src/my agent"
+AGENT_FILE = f"{AGENT_DIR}/graph ü.py"
+AGENT_URL = "src/my%20agent/graph%20%C3%BC.py"
+
+# a ticketing agent whose escalation node files a ticket over HTTP, then asks a human: on resume
+# the node runs again from the top and files a second ticket (RA101)
+TICKETS_BASE = '''"""Support agent: escalates to a human when unsure."""
+import requests
+from langgraph.types import interrupt
+
+
+def escalate(state):
+    requests.post("https://tickets.example.com/api/tickets", json={"subject": state["subject"]})
+    decision = interrupt({"ask": "Ticket filed. Close the conversation?"})
+    return {"closed": decision == "yes"}
+'''
+
+TICKETS_HEAD_NEW = TICKETS_BASE + '''
+
+def refund(state):
+    requests.post("https://billing.example.com/refunds", json={"order": state["order"]})
+    approved = interrupt({"ask": f"Refunded {state['order']}. Notify the customer?"})
+    return {"notified": bool(approved)}
+'''
+
+# the head only adds a docstring line above the old node: the old finding moves down a line
+TICKETS_HEAD_MOVED = TICKETS_BASE.replace('escalates to a human when unsure."""', 'escalates to a human when unsure.\n\nOwned by the support team."""')
+
+
+def annotations_of(result: dict) -> list[str]:
+    return [line for line in result["report"]["stdout"].splitlines() if line.startswith("::")]
+
+
+def test_pull_request_end_to_end_a_new_finding_fails(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["compare"]["returncode"] == 0, result["compare"]["stderr"]
+    assert "1 new, 1 pre-existing" in result["compare"]["stderr"]
+    # the SARIF that code scanning receives says which is which (SARIF's own baselineState)
+    uploaded = result["upload"]["sarif"]["runs"][0]
+    states = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["baselineState"] for r in uploaded["results"]}
+    assert states == {7: "unchanged", 13: "new"}
+    assert uploaded["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == AGENT_URL
+    # the base's worktree is gone again
+    assert "resume-audit-base" not in git(repo, "worktree", "list")
+
+    report = result["report"]
+    assert report["returncode"] == 1
+    annotations = annotations_of(result)
+    assert len(annotations) == 1  # only the new finding; the pre-existing one is not annotated
+    # a multi-line span carries no columns (GitHub's rule); a single-line one keeps them
+    assert annotations[0].startswith(f"::error file={AGENT_FILE},line=13,endLine=13,col=5,endColumn=")
+    assert report["outputs"] | {"sarif-file": ""} == {
+        "findings": "2", "new-findings": "1", "pre-existing": "1", "errors": "1", "warnings": "0", "notes": "0",
+        "annotated": "1", "fail-on": "warning", "failing": "true", "sarif-file": "",
+    }
+
+    summary = result["summary"]
+    short = base_sha[:7]
+    assert f"**2 findings** (2 error): **1 new**, 1 pre-existing (already in the merge base `{short}`). 1 on lines this change touches." in summary
+    assert "The check **fails** (`fail-on: warning`, from the default; new findings judged (1))." in summary
+    assert "| rule | property | findings | new |" in summary and "| RA101 effect-before-interrupt | EO/PC | 2 | 1 |" in summary
+    # links go to the head commit (not GITHUB_SHA, a merge commit), with the path URL-quoted
+    new_item = f"- **error RA101** [`{AGENT_FILE}:13`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L13) (changed line): "
+    old_item = f"- **error RA101** [`{AGENT_FILE}:7`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L7): "
+    new_section, old_section = summary.split("### New findings")[1].split("### 1 pre-existing finding")
+    assert new_item in new_section and old_item not in new_section
+    assert old_item in old_section and "Already in the merge base" in old_section
+    assert "f" * 40 not in summary
+
+
+def test_pull_request_end_to_end_only_a_pre_existing_finding_passes(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_MOVED})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    report = result["report"]
+    assert report["returncode"] == 0, report["stderr"]
+    assert annotations_of(result) == []
+    assert report["outputs"]["findings"] == "1" and report["outputs"]["new-findings"] == "0"
+    assert report["outputs"]["pre-existing"] == "1" and report["outputs"]["failing"] == "false"
+    summary = result["summary"]
+    assert "**1 finding** (1 error): **0 new**, 1 pre-existing" in summary
+    assert "The check **passes**" in summary
+    assert f"### 1 pre-existing finding" in summary and f"[`{AGENT_FILE}:9`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L9)" in summary
+    assert "### New findings" not in summary
+
+    # new-findings-only: false judges the same finding and fails
+    every = run_action(repo, tmp_path / "every", {"paths": "src", "new-findings-only": "false"}, pr_event(base_sha, head_sha))
+    assert every["report"]["returncode"] == 1 and every["report"]["outputs"]["new-findings"] == "1"
+    assert len(annotations_of(every)) == 1 and "pre-existing" not in every["summary"]
+
+
+def test_pull_request_end_to_end_upload_failure_and_fork(tmp_path: Path) -> None:
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    failed = run_action(repo, tmp_path / "failed", {"paths": "src"}, pr_event(base_sha, head_sha), upload_fails=True)
+    assert failed["upload-warning"]["stdout"].startswith("::warning title=resume-audit::Uploading the SARIF to code scanning failed")
+    assert failed["report"]["returncode"] == 1 and len(annotations_of(failed)) == 1  # the verdict still decides
+
+    fork = pr_event(base_sha, head_sha)
+    fork["pull_request"]["head"]["repo"]["full_name"] = "contributor/agents"
+    result = run_action(repo, tmp_path / "fork", {"paths": "src"}, fork)
+    assert "upload" in result["skipped"] and "upload" not in result  # a fork's token cannot upload
+    assert "upload-warning" in result["skipped"]
+    assert result["report"]["returncode"] == 1 and len(annotations_of(result)) == 1
+    assert "**1 new**, 1 pre-existing" in result["summary"]
+
+    # a push is not a pull request: no comparison, every finding judged, the upload runs
+    push = run_action(repo, tmp_path / "push", {"paths": "src"}, {"after": head_sha}, event_name="push")
+    assert "upload" in push and push["report"]["outputs"]["new-findings"] == "2"
+    assert "pre-existing" not in push["summary"] and "on lines this change touches" not in push["summary"]
+
+
+def test_pull_request_in_a_shallow_clone_fetches_the_base(tmp_path: Path) -> None:
+    """actions/checkout fetches one commit by default: the base is fetched by sha for the comparison."""
+    origin, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(shallow)], check=True)
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as github.com allows
+    result = run_action(shallow, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["compare"]["returncode"] == 0 and "::warning" not in result["compare"]["stdout"], result["compare"]
+    assert result["report"]["outputs"]["new-findings"] == "1" and result["report"]["outputs"]["pre-existing"] == "1"
+
+
+def test_a_base_scan_that_fails_falls_back_to_every_finding(tmp_path: Path) -> None:
+    """The base's own configuration is invalid for this version: never a silent pass."""
+    base = {AGENT_FILE: TICKETS_BASE, "pyproject.toml": "[tool.resume-audit]\nno-such-key = 1\n"}
+    repo, base_sha, head_sha = make_repo(tmp_path, base, {AGENT_FILE: TICKETS_HEAD_NEW, "pyproject.toml": "[tool.resume-audit]\n"})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    warning = result["compare"]["stdout"]
+    assert warning.startswith(f"::warning title=resume-audit::Scanning the merge base {base_sha[:12]} failed")
+    assert "no-such-key" in warning and "Every finding is judged" in warning
+    assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
+    assert "**New findings could not be told from pre-existing ones:** Scanning the merge base" in result["summary"]
+
+
+def test_fail_on_defaults_to_the_projects_configuration(tmp_path: Path) -> None:
+    pyproject = '[tool.resume-audit]\nfail-on = "never"\n'
+    repo, base_sha, head_sha = make_repo(tmp_path, {"pyproject.toml": pyproject}, {"pyproject.toml": pyproject, AGENT_FILE: TICKETS_HEAD_NEW})
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert result["report"]["returncode"] == 0 and result["report"]["outputs"]["fail-on"] == "never"
+    assert "The check **passes** (`fail-on: never`, from pyproject.toml;" in result["summary"]
+    assert len(annotations_of(result)) == 2  # judged, annotated, just not failing
+    # the input, when given, wins
+    strict = run_action(repo, tmp_path / "strict", {"paths": "src", "fail-on": "error"}, pr_event(base_sha, head_sha))
+    assert strict["report"]["returncode"] == 1
+    assert "(`fail-on: error`, from the fail-on input;" in strict["summary"]
+
+
+def test_changed_lines_in_paths_with_spaces_non_ascii_quotes_and_renames(tmp_path: Path) -> None:
+    from resume_audit.gitdiff import changed_lines
+
+    base = {AGENT_FILE: "a\nb\n", 'odd "quote".py': "x\n", "old name.py": "1\n2\n3\n4\n"}
+    repo, base_sha, _ = make_repo(tmp_path, base, {AGENT_FILE: "a\nB\nc\n", 'odd "quote".py': "x\ny\n"})
+    git(repo, "mv", "old name.py", "new näme.py")
+    write_tree(repo, {"new näme.py": "1\n2\n3\n4\nfive\n"})
+    git(repo, "commit", "-qam", "rename")
+    git(repo, "config", "diff.noprefix", "true")  # a user's setting must not change what is read
+    changed = changed_lines(base_sha, repo)
+    assert changed.lines == {
+        (repo / AGENT_FILE).resolve(): {2, 3},
+        (repo / 'odd "quote".py').resolve(): {2},
+        (repo / "new näme.py").resolve(): {5},
+    }
+
+
+def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_packages(tmp_path: Path) -> None:
+    """The real install step (pip from the package index) for ``audit: true``: resume-audit lands in
+    a venv under RUNNER_TEMP made from the job's ``python``, nothing is installed into the job's
+    Python, and the venv imports what the job installed (the sweep imports the project's code)."""
+    import sysconfig
+
+    job_site = Path(sysconfig.get_paths()["purelib"])
+    before = sorted(p.name for p in job_site.iterdir())
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
+    output = tmp_path / "output"
+    output.write_text("")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output), "GITHUB_ACTION_PATH": str(REPO),
+           "RA_AUDIT": "true", "RA_PYTHON": ""}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                          env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and "No matching distribution" in proc.stderr:
+        pytest.skip("the package index is not reachable")
+    assert proc.returncode == 0, proc.stderr
+    venv_python = Path(output.read_text().strip().removeprefix("python="))
+    assert venv_python.is_relative_to(tmp_path / "resume-audit-venv")
+    probe = subprocess.run(
+        [str(venv_python), "-c", "import resume_audit, yaml; print(resume_audit.__file__); print(yaml.__file__)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert Path(probe[0]).is_relative_to(tmp_path / "resume-audit-venv")  # its own copy
+    assert Path(probe[1]).is_relative_to(job_site)  # the job's package, seen through the .pth
+    assert sorted(p.name for p in job_site.iterdir()) == before
+
+
 # -- static checks of the action itself ------------------------------------------------------
 
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
+    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
+    assert action["inputs"]["fail-on"]["default"] == "" and action["inputs"]["new-findings-only"]["default"] == "true"
     assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"
     text = (REPO / "action.yml").read_text()
     used_inputs = set(re.findall(r"inputs\.([a-z-]+)", text))
