@@ -133,6 +133,12 @@ def test_output_file_and_formats(tmp_path: Path) -> None:
     assert lines[0].startswith("::warning file=fixtures/myagent/myagent/api.py,line=25,endLine=25,col=16,")
     assert "title=RA301 get-state-decides-resume::" in lines[0]
     assert any(line.startswith("::error ") and "title=RA201 fork-without-discriminator" in line for line in lines)
+    # an annotation spanning several lines carries no columns (GitHub's rule); a one-line one does
+    spans = {(f["start_line"], f["end_line"]) for f in json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)["findings"]}
+    assert any(a != b for a, b in spans)
+    for line in lines:
+        props = dict(p.split("=", 1) for p in line.split(" ", 1)[1].split("::", 1)[0].split(","))
+        assert ("col" in props) == (props["line"] == props["endLine"]), line
 
     js = json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)
     assert js["summary"]["findings"] == 7

@@ -27,16 +27,10 @@ def escape_property(value: str) -> str:
 def annotation(f: Finding) -> str:
     rule = descriptors().get(f.rule_id)
     title = f"{f.rule_id} {rule.name}" if rule else f.rule_id
-    props = ",".join(
-        [
-            f"file={escape_property(f.span.path)}",
-            f"line={f.span.start_line}",
-            f"endLine={f.span.end_line}",
-            f"col={f.span.start_col}",
-            f"endColumn={f.span.end_col}",
-            f"title={escape_property(title)}",
-        ]
-    )
+    where = [f"file={escape_property(f.span.path)}", f"line={f.span.start_line}", f"endLine={f.span.end_line}"]
+    if f.span.start_line == f.span.end_line:  # GitHub takes columns only on a one-line annotation
+        where += [f"col={f.span.start_col}", f"endColumn={f.span.end_col}"]
+    props = ",".join([*where, f"title={escape_property(title)}"])
     return f"::{_LEVEL[f.severity]} {props}::{escape_data(f'{f.message} Fix: {f.fix}')}"
 
 
