@@ -50,7 +50,7 @@ from resume_audit.analysis.source import SourceText, decode_source, parse_source
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir
-from resume_audit.discovery import SourcePath, discover
+from resume_audit.discovery import discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from resume_audit.filetable import FileTable
 from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
@@ -495,17 +495,14 @@ def scan(
     tell = progress or (lambda phase, done, total: None)
     source: ConfigSource = FixedConfig(config) if isinstance(config, Config) else config
     notifications: list[Notification] = []
-    # every file's group first: the pre-filter reads each file once for the union of their rules
-    discovered_paths: list[SourcePath] = list(discover(
-        paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications, configs=source,
-        respect_gitignore=respect_gitignore, force_exclude=force_exclude))
     groups = Groups(source)
-    group_of = {sp.resolved: groups.of(sp.path) for sp in discovered_paths}
-    if not groups.all:  # nothing to scan: report the rules the configuration would have run
-        groups.of_dir(common_dir(paths) if paths else root)
-    rule_ids = groups.rule_ids()
-    rules = [r() for r in all_rules() if r.id in set(rule_ids)]
-    prefilter = prefilter_of(rules)
+    # files are read as the walk finds them (their bytes are what is analysed), before every
+    # group is known: one configuration's rules, or -- when folders may have their own -- all
+    # rules, narrowed to each file's group's when deciding what to parse
+    fixed = source.config if isinstance(source, FixedConfig) else None
+    prefilter = prefilter_of(active_rules(fixed) if fixed is not None else [r() for r in all_rules()])
+    read_rule_ids = [r.id for r in prefilter.rules]
+    group_of: dict[Path, Group] = {}
     discovered = 0
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
@@ -516,8 +513,10 @@ def scan(
     raw_texts: dict[Path, bytes] = {}
     matches: dict[Path, FileMatch] = {}
     # what the last scan learned per file: an unchanged file is only stat-ed, never read
-    table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(rule_ids)]) if cache_dir else None
-    for source_path in discovered_paths:
+    table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(read_rule_ids)]) if cache_dir else None
+    for source_path in discover(paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications,
+                                configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude):
+        group_of[source_path.resolved] = groups.of(source_path.path)
         discovered += 1
         if discovered % 256 == 0:
             tell("reading files", discovered, None)
@@ -555,6 +554,9 @@ def scan(
             continue
         if not found.empty:
             matches[entry.path] = found
+    if not groups.all:  # nothing to scan: report the rules the configuration would have run
+        groups.of_dir(common_dir(paths) if paths else root)
+    rule_ids = groups.rule_ids()
     # a trigger bound to a framework counts only when some file uses it: known once all are read
     in_scan = frameworks_in_scan(matches.values())
     candidates: list[Path] = []
@@ -563,7 +565,7 @@ def scan(
         if match is None or not prefilter.is_candidate(match, in_scan):
             continue
         group = group_of[entry.path]
-        if len(group.rule_ids) < len(rule_ids) and not prefilter.is_candidate_for(group.rule_types, match, in_scan):
+        if len(group.rule_ids) < len(read_rule_ids) and not prefilter.is_candidate_for(group.rule_types, match, in_scan):
             continue  # worth parsing for another package's rules, not for its own
         size = sizes[entry.path]
         if size > max_file_bytes:
