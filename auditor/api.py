@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Sequence
 
 from resume_audit.baseline import apply_baseline, read_baseline, write_baseline
-from resume_audit.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
+from resume_audit.config import Config, load_config, validate_fail_on, validate_rule_ids
+from resume_audit.configtree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
 from resume_audit.discovery import PathNotFound
 from resume_audit.engine import scan as engine_scan
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity, Span
@@ -58,6 +59,11 @@ class ScanRequest:
     follow_symlinks: bool = False
     #: a ready configuration to start from instead of reading ``config_path`` / the nearest pyproject.toml
     base_config: Config | None = None
+    #: skip what git ignores (None: ``respect-gitignore`` of the root configuration, default yes)
+    respect_gitignore: bool | None = None
+    #: apply exclude patterns and .gitignore to paths named in ``paths`` too (None: ``force-exclude``
+    #: of the root configuration, default no)
+    force_exclude: bool | None = None
 
 
 @dataclass
@@ -65,6 +71,7 @@ class ScanOutcome:
     """What ``run_scan`` produced: findings and notifications, the configuration in force, the CLI's exit code."""
 
     result: ScanResult
+    #: the root configuration: the one whose scan-wide settings (``fail-on``) were used
     config: Config
     #: 0 nothing at or above ``fail-on``; 1 findings at or above it; 2 ``strict`` and a file was not analysed
     exit_code: int
@@ -81,28 +88,28 @@ def default_root(paths: Sequence[Path]) -> Path:
     return Path(os.path.commonpath([str(d) for d in dirs]))
 
 
-def resolve_config(request: ScanRequest) -> Config:
-    """File configuration (explicit, or the nearest pyproject.toml with a [tool.resume-audit] table),
-    overridden by command-line values."""
+def config_source(request: ScanRequest) -> ConfigSource:
+    """Where each scanned folder's configuration comes from: one for every file (``--config``, or a
+    ready Config), else the nearest pyproject.toml with a [tool.resume-audit] table above each
+    folder -- in every case with the command-line values in force."""
     known = [r.id for r in all_rules()]
+    overrides = Overrides(
+        select=validate_rule_ids(request.select, set(known), "--select") if request.select is not None else None,
+        ignore=validate_rule_ids(request.ignore, set(known), "--ignore") if request.ignore is not None else None,
+        fail_on=validate_fail_on(request.fail_on, "--fail-on") if request.fail_on is not None else None,
+    )
     if request.base_config is not None:
-        base = request.base_config
-        config = dataclasses.replace(base, select=None if base.select is None else list(base.select),
-                                     ignore=list(base.ignore), exclude=list(base.exclude),
-                                     per_path_ignores={k: list(v) for k, v in base.per_path_ignores.items()},
-                                     effect_sinks=list(base.effect_sinks), safe_calls=list(base.safe_calls))
-    else:
-        pyproject = request.config_path or (find_pyproject(request.paths[0]) if request.paths else None)
-        config = load_config(pyproject, known)
-    if request.select is not None:
-        config.select = validate_rule_ids(request.select, set(known), "--select")
-    if request.ignore is not None:
-        config.ignore = validate_rule_ids(request.ignore, set(known), "--ignore")
-    if request.exclude:
-        config.exclude = [*config.exclude, *request.exclude]
-    if request.fail_on is not None:
-        config.fail_on = validate_fail_on(request.fail_on, "--fail-on")
-    return config
+        return FixedConfig(overrides.apply(request.base_config))
+    if request.config_path is not None:
+        return FixedConfig(overrides.apply(load_config(request.config_path, known)))
+    return ConfigTree(known, overrides)
+
+
+def resolve_config(request: ScanRequest) -> Config:
+    """The root configuration (:func:`~resume_audit.configtree.root_config`): the one for the
+    deepest folder holding every path, command-line values in force. Files in folders with their
+    own [tool.resume-audit] are checked under theirs (:func:`config_source`)."""
+    return root_config(config_source(request), request.paths or [Path.cwd()])
 
 
 def only_changed(findings: list[Finding], changed: ChangedLines, root: Path) -> tuple[list[Finding], int]:
@@ -124,12 +131,15 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
     for p in request.paths:
         if not p.exists():
             raise PathNotFound(f"path does not exist: {p}")
-    config = resolve_config(request)
+    source = config_source(request)
+    config = root_config(source, request.paths)
     root = (request.root or default_root(request.paths)).resolve()
     result = engine_scan(
-        request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir,
+        request.paths, source, root, jobs=request.jobs, cache_dir=request.cache_dir,
         time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
-        follow_symlinks=request.follow_symlinks, progress=progress,
+        follow_symlinks=request.follow_symlinks, progress=progress, exclude=request.exclude,
+        respect_gitignore=config.respect_gitignore if request.respect_gitignore is None else request.respect_gitignore,
+        force_exclude=config.force_exclude if request.force_exclude is None else request.force_exclude,
     )
     if request.baseline is not None:
         known = read_baseline(request.baseline)
@@ -164,18 +174,23 @@ def scan(
     exclude: Sequence[str] = (),
     baseline: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
+    respect_gitignore: bool | None = None,
+    force_exclude: bool | None = None,
 ) -> list[Finding]:
     """Statically scan ``paths`` (files or directories, recursively) and return the findings.
 
     The same semantics as ``resume-audit scan``; never imports or runs the scanned code.
 
     - ``config``: a :class:`~resume_audit.config.Config`, or the ``pyproject.toml`` to read
-      ``[tool.resume-audit]`` from (``--config``); default: the nearest pyproject.toml
-      above the first path that has the table.
+      ``[tool.resume-audit]`` from (``--config``), for every file; default: each file gets
+      the nearest pyproject.toml above it that has the table.
     - ``root``: the directory reported paths are relative to (``--root``); default: the
       current directory when it contains every path, else their common directory.
     - ``select`` / ``ignore``: rule ids or prefixes, overriding the configuration
-      (``--select`` / ``--ignore``); ``exclude``: extra globs to skip (``--exclude``).
+      (``--select`` / ``--ignore``); ``exclude``: extra gitignore-style patterns to skip,
+      relative to the root (``--exclude``).
+    - ``respect_gitignore`` / ``force_exclude``: ``--[no-]respect-gitignore`` /
+      ``--[no-]force-exclude`` (default: the configuration's, else yes / no).
     - ``baseline``: a baseline file (``--baseline``): only findings not recorded in it are returned.
     - ``jobs``: worker processes (``--jobs``); default one per CPU, ``1`` scans in this process.
 
@@ -197,6 +212,8 @@ def scan(
         root=Path(root) if root is not None else None,
         baseline=Path(baseline) if baseline is not None else None,
         jobs=jobs,
+        respect_gitignore=respect_gitignore,
+        force_exclude=force_exclude,
     )
     if isinstance(config, Config):
         request.base_config = config

@@ -1,8 +1,9 @@
 """``[tool.resume-audit]`` configuration, merged with command-line flags.
 
-Configuration lives in the scanned project's ``pyproject.toml`` (the nearest
-one, walking up from the first scanned path, that has the section). Flags on
-the command line override it. Bad configuration stops the run with exit code
+Configuration lives in the scanned project's ``pyproject.toml``: each file
+takes the nearest one above it that has the section, so the packages of a
+monorepo keep their own settings (:mod:`resume_audit.configtree`; ``--config``
+forces one for every file). Flags on the command line override every one. Bad configuration stops the run with exit code
 2 and a message naming the key and the file: a typo in ``ignore`` must not
 silently turn a rule off.
 
@@ -11,8 +12,10 @@ Example::
     [tool.resume-audit]
     select = ["RA1", "RA201"]          # ids or id prefixes; default: all
     ignore = ["RA301"]
-    exclude = ["migrations/*", "scripts/one_off.py"]
-    fail-on = "error"                  # error | warning | note | never
+    exclude = ["migrations/", "scripts/one_off.py"]   # gitignore syntax, relative to this file's folder
+    fail-on = "error"                  # error | warning | note | never (scan-wide)
+    respect-gitignore = true           # skip what .gitignore ignores (scan-wide)
+    force-exclude = false              # exclude even files named on the command line (scan-wide)
     effect-sinks = ["myapp.billing.charge", "myapp.notify.*"]
     safe-calls = ["myapp.audit.log_event"]
     safe-urls = ["*/rpc/search", "https://internal.example.com/query*"]   # POSTs that only read
@@ -61,6 +64,10 @@ class Config:
     #: tool-name globs of MCP / LangChain tools that only read
     read_only_tools: list[str] = field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
     fail_on: str = "warning"
+    #: skip what ``.gitignore`` files (and ``.git/info/exclude``) ignore; scan-wide, from the root config
+    respect_gitignore: bool = True
+    #: apply ``exclude`` and ``.gitignore`` to paths named on the command line too; scan-wide
+    force_exclude: bool = False
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -83,9 +90,11 @@ class Config:
         return None if self.fail_on == "never" else Severity(self.fail_on)
 
     def fingerprint(self) -> str:
-        """A stable text of everything that changes results, for the cache key."""
+        """A stable text of everything that changes results, for the cache key. The folder the
+        file sits in is part of it: ``per-path-ignores`` patterns are relative to it."""
         return repr(
             (
+                str(self.base_dir.resolve()) if self.base_dir is not None else None,
                 self.select,
                 sorted(self.ignore),
                 sorted(self.exclude),
@@ -108,6 +117,8 @@ _KEYS = {
     "safe-urls": "list",
     "read-only-tools": "list",
     "fail-on": "str",
+    "respect-gitignore": "bool",
+    "force-exclude": "bool",
     # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
@@ -119,15 +130,22 @@ def find_pyproject(start: Path) -> Path | None:
     directory = start if start.is_dir() else start.parent
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-                raise ConfigError(f"{candidate}: cannot read TOML: {exc}") from exc
-            tool = data.get("tool")
-            if isinstance(tool, dict) and "resume-audit" in tool:
-                return candidate
+        if has_table(candidate):
+            return candidate
     return None
+
+
+def has_table(candidate: Path) -> bool:
+    """Whether ``candidate`` is a pyproject.toml with a [tool.resume-audit] table. One that
+    cannot be read is an error, not "no table": its settings would silently not apply."""
+    if not candidate.is_file():
+        return False
+    try:
+        data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{candidate}: cannot read TOML: {exc}") from exc
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "resume-audit" in tool
 
 
 def load_config(pyproject: Path | None, known_rule_ids: Iterable[str]) -> Config:
@@ -160,6 +178,8 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a list of strings, got {value!r}")
         if kind == "str" and not isinstance(value, str):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a string, got {value!r}")
+        if kind == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"{where}: tool.resume-audit.{key} must be true or false, got {value!r}")
         if kind == "table" and not isinstance(value, dict):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a table, got {value!r}")
     cfg = Config(source=source)
@@ -167,9 +187,10 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
         cfg.select = validate_rule_ids(table["select"], known, f"{where}: tool.resume-audit.select")
     if "ignore" in table:
         cfg.ignore = validate_rule_ids(table["ignore"], known, f"{where}: tool.resume-audit.ignore")
-    # exclude patterns in a config file are relative to the file's folder
-    base = source.parent.resolve() if source is not None else None
-    cfg.exclude = [p if base is None or p.startswith("/") else (base / p).as_posix() for p in table.get("exclude", [])]
+    # gitignore patterns, relative to the file's folder (Config.base_dir): kept as written
+    cfg.exclude = list(table.get("exclude", []))
+    cfg.respect_gitignore = bool(table.get("respect-gitignore", True))
+    cfg.force_exclude = bool(table.get("force-exclude", False))
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
     cfg.safe_urls = list(table.get("safe-urls", []))

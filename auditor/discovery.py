@@ -2,10 +2,15 @@
 
 Python files under the given paths, recursively, skipping what is never the
 user's own code: virtualenvs (any directory holding a ``pyvenv.cfg``),
-``site-packages``, ``node_modules``, VCS and tool caches, build output, and
-whatever ``exclude`` patterns name. Symlinked directories are not followed,
-so a symlink loop cannot trap the walk. A path given explicitly on the
-command line is always scanned, even if its name would be skipped.
+``site-packages``, ``node_modules``, VCS and tool caches, build output,
+whatever ``exclude`` patterns name and whatever git ignores
+(:mod:`resume_audit.pathfilter`). Symlinked directories are not followed, so a
+symlink loop cannot trap the walk.
+
+A path named on the command line is scanned even if ``exclude`` or
+``.gitignore`` would skip it (a folder: walked, the filter applying to what it
+holds) -- unless ``force_exclude``, for callers that pass every file by name
+(pre-commit, editors), where the filter must apply to the names themselves.
 
 Hostile trees cost a notification, never the scan: a symlink loop named
 ``*.py``, a folder that cannot be listed, a file name that is not UTF-8 (shown
@@ -16,14 +21,17 @@ a file outside the tree under the link's name).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from resume_audit.findings import Notification, NotificationKind
+from resume_audit.pathfilter import PathFilter
+
+if TYPE_CHECKING:
+    from resume_audit.configtree import ConfigSource
 
 SKIP_DIRS = frozenset(
     {
@@ -94,33 +102,27 @@ def _bases(root: Path) -> tuple[str, ...]:
     return (given,) if given == resolved else (given, resolved)
 
 
-def _excluded(path: Path, rel: str, patterns: Iterable[str]) -> bool:
-    """Patterns match the path relative to the report root, the bare name, or (for
-    patterns from a config file, made absolute against its folder) the absolute path."""
-    absolute = path.resolve().as_posix() if any(p.startswith("/") for p in patterns) else ""
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        target = absolute if pattern.startswith("/") else rel
-        if fnmatch.fnmatchcase(target, pattern) or fnmatch.fnmatchcase(target, f"{pattern}/*"):
-            return True
-        if "/" not in pattern and fnmatch.fnmatchcase(path.name, pattern):
-            return True
-    return False
-
-
 def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
-             follow_symlinks: bool = False, problems: list[Notification] | None = None) -> Iterator[SourcePath]:
+             follow_symlinks: bool = False, problems: list[Notification] | None = None,
+             configs: "ConfigSource | None" = None, respect_gitignore: bool = True,
+             force_exclude: bool = False) -> Iterator[SourcePath]:
     """Yield every Python file to scan, each once, in a stable order.
+
+    ``exclude``: gitignore patterns relative to ``root`` (``--exclude``); ``configs``: where each
+    folder's configured ``exclude`` comes from; ``respect_gitignore``: skip what git ignores;
+    ``force_exclude``: apply all of it to the ``paths`` themselves too.
 
     What could not be walked (an unlistable folder, an out-of-tree symlink) is appended to
     ``problems`` as a notification, so the scan reports it instead of silently scanning less.
     """
-    exclude = list(exclude)
+    skip = PathFilter(root, list(exclude), configs, respect_gitignore)
     seen: set[Path] = set()
     notes: list[Notification] = problems if problems is not None else []
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PathNotFound(f"path does not exist: {given}")
+        if force_exclude and skip.excluded_with_parents(given):
+            continue
         if given.is_file() or (given.is_symlink() and not given.is_dir()):
             resolved = real_path(given)
             if resolved not in seen:
@@ -140,10 +142,9 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
             kept = []
             for d in sorted(dirnames):
                 full = current / d
-                rel = display_path(full, root)
                 if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(full):
                     continue
-                if _excluded(full, rel, exclude):
+                if skip.excluded(full, is_dir=True):
                     continue
                 kept.append(d)
             dirnames[:] = kept
@@ -151,9 +152,9 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
                 if not name.endswith((".py", ".pyi")) or name.endswith(".pyi"):
                     continue
                 full = current / name
-                rel = display_path(full, root)
-                if _excluded(full, rel, exclude):
+                if skip.excluded(full, is_dir=False):
                     continue
+                rel = display_path(full, root)
                 if os.path.islink(full):
                     resolved = real_path(full)
                     if not follow_symlinks and not _inside(resolved, tree):

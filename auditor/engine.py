@@ -11,9 +11,15 @@
   demand.
 * **Parallel.** Candidate files are analysed by a standard process pool; the
   output order is deterministic (sorted by location) whatever the schedule.
+* **Per-file configuration.** Each file is analysed under the configuration
+  that applies to it (:mod:`resume_audit.configtree`: a monorepo's packages
+  keep their own rules and effect sinks). Files sharing a configuration form a
+  group with its own analyser and cache key; the project every analysis looks
+  into is still the whole scan.
 * **Cache.** Per-file results are cached as JSON keyed by the tool version,
-  the configuration, the file's content and the content of every module its
-  analysis touched, so an unchanged tree rescans at I/O speed.
+  the configuration that applied to the file, the file's content and the
+  content of every module its analysis touched, so an unchanged tree rescans
+  at I/O speed.
 * **Never stuck.** Each file's analysis has a time limit; a file that exceeds
   it, or trips a rule bug, is reported as a notification and the scan goes on.
 
@@ -43,6 +49,7 @@ from resume_audit.analysis.project import Project, SourceFile, module_name_for
 from resume_audit.analysis.source import SourceText, decode_source, parse_source
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
+from resume_audit.configtree import ConfigSource, FixedConfig, common_dir
 from resume_audit.discovery import discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from resume_audit.filetable import FileTable
@@ -365,17 +372,32 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
 
 # -- process pool plumbing ------------------------------------------------------------------
 
-_WORKER: Analyzer | None = None
+class _Analyzers:
+    """One :class:`Analyzer` per configuration group, built when the group's first file comes:
+    a worker handed only one package's files never builds the others'."""
+
+    def __init__(self, groups: Sequence["Group"], make: Callable[["Group"], Analyzer]) -> None:
+        self.groups = groups
+        self.make = make
+        self.built: dict[int, Analyzer] = {}
+
+    def analyse(self, group: int, path: Path) -> FileResult:
+        if group not in self.built:
+            self.built[group] = self.make(self.groups[group])
+        return self.built[group].analyse(path)
 
 
-def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan) -> None:
+_WORKER: _Analyzers | None = None
+
+
+def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan) -> None:
     global _WORKER
-    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan)
+    _WORKER = _Analyzers(groups, lambda g: Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan))
 
 
-def _work(paths: list[Path]) -> list[FileResult]:
+def _work(items: list[tuple[int, Path]]) -> list[FileResult]:
     assert _WORKER is not None
-    return [_WORKER.analyse(p) for p in paths]
+    return [_WORKER.analyse(group, p) for group, p in items]
 
 
 def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -393,16 +415,61 @@ def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _chunks(items: list[Path], n: int) -> list[list[Path]]:
+def _chunks(items: list[tuple[int, Path]], n: int) -> list[list[tuple[int, Path]]]:
     size = max(1, -(-len(items) // (n * 4)))
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 # -- the scan -------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Group:
+    """The files analysed under one configuration: its rules and its cache key part."""
+
+    index: int
+    config: Config
+    rule_ids: tuple[str, ...]
+
+    @property
+    def rule_types(self) -> tuple[type[Rule], ...]:
+        return tuple(r for r in all_rules() if r.id in self.rule_ids)
+
+
+class Groups:
+    """The configuration groups of one scan, in the order their first file was met."""
+
+    def __init__(self, source: ConfigSource) -> None:
+        self.source = source
+        self.all: list[Group] = []
+        self._by_config: dict[int, Group] = {}
+        self._by_dir: dict[str, Group] = {}
+
+    def of(self, path: Path) -> Group:
+        """The group of the file at ``path`` (the configuration of the folder it sits in)."""
+        return self.of_dir(Path(os.path.dirname(os.path.abspath(path))))
+
+    def of_dir(self, directory: Path) -> Group:
+        folder = os.path.abspath(directory)
+        group = self._by_dir.get(folder)
+        if group is None:
+            config = self.source.for_dir(Path(folder))
+            group = self._by_config.get(id(config))
+            if group is None:
+                group = Group(len(self.all), config, tuple(type(r).id for r in active_rules(config)))
+                self.all.append(group)
+                self._by_config[id(config)] = group
+            self._by_dir[folder] = group
+        return group
+
+    def rule_ids(self) -> list[str]:
+        """Every rule some group runs, in catalog order."""
+        wanted = {i for g in self.all for i in g.rule_ids}
+        return [r.id for r in all_rules() if r.id in wanted]
+
+
 def scan(
     paths: Sequence[Path],
-    config: Config,
+    config: Config | ConfigSource,
     root: Path,
     *,
     jobs: int | None = None,
@@ -411,18 +478,31 @@ def scan(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     follow_symlinks: bool = False,
     progress: Callable[[str, int, int | None], None] | None = None,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+    force_exclude: bool = False,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
+    ``config``: one configuration for every file, or a source giving each folder its own
+    (:class:`~resume_audit.configtree.ConfigTree`).
     ``jobs``: worker processes (None: one per CPU; 1: in this process).
     ``cache_dir``: where per-file results are cached (None: no cache).
     ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`resume_audit.progress`).
+    ``exclude`` (relative to ``root``), ``respect_gitignore``, ``force_exclude``: which files are
+    left out (:func:`~resume_audit.discovery.discover`).
     """
     tell = progress or (lambda phase, done, total: None)
-    rules = active_rules(config)
-    rule_ids = [type(r).id for r in rules]
-    prefilter = prefilter_of(rules)
+    source: ConfigSource = FixedConfig(config) if isinstance(config, Config) else config
     notifications: list[Notification] = []
+    groups = Groups(source)
+    # files are read as the walk finds them (their bytes are what is analysed), before every
+    # group is known: one configuration's rules, or -- when folders may have their own -- all
+    # rules, narrowed to each file's group's when deciding what to parse
+    fixed = source.config if isinstance(source, FixedConfig) else None
+    prefilter = prefilter_of(active_rules(fixed) if fixed is not None else [r() for r in all_rules()])
+    read_rule_ids = [r.id for r in prefilter.rules]
+    group_of: dict[Path, Group] = {}
     discovered = 0
     files: list[SourceFile] = []
     hashes: dict[str, str] = {}
@@ -433,8 +513,10 @@ def scan(
     raw_texts: dict[Path, bytes] = {}
     matches: dict[Path, FileMatch] = {}
     # what the last scan learned per file: an unchanged file is only stat-ed, never read
-    table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(rule_ids)]) if cache_dir else None
-    for source_path in discover(paths, root, config.exclude, follow_symlinks=follow_symlinks, problems=notifications):
+    table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(read_rule_ids)]) if cache_dir else None
+    for source_path in discover(paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications,
+                                configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude):
+        group_of[source_path.resolved] = groups.of(source_path.path)
         discovered += 1
         if discovered % 256 == 0:
             tell("reading files", discovered, None)
@@ -472,6 +554,9 @@ def scan(
             continue
         if not found.empty:
             matches[entry.path] = found
+    if not groups.all:  # nothing to scan: report the rules the configuration would have run
+        groups.of_dir(common_dir(paths) if paths else root)
+    rule_ids = groups.rule_ids()
     # a trigger bound to a framework counts only when some file uses it: known once all are read
     in_scan = frameworks_in_scan(matches.values())
     candidates: list[Path] = []
@@ -479,6 +564,9 @@ def scan(
         match = matches.get(entry.path)
         if match is None or not prefilter.is_candidate(match, in_scan):
             continue
+        group = group_of[entry.path]
+        if len(group.rule_ids) < len(read_rule_ids) and not prefilter.is_candidate_for(group.rule_types, match, in_scan):
+            continue  # worth parsing for another package's rules, not for its own
         size = sizes[entry.path]
         if size > max_file_bytes:
             notifications.append(
@@ -495,28 +583,32 @@ def scan(
     # everything a cached result depends on beyond its file and dependencies: the analysing code,
     # the rules, the configuration, which modules exist, the size limit (an oversized dependency is
     # not parsed), the report root (findings carry paths relative to it) and whether links are followed
-    cache = ResultCache(cache_dir, key_parts=[
-        __version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files),
+    # the configuration is the group's: a file's entry is keyed on the settings that applied to it
+    module_set = _module_set(files)
+    caches = [ResultCache(cache_dir, key_parts=[
+        __version__, tool_fingerprint(), ",".join(g.rule_ids), g.config.fingerprint(), module_set,
         str(max_file_bytes), str(root.resolve()), str(follow_symlinks), ",".join(sorted(in_scan)),
-    ]) if cache_dir else None
+    ]) for g in groups.all] if cache_dir else None
     results: dict[Path, FileResult] = {}
-    todo: list[Path] = []
+    todo: list[tuple[int, Path]] = []
     texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
     for checked, path in enumerate(candidates, 1):
-        if cache and checked % 256 == 0:
+        if caches and checked % 256 == 0:
             tell("checking the cache", checked, len(candidates))
-        cached = cache.get(str(path), displays[path], hashes, mentions) if cache else None
+        index = group_of[path].index
+        cached = caches[index].get(str(path), displays[path], hashes, mentions) if caches else None
         if cached is not None:
             results[path] = cached
         else:
-            todo.append(path)
+            todo.append((index, path))
+    todo.sort(key=lambda item: item[0])  # a worker's chunk then mostly needs one group's analyser
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, texts.loaded, max_file_bytes, in_scan)
+            max_workers=workers, initializer=_init_worker, initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -525,8 +617,8 @@ def scan(
                     path = by_display[r.display]
                     results[path] = r
                     tell("analysing", len(results), len(candidates))
-                    if cache:  # as it arrives: a scan killed half-way keeps what it did
-                        cache.put(str(path), hashes[str(path)], r, mentions)
+                    if caches:  # as it arrives: a scan killed half-way keeps what it did
+                        caches[group_of[path].index].put(str(path), hashes[str(path)], r, mentions)
         except BaseException:
             # Ctrl-C, SIGTERM (the CLI raises it here), a failure: stop the workers now rather than
             # letting the executor's exit wait for every queued chunk
@@ -534,12 +626,13 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, mentions, in_scan=in_scan)
-        for path in todo:
-            results[path] = analyzer.analyse(path)
+        analyzers = _Analyzers(groups.all, lambda g: Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts,
+                                                              max_file_bytes, mentions, in_scan=in_scan))
+        for index, path in todo:
+            results[path] = analyzers.analyse(index, path)
             tell("analysing", len(results), len(candidates))
-            if cache:
-                cache.put(str(path), hashes[str(path)], results[path], mentions)
+            if caches:
+                caches[index].put(str(path), hashes[str(path)], results[path], mentions)
 
     if table is not None:  # after the analysis: the words it searched for are learned by now
         table.save(hashes)

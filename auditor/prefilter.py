@@ -123,6 +123,16 @@ class Prefilter:
         in this scan (``in_scan``: the frameworks any file of the scan uses)."""
         return bool(match.frameworks) or any(self._trigger_counts(i, in_scan) for i in match.triggers)
 
+    def is_candidate_for(self, rules: Sequence[type["Rule"]], match: FileMatch, in_scan: frozenset[str]) -> bool:
+        """:meth:`is_candidate` as the pre-filter of only ``rules`` (some of this one's) would
+        answer, from this one's ``match``: a scan whose packages run different rules reads each
+        file once, with every package's rules, yet parses a file only for its own."""
+        own = [i for rule in rules for i in self._rule_triggers.get(rule.id, ())]
+        frameworks = {f for rule in rules for f in rule.frameworks} | {
+            f for f in (self.triggers[i].framework for i in own) if f}
+        return bool(match.frameworks & frameworks) or any(
+            i in match.triggers and self._trigger_counts(i, in_scan) for i in own)
+
     def applies(self, rule: type["Rule"], match: FileMatch, in_scan: frozenset[str]) -> bool:
         """Does ``rule`` run on a file with ``match``?"""
         if match.frameworks & set(rule.frameworks):

@@ -1,0 +1,105 @@
+"""What git ignores: ``.gitignore`` files and ``.git/info/exclude``, with git's own semantics.
+
+A scan skips what the repository says is not source (generated clients,
+vendored copies, build output under an unusual name), as ruff does. The
+patterns are interpreted by :mod:`pathspec` (negation, anchoring, ``**``,
+directory-only patterns), never by a hand-written matcher. As in git:
+
+* a ``.gitignore`` applies to the folder it sits in and everything below;
+  a deeper file's verdict wins over a shallower one's, and within a file the
+  last matching pattern wins;
+* ``.gitignore`` files count only inside a git work tree (a folder with a
+  ``.git`` above it), and only up to the nearest such folder: a nested
+  repository or submodule is not governed by its parent's files;
+* ``.git/info/exclude`` is the weakest source (consulted when no
+  ``.gitignore`` has a matching pattern).
+
+The user's global excludes file (``core.excludesFile``) is not read: it is
+personal, and a scan must find the same files on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+
+def _read_spec(path: str) -> GitIgnoreSpec | None:
+    """The patterns of one ignore file (None when absent, unreadable or empty)."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    spec = GitIgnoreSpec.from_lines(lines)
+    return spec if len(spec) else None
+
+
+class GitIgnore:
+    """Answers "does git ignore this path?" for paths in any number of repositories.
+
+    Ignore files are read once each and repository roots found once per folder: the
+    discovery walk asks about every entry it meets."""
+
+    def __init__(self) -> None:
+        self._repos: dict[str, str | None] = {}
+        self._specs: dict[str, GitIgnoreSpec | None] = {}
+        self._info: dict[str, GitIgnoreSpec | None] = {}
+
+    def _repo_root(self, directory: str) -> str | None:
+        """The nearest folder at or above ``directory`` holding ``.git`` (a folder, or the file
+        a worktree or submodule has)."""
+        visited: list[str] = []
+        current: str | None = directory
+        found: str | None = None
+        while current is not None:
+            if current in self._repos:
+                found = self._repos[current]
+                break
+            visited.append(current)
+            if os.path.lexists(os.path.join(current, ".git")):
+                found = current
+                break
+            parent = os.path.dirname(current)
+            current = parent if parent != current else None
+        for folder in visited:
+            self._repos[folder] = found
+        return found
+
+    def _spec(self, directory: str) -> GitIgnoreSpec | None:
+        if directory not in self._specs:
+            self._specs[directory] = _read_spec(os.path.join(directory, ".gitignore"))
+        return self._specs[directory]
+
+    def _info_exclude(self, repo: str) -> GitIgnoreSpec | None:
+        if repo not in self._info:
+            git = os.path.join(repo, ".git")
+            # a worktree's or submodule's ``.git`` is a file; its info/exclude is not worth chasing
+            self._info[repo] = _read_spec(os.path.join(git, "info", "exclude")) if os.path.isdir(git) else None
+        return self._info[repo]
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether git ignores ``path`` itself (its folders are the caller's business: a
+        walk never enters an ignored folder)."""
+        absolute = os.path.abspath(path)
+        parent = os.path.dirname(absolute)
+        repo = self._repo_root(parent)
+        if repo is None or absolute == repo or os.path.basename(absolute) == ".git":
+            return False
+        suffix = "/" if is_dir else ""
+        folder = parent
+        while True:
+            spec = self._spec(folder)
+            if spec is not None:
+                verdict = spec.check_file(Path(os.path.relpath(absolute, folder)).as_posix() + suffix).include
+                if verdict is not None:
+                    return verdict
+            if folder == repo:
+                break
+            folder = os.path.dirname(folder)
+        info = self._info_exclude(repo)
+        if info is not None:
+            return bool(info.check_file(Path(os.path.relpath(absolute, repo)).as_posix() + suffix).include)
+        return False
