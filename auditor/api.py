@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from resume_audit.baseline import apply_baseline, read_baseline, write_baseline
+from resume_audit.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
 from resume_audit.config import Config, find_pyproject, load_config, validate_fail_on, validate_rule_ids
 from resume_audit.discovery import PathNotFound
 from resume_audit.engine import scan as engine_scan
-from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity, Span
+from resume_audit.findings import Finding, ScanResult, Span
 from resume_audit.gitdiff import ChangedLines, changed_lines
 from resume_audit.progress import ScanProgress
+from resume_audit.repo_root import RepoPaths
 from resume_audit.rules import all_rules
 
 
@@ -126,27 +127,24 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
             raise PathNotFound(f"path does not exist: {p}")
     config = resolve_config(request)
     root = (request.root or default_root(request.paths)).resolve()
+    # fingerprints and baseline entries name files relative to the repository root, wherever the scan starts
+    repo = RepoPaths.for_scan(root, config.base_dir)
     result = engine_scan(
         request.paths, config, root, jobs=request.jobs, cache_dir=request.cache_dir,
         time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
-        follow_symlinks=request.follow_symlinks, progress=progress,
+        follow_symlinks=request.follow_symlinks, progress=progress, repo=repo,
     )
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)
-        if known and not result.baselined:
-            # fingerprints hold paths relative to the report root: a baseline written from another
-            # folder, or for other paths, silently hides nothing
-            result.notifications.append(Notification(
-                NotificationKind.INFO,
-                f"the baseline {request.baseline} ({len(known)} finding(s)) matched none of this scan's findings: "
-                f"was it written with another --root or for other paths? Every finding is reported as new.",
-                None, level=Severity.WARNING))
+        stale = stale_baseline_note(request.baseline, known, result.baselined)
+        if stale is not None:  # a baseline that hides nothing protects nothing: say so
+            result.notifications.append(stale)
     if request.diff_base is not None:
         changed = changed_lines(request.diff_base, request.paths[0].resolve())
         result.findings, result.outside_diff = only_changed(result.findings, changed, root)
     if request.write_baseline is not None:
-        write_baseline(request.write_baseline, result.findings)
+        write_baseline(request.write_baseline, result.findings, repo)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
     if request.strict and result.unanalysed:

@@ -49,6 +49,7 @@ from resume_audit.filetable import FileTable
 from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
 from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
 from resume_audit.fingerprint import assign_fingerprints
+from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.rules import Rule, RuleContext, all_rules
 from resume_audit.suppression import is_suppressed, parse_suppressions
 
@@ -185,8 +186,10 @@ class Analyzer:
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
-                 in_scan: frozenset[str] | None = None) -> None:
+                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED) -> None:
         self.config = config
+        #: fingerprints hash paths relative to the repository root
+        self.repo = repo
         self.max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
         self.prefilter = prefilter_of(self.rules)
@@ -271,7 +274,7 @@ class Analyzer:
                         where = module if display == module.display_path else self.project.module_for_display(display)
                         if where is None:
                             continue
-                        kept, dropped = postprocess(group, where, self.config, self.rules)
+                        kept, dropped = postprocess(group, where, self.config, self.rules, self.repo)
                         result.findings.extend(kept)
                         result.suppressed += dropped
         except _TimeLimit:
@@ -318,7 +321,8 @@ class Analyzer:
         return findings
 
 
-def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule]) -> tuple[list[Finding], int]:
+def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule],
+                repo: RepoPaths = AS_REPORTED) -> tuple[list[Finding], int]:
     """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file."""
     suppressions = parse_suppressions(module.source)
     relative = _config_relative(module, config)
@@ -330,7 +334,7 @@ def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config
             continue
         kept.append(f)
     kept = one_per_location(kept, {type(r).id: type(r) for r in rules})
-    return assign_fingerprints(kept, {module.display_path: module.lines}), suppressed
+    return assign_fingerprints(kept, {module.display_path: module.lines}, repo.relative), suppressed
 
 
 def _config_relative(module: ModuleFacts, config: Config) -> str:
@@ -368,9 +372,9 @@ def one_per_location(findings: list[Finding], rules: dict[str, type[Rule]]) -> l
 _WORKER: Analyzer | None = None
 
 
-def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan) -> None:
+def _init_worker(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan, repo) -> None:
     global _WORKER
-    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan)
+    _WORKER = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan, repo=repo)
 
 
 def _work(paths: list[Path]) -> list[FileResult]:
@@ -411,14 +415,18 @@ def scan(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     follow_symlinks: bool = False,
     progress: Callable[[str, int, int | None], None] | None = None,
+    repo: RepoPaths | None = None,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
     ``jobs``: worker processes (None: one per CPU; 1: in this process).
     ``cache_dir``: where per-file results are cached (None: no cache).
     ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`resume_audit.progress`).
+    ``repo``: the repository root fingerprints name files relative to (default: found from ``root``,
+    see :mod:`resume_audit.repo_root`).
     """
     tell = progress or (lambda phase, done, total: None)
+    repo = repo or RepoPaths.for_scan(root, config.base_dir)
     rules = active_rules(config)
     rule_ids = [type(r).id for r in rules]
     prefilter = prefilter_of(rules)
@@ -494,10 +502,12 @@ def scan(
 
     # everything a cached result depends on beyond its file and dependencies: the analysing code,
     # the rules, the configuration, which modules exist, the size limit (an oversized dependency is
-    # not parsed), the report root (findings carry paths relative to it) and whether links are followed
+    # not parsed), the report root (findings carry paths relative to it), the repository root and whether
+    # links are followed
     cache = ResultCache(cache_dir, key_parts=[
         __version__, tool_fingerprint(), ",".join(rule_ids), config.fingerprint(), _module_set(files),
         str(max_file_bytes), str(root.resolve()), str(follow_symlinks), ",".join(sorted(in_scan)),
+        repo.anchor,  # fingerprints hash paths relative to it
     ]) if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[Path] = []
@@ -516,7 +526,7 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, texts.loaded, max_file_bytes, in_scan)
+            max_workers=workers, initializer=_init_worker, initargs=(files, config, rule_ids, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -534,7 +544,7 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, mentions, in_scan=in_scan)
+        analyzer = Analyzer(files, config, rule_ids, time_limit, hashes, texts, max_file_bytes, mentions, in_scan=in_scan, repo=repo)
         for path in todo:
             results[path] = analyzer.analyse(path)
             tell("analysing", len(results), len(candidates))
