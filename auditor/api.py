@@ -39,6 +39,8 @@ class ScanRequest:
     ignore: list[str] | None = None
     exclude: list[str] = field(default_factory=list)
     fail_on: str | None = None
+    #: exit 1 when a suppression comment is unused (None: the configuration's fail-on-unused-suppressions)
+    fail_on_unused_suppressions: bool | None = None
     config_path: Path | None = None
     root: Path | None = None
     baseline: Path | None = None
@@ -67,7 +69,8 @@ class ScanOutcome:
 
     result: ScanResult
     config: Config
-    #: 0 nothing at or above ``fail-on``; 1 findings at or above it; 2 ``strict`` and a file was not analysed
+    #: 0 nothing at or above ``fail-on``; 1 findings at or above it (or, when asked, an unused suppression
+    #: comment); 2 ``strict`` and a file was not analysed
     exit_code: int
 
 
@@ -103,6 +106,8 @@ def resolve_config(request: ScanRequest) -> Config:
         config.exclude = [*config.exclude, *request.exclude]
     if request.fail_on is not None:
         config.fail_on = validate_fail_on(request.fail_on, "--fail-on")
+    if request.fail_on_unused_suppressions is not None:
+        config.fail_on_unused_suppressions = request.fail_on_unused_suppressions
     return config
 
 
@@ -147,6 +152,8 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
         write_baseline(request.write_baseline, result.findings, repo)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
+    if config.fail_on_unused_suppressions and result.unused_suppressions:
+        exit_code = 1  # as ruff's RUF100: asked for, a stale suppression fails whatever --fail-on says
     if request.strict and result.unanalysed:
         exit_code = 2
     return ScanOutcome(result, config, exit_code)

@@ -1,8 +1,8 @@
 """The ``resume-audit`` command line (typer). A thin layer over :mod:`resume_audit.api`.
 
 Exit codes, for every command: 0 -- nothing at or above ``--fail-on``;
-1 -- findings at or above ``--fail-on``; 2 -- usage, configuration or
-internal error.
+1 -- findings at or above ``--fail-on`` (``scan --fail-on-unused-suppressions``:
+or an unused suppression comment); 2 -- usage, configuration or internal error.
 """
 
 from __future__ import annotations
@@ -160,6 +160,11 @@ def scan(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
     file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, max=86_400.0, help="Seconds one file's analysis may take before it is skipped with a notification."),
     max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, max=1_000_000.0, help="Megabytes over which a file is skipped with a notification."),
+    fail_on_unused_suppressions: Optional[bool] = typer.Option(
+        None, "--fail-on-unused-suppressions/--no-fail-on-unused-suppressions",
+        help="Exit 1 when a '# resume-audit: ignore' comment suppresses nothing or names an unknown rule id "
+             "(they are always reported; this makes them fail, whatever --fail-on says) "
+             "[default: fail-on-unused-suppressions from config, else no]."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Scan *.py symlinks that point outside the scanned folder (skipped with a notification otherwise)."),
 ) -> None:
@@ -173,6 +178,7 @@ def scan(
         ignore=_split_ids(ignore),
         exclude=list(exclude or []),
         fail_on=fail_on.value if fail_on else None,
+        fail_on_unused_suppressions=fail_on_unused_suppressions,
         config_path=config,
         root=root,
         baseline=baseline,

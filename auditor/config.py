@@ -13,6 +13,7 @@ Example::
     ignore = ["RA301"]
     exclude = ["migrations/*", "scripts/one_off.py"]
     fail-on = "error"                  # error | warning | note | never
+    fail-on-unused-suppressions = true # exit 1 when a suppression comment is unused (default: report only)
     effect-sinks = ["myapp.billing.charge", "myapp.notify.*"]
     safe-calls = ["myapp.audit.log_event"]
     safe-urls = ["*/rpc/search", "https://internal.example.com/query*"]   # POSTs that only read
@@ -61,6 +62,8 @@ class Config:
     #: tool-name globs of MCP / LangChain tools that only read
     read_only_tools: list[str] = field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
     fail_on: str = "warning"
+    #: exit 1 when a ``# resume-audit: ignore`` comment suppresses nothing or names an unknown rule
+    fail_on_unused_suppressions: bool = False
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -108,6 +111,7 @@ _KEYS = {
     "safe-urls": "list",
     "read-only-tools": "list",
     "fail-on": "str",
+    "fail-on-unused-suppressions": "bool",
     # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
@@ -160,6 +164,8 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a list of strings, got {value!r}")
         if kind == "str" and not isinstance(value, str):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a string, got {value!r}")
+        if kind == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"{where}: tool.resume-audit.{key} must be true or false, got {value!r}")
         if kind == "table" and not isinstance(value, dict):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a table, got {value!r}")
     cfg = Config(source=source)
@@ -177,6 +183,7 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
         cfg.read_only_tools = list(table["read-only-tools"])
     if "fail-on" in table:
         cfg.fail_on = validate_fail_on(table["fail-on"], f"{where}: tool.resume-audit.fail-on")
+    cfg.fail_on_unused_suppressions = table.get("fail-on-unused-suppressions", False)
     for pattern, ids in table.get("per-path-ignores", {}).items():
         if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
             raise ConfigError(f"{where}: tool.resume-audit.per-path-ignores.{pattern!r} must be a list of rule ids")

@@ -51,7 +51,8 @@ from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash
 from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.rules import Rule, RuleContext, all_rules
-from resume_audit.suppression import is_suppressed, parse_suppressions
+from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
+from resume_audit.unused_suppressions import unused_suppressions
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
@@ -120,6 +121,10 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     notifications: list[Notification] = field(default_factory=list)
     suppressed: int = 0
+    #: the ``# resume-audit: ignore`` comments of the file itself
+    suppression_comments: list[SuppressionComment] = field(default_factory=list)
+    #: every suppression that took effect during this analysis (in this file or one it reached)
+    suppressions_used: list[SuppressionUse] = field(default_factory=list)
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
@@ -261,12 +266,14 @@ class Analyzer:
                     if note is not None:
                         result.notifications.append(note)
                 else:
+                    result.suppression_comments = parse_comments(module.source)
                     unresolved = self.project.unresolved_imports(module)
                     if unresolved:
                         result.notifications.append(
                             Notification(NotificationKind.UNRESOLVED_IMPORTS, " ".join(unresolved), entry.display, level=Severity.NOTE)
                         )
                     raw = self._check(module, result)
+                    used: set[SuppressionUse] = set()
                     by_file: dict[str, list[Finding]] = {}
                     for f in raw:
                         by_file.setdefault(f.span.path, []).append(f)
@@ -274,17 +281,18 @@ class Analyzer:
                         where = module if display == module.display_path else self.project.module_for_display(display)
                         if where is None:
                             continue
-                        kept, dropped = postprocess(group, where, self.config, self.rules, self.repo)
+                        kept, dropped = postprocess(group, where, self.config, self.rules, self.repo, used)
                         result.findings.extend(kept)
                         result.suppressed += dropped
+                    result.suppressions_used = sorted(used)
         except _TimeLimit:
-            result.findings = []
+            result.findings, result.suppressions_used = [], []
             result.notifications.append(
                 Notification(NotificationKind.TIMEOUT, f"analysis took longer than {self.time_limit:g} s; file skipped", entry.display)
             )
             self.project.give_up(entry)  # a neighbour reaching it later does not pay for it again
         except RecursionError:
-            result.findings = []
+            result.findings, result.suppressions_used = [], []
             result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
         # a module read late that no longer matches its hash: the result rests on an edit made
         # during the scan and is not cached under the old hash
@@ -322,14 +330,20 @@ class Analyzer:
 
 
 def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule],
-                repo: RepoPaths = AS_REPORTED) -> tuple[list[Finding], int]:
-    """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file."""
+                repo: RepoPaths = AS_REPORTED, used: set[SuppressionUse] | None = None) -> tuple[list[Finding], int]:
+    """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file.
+
+    Every comment that matches a finding is added to ``used`` -- also when a per-path ignore drops
+    the finding anyway: the comment is not stale, only redundant with the configuration."""
     suppressions = parse_suppressions(module.source)
     relative = _config_relative(module, config)
     kept: list[Finding] = []
     suppressed = 0
     for f in findings:
-        if config.ignored_for_path(f.rule_id, relative) or is_suppressed(suppressions, f.rule_id, f.span.start_line, f.span.end_line):
+        lines = suppressing_lines(suppressions, f.rule_id, f.span.start_line, f.span.end_line)
+        if used is not None:
+            used.update(SuppressionUse(f.span.path, line, f.rule_id) for line in lines)
+        if lines or config.ignored_for_path(f.rule_id, relative):
             suppressed += 1
             continue
         kept.append(f)
@@ -555,6 +569,8 @@ def scan(
         table.save(hashes)
     findings: list[Finding] = []
     suppressed = 0
+    comments: dict[str, list[SuppressionComment]] = {}
+    uses: set[SuppressionUse] = set()
     seen: set[tuple] = set()
     noted = {(n.kind, n.path, n.line, n.message) for n in notifications}
     for path in candidates:
@@ -569,6 +585,10 @@ def scan(
                 noted.add((n.kind, n.path, n.line, n.message))
                 notifications.append(n)
         suppressed += r.suppressed
+        uses.update(r.suppressions_used)
+        if r.suppression_comments and not _failed(r):
+            comments[r.display] = r.suppression_comments
+    notifications.extend(unused_suppressions(comments, uses, rule_ids, [rule.id for rule in all_rules()]))
     findings.sort(key=lambda f: f.sort_key)
     notifications, unresolved = summarise_unresolved(notifications)
     notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
@@ -583,6 +603,13 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+def _failed(result: FileResult) -> bool:
+    """Whether the file's own analysis timed out or hit a bug: its comments are not judged (the
+    findings they suppress may be the ones that were lost)."""
+    return any(n.path == result.display and n.kind in (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
+               for n in result.notifications)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -110,6 +110,9 @@ def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
     summary += f" in {len(by_file)} file{'s' if len(by_file) != 1 else ''}; {result.files_scanned} file{'s' if result.files_scanned != 1 else ''} scanned"
     if result.unanalysed:
         summary += f"; {len(result.unanalysed)} could not be analysed (see warnings above)"
+    unused = len(result.unused_suppressions)
+    if unused:
+        summary += f"; {unused} unused suppression comment{'s' if unused != 1 else ''} (see warnings above)"
     if result.suppressed:
         summary += f"; {result.suppressed} suppressed"
     if result.baselined:
