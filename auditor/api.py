@@ -13,20 +13,20 @@ returns the notifications, the resolved configuration and the exit code.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from resume_audit.baseline import apply_baseline, read_baseline, write_baseline
+from resume_audit.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
 from resume_audit.config import Config, load_config, validate_fail_on, validate_rule_ids
 from resume_audit.configtree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
 from resume_audit.discovery import PathNotFound
 from resume_audit.engine import scan as engine_scan
-from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity, Span
+from resume_audit.findings import Finding, ScanResult, Span
 from resume_audit.gitdiff import ChangedLines, changed_lines
 from resume_audit.progress import ScanProgress
+from resume_audit.repo_root import RepoPaths
 from resume_audit.rules import all_rules
 
 
@@ -39,6 +39,8 @@ class ScanRequest:
     ignore: list[str] | None = None
     exclude: list[str] = field(default_factory=list)
     fail_on: str | None = None
+    #: exit 1 when a suppression comment is unused (None: the configuration's fail-on-unused-suppressions)
+    fail_on_unused_suppressions: bool | None = None
     config_path: Path | None = None
     root: Path | None = None
     baseline: Path | None = None
@@ -73,7 +75,8 @@ class ScanOutcome:
     result: ScanResult
     #: the root configuration: the one whose scan-wide settings (``fail-on``) were used
     config: Config
-    #: 0 nothing at or above ``fail-on``; 1 findings at or above it; 2 ``strict`` and a file was not analysed
+    #: 0 nothing at or above ``fail-on``; 1 findings at or above it (or, when asked, an unused suppression
+    #: comment); 2 ``strict`` and a file was not analysed
     exit_code: int
 
 
@@ -97,6 +100,7 @@ def config_source(request: ScanRequest) -> ConfigSource:
         select=validate_rule_ids(request.select, set(known), "--select") if request.select is not None else None,
         ignore=validate_rule_ids(request.ignore, set(known), "--ignore") if request.ignore is not None else None,
         fail_on=validate_fail_on(request.fail_on, "--fail-on") if request.fail_on is not None else None,
+        fail_on_unused_suppressions=request.fail_on_unused_suppressions,
     )
     if request.base_config is not None:
         return FixedConfig(overrides.apply(request.base_config))
@@ -134,31 +138,31 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
     source = config_source(request)
     config = root_config(source, request.paths)
     root = (request.root or default_root(request.paths)).resolve()
+    # fingerprints and baseline entries name files relative to the repository root, wherever the scan starts
+    repo = RepoPaths.for_scan(root, config.base_dir)
     result = engine_scan(
         request.paths, source, root, jobs=request.jobs, cache_dir=request.cache_dir,
         time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
         follow_symlinks=request.follow_symlinks, progress=progress, exclude=request.exclude,
         respect_gitignore=config.respect_gitignore if request.respect_gitignore is None else request.respect_gitignore,
         force_exclude=config.force_exclude if request.force_exclude is None else request.force_exclude,
+        repo=repo,
     )
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)
-        if known and not result.baselined:
-            # fingerprints hold paths relative to the report root: a baseline written from another
-            # folder, or for other paths, silently hides nothing
-            result.notifications.append(Notification(
-                NotificationKind.INFO,
-                f"the baseline {request.baseline} ({len(known)} finding(s)) matched none of this scan's findings: "
-                f"was it written with another --root or for other paths? Every finding is reported as new.",
-                None, level=Severity.WARNING))
+        stale = stale_baseline_note(request.baseline, known, result.baselined)
+        if stale is not None:  # a baseline that hides nothing protects nothing: say so
+            result.notifications.append(stale)
     if request.diff_base is not None:
         changed = changed_lines(request.diff_base, request.paths[0].resolve())
         result.findings, result.outside_diff = only_changed(result.findings, changed, root)
     if request.write_baseline is not None:
-        write_baseline(request.write_baseline, result.findings)
+        write_baseline(request.write_baseline, result.findings, repo)
     threshold = config.fail_threshold()
     exit_code = 1 if threshold is not None and result.count_at_or_above(threshold) else 0
+    if config.fail_on_unused_suppressions and result.unused_suppressions:
+        exit_code = 1  # as ruff's RUF100: asked for, a stale suppression fails whatever --fail-on says
     if request.strict and result.unanalysed:
         exit_code = 2
     return ScanOutcome(result, config, exit_code)

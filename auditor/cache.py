@@ -24,7 +24,8 @@ from resume_audit.processes import pid_alive
 if TYPE_CHECKING:
     from resume_audit.engine import FileResult
 
-CACHE_FORMAT = 1
+#: 2: entries carry the file's suppression comments and the suppressions each analysis used
+CACHE_FORMAT = 2
 
 
 def default_cache_dir(root: Path) -> Path:
@@ -95,6 +96,8 @@ class ResultCache:
             findings=[serialize.finding_from_dict(f) for f in data["findings"]],
             notifications=[serialize.notification_from_dict(n) for n in data["notifications"]],
             suppressed=int(data["suppressed"]),
+            suppression_comments=[serialize.suppression_comment_from_dict(c) for c in data["suppression_comments"]],
+            suppressions_used=[serialize.suppression_use_from_list(u) for u in data["suppressions_used"]],
             deps=dict(deps),
             mention_words=list(words),
         )
@@ -114,6 +117,8 @@ class ResultCache:
             "findings": [serialize.finding_to_dict(f) for f in result.findings],
             "notifications": [serialize.notification_to_dict(n) for n in result.notifications],
             "suppressed": result.suppressed,
+            "suppression_comments": [serialize.suppression_comment_to_dict(c) for c in result.suppression_comments],
+            "suppressions_used": [list(u) for u in result.suppressions_used],
         }
         tmp = None
         try:

@@ -1,8 +1,8 @@
 """The ``resume-audit`` command line (typer). A thin layer over :mod:`resume_audit.api`.
 
 Exit codes, for every command: 0 -- nothing at or above ``--fail-on``;
-1 -- findings at or above ``--fail-on``; 2 -- usage, configuration or
-internal error.
+1 -- findings at or above ``--fail-on`` (``scan --fail-on-unused-suppressions``:
+or an unused suppression comment); 2 -- usage, configuration or internal error.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from resume_audit.findings import PROPERTIES, ScanResult, Severity
 from resume_audit.gitdiff import DiffError
 from resume_audit.progress import scan_progress
 from resume_audit.reporters import render
+from resume_audit.terminal import PLAIN, stdout_styling
 
 app = typer.Typer(
     name="resume-audit",
@@ -96,21 +97,13 @@ def _split_ids(values: Optional[List[str]]) -> Optional[List[str]]:
     return out
 
 
-def _use_color(output: Optional[Path]) -> bool:
-    if output is not None or "NO_COLOR" in os.environ:
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return sys.stdout.isatty()
-
-
 def emit(result: ScanResult, fmt: str, output: Optional[Path], *, quiet: bool = False) -> None:
-    """Render ``result`` to ``output`` (or stdout) and say where it went (unless ``quiet``)."""
-    color = _use_color(output)
-    width = None
-    if fmt == "text" and output is None and sys.stdout.isatty():
-        width = Console().width
-    text = render(result, fmt, color=color, width=width)
+    """Render ``result`` to ``output`` (or stdout) and say where it went (unless ``quiet``).
+
+    Colour on stdout is rich's decision (``NO_COLOR``, ``FORCE_COLOR``, ``TERM=dumb``: see
+    :mod:`resume_audit.terminal`); a report file is always plain."""
+    styling = stdout_styling() if output is None and fmt == "text" else PLAIN
+    text = render(result, fmt, styling=styling)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -169,6 +162,11 @@ def scan(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
     file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, max=86_400.0, help="Seconds one file's analysis may take before it is skipped with a notification."),
     max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, max=1_000_000.0, help="Megabytes over which a file is skipped with a notification."),
+    fail_on_unused_suppressions: Optional[bool] = typer.Option(
+        None, "--fail-on-unused-suppressions/--no-fail-on-unused-suppressions",
+        help="Exit 1 when a '# resume-audit: ignore' comment suppresses nothing or names an unknown rule id "
+             "(they are always reported; this makes them fail, whatever --fail-on says) "
+             "[default: fail-on-unused-suppressions from config, else no]."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Scan *.py symlinks that point outside the scanned folder (skipped with a notification otherwise)."),
 ) -> None:
@@ -184,6 +182,7 @@ def scan(
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,
         fail_on=fail_on.value if fail_on else None,
+        fail_on_unused_suppressions=fail_on_unused_suppressions,
         config_path=config,
         root=root,
         baseline=baseline,
@@ -333,7 +332,7 @@ def audit(
         report = run_audit(request)
     except (ConfigError, PathNotFound, AuditConfigError) as exc:
         raise fail(str(exc))
-    text = render_audit(report, format.value, color=output is None and sys.stdout.isatty())
+    text = render_audit(report, format.value, color=output is None and stdout_styling().escapes)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -439,7 +438,7 @@ def crash_sweep_command(
         )
     except ConfigError as exc:
         raise fail(str(exc))
-    err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    err = Console(stderr=True)
     try:
         with rich_progress(err) as progress:
             report = crash_sweep(
@@ -568,7 +567,7 @@ def merge_command(
         )
     except ConfigError as exc:
         raise fail(str(exc))
-    Console(stderr=True, no_color="NO_COLOR" in os.environ).print(report.table())
+    Console(stderr=True).print(report.table())
     _emit_sweep(report, settings, format, output, fail_on)
 
 
@@ -601,7 +600,7 @@ def conformance_command(
     from resume_audit.dynamic.sweep import SweepUsageError
     from resume_audit.dynamic.target import TargetError
 
-    err = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    err = Console(stderr=True)
     try:
         matrix = run_conformance(saver=saver, dsn=dsn or os.environ.get("RESUME_AUDIT_PG_DSN"), timeout=timeout,
                                  progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"))
@@ -665,7 +664,7 @@ def rules_command(
         table.add_column(col, overflow="fold")
     for r in catalog.values():
         table.add_row(r.id, "/".join(r.properties), r.severity.value, ", ".join(r.frameworks), " ".join(r.summary.split()))
-    Console(no_color="NO_COLOR" in os.environ, width=max(Console().width, 120)).print(table)
+    Console(width=max(Console().width, 120)).print(table)
 
 
 @app.command("effects")
@@ -704,7 +703,7 @@ def effects_command(
     for r in rows:
         calls = list(r["calls"]) + [f".{m}() on any receiver" for m in r["any_receiver_methods"]]
         table.add_row(str(r["sdk"]), "\n".join(calls), str(r["why"]), str(r["idempotency_key"] or "-"))
-    Console(no_color=bool(os.environ.get("NO_COLOR")), width=max(Console().width, 140)).print(table)
+    Console(width=max(Console().width, 140)).print(table)
 
 
 @app.command()
@@ -716,8 +715,8 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
     rule = descriptors().get(rule_id.strip().upper())
     if rule is None:
         raise fail(f"unknown rule id {rule_id!r}; run `resume-audit rules` to list them")
-    console = Console(no_color="NO_COLOR" in os.environ)
-    if sys.stdout.isatty():
+    console = Console()  # rich reads NO_COLOR, FORCE_COLOR and TERM itself
+    if console.is_terminal:
         console.print(Markdown(documentation(rule)))
     else:
         sys.stdout.write(documentation(rule))
@@ -768,7 +767,7 @@ def mark_baseline(
         raise fail("give exactly one of --baseline and --unavailable")
     try:
         if baseline is not None:
-            counts = mark_sarif(sarif, read_baseline(baseline), reference)
+            counts = mark_sarif(sarif, set(read_baseline(baseline).fingerprints), reference)
             typer.echo(f"resume-audit: {counts.new} new, {counts.unchanged} pre-existing finding(s) relative to {reference}", err=True)
         else:
             mark_unavailable(sarif, unavailable or "")

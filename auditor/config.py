@@ -16,6 +16,7 @@ Example::
     fail-on = "error"                  # error | warning | note | never (scan-wide)
     respect-gitignore = true           # skip what .gitignore ignores (scan-wide)
     force-exclude = false              # exclude even files named on the command line (scan-wide)
+    fail-on-unused-suppressions = true # exit 1 when a suppression comment is unused (scan-wide; default: report only)
     effect-sinks = ["myapp.billing.charge", "myapp.notify.*"]
     safe-calls = ["myapp.audit.log_event"]
     safe-urls = ["*/rpc/search", "https://internal.example.com/query*"]   # POSTs that only read
@@ -68,6 +69,8 @@ class Config:
     respect_gitignore: bool = True
     #: apply ``exclude`` and ``.gitignore`` to paths named on the command line too; scan-wide
     force_exclude: bool = False
+    #: exit 1 when a ``# resume-audit: ignore`` comment suppresses nothing or names an unknown rule
+    fail_on_unused_suppressions: bool = False
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -119,6 +122,7 @@ _KEYS = {
     "fail-on": "str",
     "respect-gitignore": "bool",
     "force-exclude": "bool",
+    "fail-on-unused-suppressions": "bool",
     # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
@@ -198,6 +202,7 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
         cfg.read_only_tools = list(table["read-only-tools"])
     if "fail-on" in table:
         cfg.fail_on = validate_fail_on(table["fail-on"], f"{where}: tool.resume-audit.fail-on")
+    cfg.fail_on_unused_suppressions = table.get("fail-on-unused-suppressions", False)
     for pattern, ids in table.get("per-path-ignores", {}).items():
         if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
             raise ConfigError(f"{where}: tool.resume-audit.per-path-ignores.{pattern!r} must be a list of rule ids")

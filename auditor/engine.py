@@ -49,15 +49,17 @@ from resume_audit.analysis.project import Project, SourceFile, module_name_for
 from resume_audit.analysis.source import SourceText, decode_source, parse_source
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
-from resume_audit.configtree import ConfigSource, FixedConfig, common_dir
+from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
 from resume_audit.discovery import discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from resume_audit.filetable import FileTable
 from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
 from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
 from resume_audit.fingerprint import assign_fingerprints
+from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.rules import Rule, RuleContext, all_rules
-from resume_audit.suppression import is_suppressed, parse_suppressions
+from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
+from resume_audit.unused_suppressions import unused_suppressions
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
@@ -126,6 +128,10 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     notifications: list[Notification] = field(default_factory=list)
     suppressed: int = 0
+    #: the ``# resume-audit: ignore`` comments of the file itself
+    suppression_comments: list[SuppressionComment] = field(default_factory=list)
+    #: every suppression that took effect during this analysis (in this file or one it reached)
+    suppressions_used: list[SuppressionUse] = field(default_factory=list)
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
@@ -192,8 +198,10 @@ class Analyzer:
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
-                 in_scan: frozenset[str] | None = None) -> None:
+                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED) -> None:
         self.config = config
+        #: fingerprints hash paths relative to the repository root
+        self.repo = repo
         self.max_file_bytes = max_file_bytes or DEFAULT_MAX_FILE_BYTES
         self.rules = [r() for r in all_rules() if r.id in set(rule_ids)]
         self.prefilter = prefilter_of(self.rules)
@@ -265,12 +273,14 @@ class Analyzer:
                     if note is not None:
                         result.notifications.append(note)
                 else:
+                    result.suppression_comments = parse_comments(module.source)
                     unresolved = self.project.unresolved_imports(module)
                     if unresolved:
                         result.notifications.append(
                             Notification(NotificationKind.UNRESOLVED_IMPORTS, " ".join(unresolved), entry.display, level=Severity.NOTE)
                         )
                     raw = self._check(module, result)
+                    used: set[SuppressionUse] = set()
                     by_file: dict[str, list[Finding]] = {}
                     for f in raw:
                         by_file.setdefault(f.span.path, []).append(f)
@@ -278,17 +288,18 @@ class Analyzer:
                         where = module if display == module.display_path else self.project.module_for_display(display)
                         if where is None:
                             continue
-                        kept, dropped = postprocess(group, where, self.config, self.rules)
+                        kept, dropped = postprocess(group, where, self.config, self.rules, self.repo, used)
                         result.findings.extend(kept)
                         result.suppressed += dropped
+                    result.suppressions_used = sorted(used)
         except _TimeLimit:
-            result.findings = []
+            result.findings, result.suppressions_used = [], []
             result.notifications.append(
                 Notification(NotificationKind.TIMEOUT, f"analysis took longer than {self.time_limit:g} s; file skipped", entry.display)
             )
             self.project.give_up(entry)  # a neighbour reaching it later does not pay for it again
         except RecursionError:
-            result.findings = []
+            result.findings, result.suppressions_used = [], []
             result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
         # a module read late that no longer matches its hash: the result rests on an edit made
         # during the scan and is not cached under the old hash
@@ -325,19 +336,26 @@ class Analyzer:
         return findings
 
 
-def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule]) -> tuple[list[Finding], int]:
-    """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file."""
+def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule],
+                repo: RepoPaths = AS_REPORTED, used: set[SuppressionUse] | None = None) -> tuple[list[Finding], int]:
+    """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file.
+
+    Every comment that matches a finding is added to ``used`` -- also when a per-path ignore drops
+    the finding anyway: the comment is not stale, only redundant with the configuration."""
     suppressions = parse_suppressions(module.source)
     relative = _config_relative(module, config)
     kept: list[Finding] = []
     suppressed = 0
     for f in findings:
-        if config.ignored_for_path(f.rule_id, relative) or is_suppressed(suppressions, f.rule_id, f.span.start_line, f.span.end_line):
+        lines = suppressing_lines(suppressions, f.rule_id, f.span.start_line, f.span.end_line)
+        if used is not None:
+            used.update(SuppressionUse(f.span.path, line, f.rule_id) for line in lines)
+        if lines or config.ignored_for_path(f.rule_id, relative):
             suppressed += 1
             continue
         kept.append(f)
     kept = one_per_location(kept, {type(r).id: type(r) for r in rules})
-    return assign_fingerprints(kept, {module.display_path: module.lines}), suppressed
+    return assign_fingerprints(kept, {module.display_path: module.lines}, repo.relative), suppressed
 
 
 def _config_relative(module: ModuleFacts, config: Config) -> str:
@@ -390,9 +408,10 @@ class _Analyzers:
 _WORKER: _Analyzers | None = None
 
 
-def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan) -> None:
+def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan, repo) -> None:
     global _WORKER
-    _WORKER = _Analyzers(groups, lambda g: Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts, max_file_bytes, in_scan=in_scan))
+    _WORKER = _Analyzers(groups, lambda g: Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts, max_file_bytes,
+                                                    in_scan=in_scan, repo=repo))
 
 
 def _work(items: list[tuple[int, Path]]) -> list[FileResult]:
@@ -481,6 +500,7 @@ def scan(
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
     force_exclude: bool = False,
+    repo: RepoPaths | None = None,
 ) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
@@ -491,9 +511,12 @@ def scan(
     ``progress``: told ``(phase, done, total)`` as files are read and analysed (see :mod:`resume_audit.progress`).
     ``exclude`` (relative to ``root``), ``respect_gitignore``, ``force_exclude``: which files are
     left out (:func:`~resume_audit.discovery.discover`).
+    ``repo``: the repository root fingerprints name files relative to (default: found from ``root``
+    and the root configuration, see :mod:`resume_audit.repo_root`).
     """
     tell = progress or (lambda phase, done, total: None)
     source: ConfigSource = FixedConfig(config) if isinstance(config, Config) else config
+    repo = repo or RepoPaths.for_scan(root, root_config(source, list(paths)).base_dir)
     notifications: list[Notification] = []
     groups = Groups(source)
     # files are read as the walk finds them (their bytes are what is analysed), before every
@@ -582,12 +605,13 @@ def scan(
 
     # everything a cached result depends on beyond its file and dependencies: the analysing code,
     # the rules, the configuration, which modules exist, the size limit (an oversized dependency is
-    # not parsed), the report root (findings carry paths relative to it) and whether links are followed
+    # not parsed), the report root (findings carry paths relative to it), the repository root
+    # (fingerprints hash paths relative to it) and whether links are followed;
     # the configuration is the group's: a file's entry is keyed on the settings that applied to it
     module_set = _module_set(files)
     caches = [ResultCache(cache_dir, key_parts=[
         __version__, tool_fingerprint(), ",".join(g.rule_ids), g.config.fingerprint(), module_set,
-        str(max_file_bytes), str(root.resolve()), str(follow_symlinks), ",".join(sorted(in_scan)),
+        str(max_file_bytes), str(root.resolve()), str(follow_symlinks), ",".join(sorted(in_scan)), repo.anchor,
     ]) for g in groups.all] if cache_dir else None
     results: dict[Path, FileResult] = {}
     todo: list[tuple[int, Path]] = []
@@ -608,7 +632,7 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan)
+            max_workers=workers, initializer=_init_worker, initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -627,7 +651,7 @@ def scan(
         pool.shutdown()
     elif todo:
         analyzers = _Analyzers(groups.all, lambda g: Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts,
-                                                              max_file_bytes, mentions, in_scan=in_scan))
+                                                              max_file_bytes, mentions, in_scan=in_scan, repo=repo))
         for index, path in todo:
             results[path] = analyzers.analyse(index, path)
             tell("analysing", len(results), len(candidates))
@@ -638,6 +662,8 @@ def scan(
         table.save(hashes)
     findings: list[Finding] = []
     suppressed = 0
+    comments: dict[tuple[str, ...], dict[str, list[SuppressionComment]]] = {}  # by the rules run on the file
+    uses: set[SuppressionUse] = set()
     seen: set[tuple] = set()
     noted = {(n.kind, n.path, n.line, n.message) for n in notifications}
     for path in candidates:
@@ -652,6 +678,13 @@ def scan(
                 noted.add((n.kind, n.path, n.line, n.message))
                 notifications.append(n)
         suppressed += r.suppressed
+        uses.update(r.suppressions_used)
+        if r.suppression_comments and not _failed(r):
+            # a comment is judged against the rules its own folder's configuration runs
+            comments.setdefault(tuple(group_of[path].rule_ids), {})[r.display] = r.suppression_comments
+    known_ids = [rule.id for rule in all_rules()]
+    for ran, in_files in comments.items():
+        notifications.extend(unused_suppressions(in_files, uses, ran, known_ids))
     findings.sort(key=lambda f: f.sort_key)
     notifications, unresolved = summarise_unresolved(notifications)
     notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
@@ -666,6 +699,13 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+def _failed(result: FileResult) -> bool:
+    """Whether the file's own analysis timed out or hit a bug: its comments are not judged (the
+    findings they suppress may be the ones that were lost)."""
+    return any(n.path == result.display and n.kind in (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
+               for n in result.notifications)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -166,6 +166,8 @@ class NotificationKind(str, enum.Enum):
     INFO = "info"
     #: project-local imports that matched no file: cross-module tracing was incomplete
     UNRESOLVED_IMPORTS = "unresolved-imports"
+    #: a ``# resume-audit: ignore`` comment that suppresses nothing or names an unknown rule
+    UNUSED_SUPPRESSION = "unused-suppression"
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,10 @@ class Notification:
     line: int | None = None
     column: int | None = None
     level: Severity = Severity.WARNING
+
+
+#: notification kinds that do not mean a file went unanalysed
+NOT_UNANALYSED = (NotificationKind.UNRESOLVED_IMPORTS, NotificationKind.INFO, NotificationKind.UNUSED_SUPPRESSION)
 
 
 @dataclass
@@ -206,8 +212,13 @@ class ScanResult:
     def unanalysed(self) -> list[Notification]:
         """Notifications about files that were not (fully) analysed -- not the scan-wide
         note on unresolved imports, which concerns tracing, not a file, nor information such as a
-        baseline that matched nothing."""
-        return [n for n in self.notifications if n.kind not in (NotificationKind.UNRESOLVED_IMPORTS, NotificationKind.INFO)]
+        baseline that matched nothing, nor an unused suppression comment."""
+        return [n for n in self.notifications if n.kind not in NOT_UNANALYSED]
+
+    @property
+    def unused_suppressions(self) -> list[Notification]:
+        """Suppression comments that suppress nothing or name an unknown rule."""
+        return [n for n in self.notifications if n.kind is NotificationKind.UNUSED_SUPPRESSION]
 
     def worst(self) -> Severity | None:
         if not self.findings:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, Severity, Span
+from resume_audit.suppression import SuppressionComment, SuppressionUse
 
 
 def span_to_dict(span: Span) -> dict[str, Any]:
@@ -91,3 +92,22 @@ def notification_to_dict(n: Notification) -> dict[str, Any]:
 
 def notification_from_dict(d: dict[str, Any]) -> Notification:
     return Notification(NotificationKind(d["kind"]), d["message"], d["path"], d["line"], d["column"], Severity(d["level"]))
+
+
+def suppression_comment_to_dict(c: SuppressionComment) -> dict[str, Any]:
+    return {"line": c.line, "column": c.column, "ids": None if c.ids is None else sorted(c.ids)}
+
+
+def suppression_comment_from_dict(d: dict[str, Any]) -> SuppressionComment:
+    ids = d["ids"]
+    if not (isinstance(d["line"], int) and isinstance(d["column"], int)
+            and (ids is None or (isinstance(ids, list) and all(isinstance(i, str) for i in ids)))):
+        raise TypeError("malformed suppression comment")
+    return SuppressionComment(d["line"], d["column"], None if ids is None else frozenset(ids))
+
+
+def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
+    path, line, rule_id = u
+    if not (isinstance(path, str) and isinstance(line, int) and isinstance(rule_id, str)):
+        raise TypeError("malformed suppression use")
+    return SuppressionUse(path, line, rule_id)

@@ -123,10 +123,11 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
 
 
 def test_a_baseline_that_matches_nothing_warns(tmp_path: Path) -> None:
-    """Written from another root, its fingerprints hold other paths: it hides nothing, and says so."""
+    """Written for code that has since changed (or other paths), it hides nothing, and says so."""
     write_tree(tmp_path, {"app/node.py": HAZARD})
     baseline = tmp_path / "baseline.json"
-    assert run("scan", "node.py", "--write-baseline", str(baseline), cwd=tmp_path / "app").returncode == 0
+    assert run("scan", "app", "--write-baseline", str(baseline), cwd=tmp_path).returncode == 0
+    write_tree(tmp_path, {"app/node.py": HAZARD.replace("json=state", "json={'state': state}")})
     out = run("scan", "app", "-f", "json", "--baseline", str(baseline), cwd=tmp_path)
     assert out.returncode == 1 and rule_ids(out) == [("RA101", "app/node.py", 6)]
     [note] = [n for n in json.loads(out.stdout)["notifications"] if "baseline" in n["message"]]

@@ -5,18 +5,25 @@ from __future__ import annotations
 from typing import Callable
 
 from resume_audit.findings import ScanResult
+from resume_audit.terminal import Styling
 
 Reporter = Callable[[ScanResult], str]
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
-def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | None = None) -> str:
-    """Render ``result`` in ``fmt`` (one of :data:`FORMATS`)."""
+def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | None = None,
+           styling: Styling | None = None) -> str:
+    """Render ``result`` in ``fmt`` (one of :data:`FORMATS`).
+
+    ``styling`` (the CLI passes what rich decided for stdout, see :mod:`resume_audit.terminal`)
+    overrides ``color``/``width``; ``color=True`` alone means standard colours."""
     if fmt == "text":
         from resume_audit.reporters.text import render_text
 
-        return render_text(result, color=color, width=width)
+        if styling is None:
+            styling = Styling(color_system="standard" if color else None, width=width)
+        return render_text(result, styling=styling)
     if fmt == "concise":
         from resume_audit.reporters.concise import render_concise
 

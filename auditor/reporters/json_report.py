@@ -35,6 +35,7 @@ def build_json(result: ScanResult) -> dict[str, Any]:
             "by_rule": dict(sorted(Counter(f.rule_id for f in result.findings).items())),
             "notifications": len(result.notifications),
             "suppressed": result.suppressed,
+            "unused_suppressions": len(result.unused_suppressions),
             "baselined": result.baselined,
             "outside_diff": result.outside_diff,
             "unresolved_imports": result.unresolved_imports,

@@ -19,6 +19,7 @@ from rich.text import Text
 from resume_audit.catalog import descriptors
 from resume_audit.findings import PROPERTIES, Finding, FixSafety, ScanResult, Severity, Span
 from resume_audit.reporters.visible import visible
+from resume_audit.terminal import PLAIN, Styling
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -46,14 +47,15 @@ def _excerpt(console: Console, span: Span, lines: list[str] | None, indent: str 
         console.print(text, soft_wrap=True)
 
 
-def render_text(result: ScanResult, *, color: bool = False, width: int | None = None) -> str:
+def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
+    """The report as a string, styled as ``styling`` allows (plain by default: a file, a pipe)."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        width=width or 100,
+        force_terminal=styling.escapes,
+        no_color=styling.no_color or not styling.escapes,
+        color_system=styling.color_system,  # type: ignore[arg-type]  # one of rich's names, or None
+        width=styling.width or 100,
         highlight=False,
         emoji=False,
     )
@@ -111,6 +113,9 @@ def render_text(result: ScanResult, *, color: bool = False, width: int | None = 
     summary += f" in {len(by_file)} file{'s' if len(by_file) != 1 else ''}; {result.files_scanned} file{'s' if result.files_scanned != 1 else ''} scanned"
     if result.unanalysed:
         summary += f"; {len(result.unanalysed)} could not be analysed (see warnings above)"
+    unused = len(result.unused_suppressions)
+    if unused:
+        summary += f"; {unused} unused suppression comment{'s' if unused != 1 else ''} (see warnings above)"
     fixable = sum(1 for f in result.findings if f.autofix is not None)
     if fixable:
         summary += f"; {fixable} fixable with `resume-audit fix` (--diff to preview)"
