@@ -37,7 +37,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from resume_audit.config import find_pyproject, load_config
-from resume_audit.findings import NOT_UNANALYSED, PROPERTIES, NotificationKind, Severity
+from resume_audit.findings import NOT_UNANALYSED, PROPERTIES, Severity
 from resume_audit.gitdiff import ChangedLines, DiffError, changed_lines
 from resume_audit.reporters.github import escape_data, escape_property
 from resume_audit.sarif_baseline import REFERENCE_KEY, UNAVAILABLE_KEY, BaselineState
