@@ -6,39 +6,14 @@ on real folders and real git repositories."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from conftest import REPO, write_tree
-
-HAZARD = '''import requests
-from langgraph.types import interrupt
-
-
-def node(state):
-    requests.post("https://example.com/x", json=state)
-    return {"ok": interrupt("go?")}
-'''
-
-CUSTOM_SINK = '''from langgraph.types import interrupt
-from billing import charge
-
-
-def node(state):
-    charge(state["card"], 100)
-    return {"ok": interrupt("go?")}
-'''
-
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+from test_config_and_suppression import CUSTOM_SINK, HAZARD, run  # the same hazard, sink and CLI runner
 
 
 def flagged(*args: str, cwd: Path) -> set[tuple[str, str]]:

@@ -22,6 +22,18 @@ AFTER_POST = "run: after checkpoint on method_execution_finished of method post"
 AFTER_RECEIPT = "run: after checkpoint on method_execution_finished of method receipt"
 
 
+def _before_and_fixed(tmp_path: Path, fixture: str, rule: str) -> tuple[Path, Path]:
+    """Two copies of ``fixtures/fixes/<fixture>``; ``resume-audit fix --select RULE`` run on the second."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder in (before, after):
+        folder.mkdir()
+        shutil.copy(REPO / "fixtures" / "fixes" / fixture, folder)
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", rule],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    return before, after
+
+
 def _sweep(folder: Path):
     return crash_sweep(f"{folder}/settlement_flow.py:build", cells=["crash"],
                        effects=["settlement_flow:post_ledger", "settlement_flow:send_receipt"])
@@ -33,13 +45,7 @@ def _cell(report, name: str):
 
 
 def test_ra107_fix_makes_a_restore_resume_instead_of_rerunning_completed_methods(tmp_path: Path) -> None:
-    before, after = tmp_path / "before", tmp_path / "after"
-    for folder in (before, after):
-        folder.mkdir()
-        shutil.copy(REPO / "fixtures" / "fixes" / "flow_created" / "settlement_flow.py", folder)
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", "RA107"],
-                          capture_output=True, text=True, cwd=tmp_path)
-    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    before, after = _before_and_fixed(tmp_path, "flow_created/settlement_flow.py", "RA107")
     assert 'on_events=["method_execution_finished"],  # flow_created: a file from the start' in (after / "settlement_flow.py").read_text()
 
     broken, fixed = _sweep(before), _sweep(after)
@@ -59,13 +65,7 @@ def test_ra107_fix_makes_a_restore_resume_instead_of_rerunning_completed_methods
 
 
 def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Path) -> None:
-    before, after = tmp_path / "before", tmp_path / "after"
-    for folder in (before, after):
-        folder.mkdir()
-        shutil.copy(REPO / "fixtures" / "fixes" / "checkpoint_true" / "intake_flow.py", folder)
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", "RA604"],
-                          capture_output=True, text=True, cwd=tmp_path)
-    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    before, after = _before_and_fixed(tmp_path, "checkpoint_true/intake_flow.py", "RA604")
     fixed_text = (after / "intake_flow.py").read_text()
     assert "from crewai import CheckpointConfig\n" in fixed_text
     assert 'IntakeFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))' in fixed_text
