@@ -427,6 +427,23 @@ def test_pull_request_end_to_end_only_a_pre_existing_finding_passes(tmp_path: Pa
     assert len(annotations_of(every)) == 1 and "pre-existing" not in every["summary"]
 
 
+def test_the_summary_names_the_files_that_could_not_be_analysed(tmp_path: Path) -> None:
+    """A file the scan could not parse is listed by name (with spaces and non-ASCII as written);
+    an unused suppression comment is a warning, not a file that went unanalysed."""
+    broken = f"{AGENT_DIR}/half written é.py"
+    repo, base_sha, head_sha = make_repo(
+        tmp_path, {AGENT_FILE: TICKETS_BASE},
+        {broken: "from langgraph.types import interrupt\n\ndef node(state:\n    return interrupt(state)\n",
+         f"{AGENT_DIR}/quiet.py": "from langgraph.types import interrupt\nx = 1  # resume-audit: ignore[RA101]\n"},
+    )
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    summary = result["summary"]
+    assert "### 1 file could not be analysed" in summary, summary
+    section = summary.split("### 1 file could not be analysed")[1]
+    assert f"- `{broken}`: " in section.split("###")[0], summary
+    assert "quiet.py" not in section.split("###")[0]
+
+
 def test_pull_request_end_to_end_upload_failure_and_fork(tmp_path: Path) -> None:
     repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
     failed = run_action(repo, tmp_path / "failed", {"paths": "src"}, pr_event(base_sha, head_sha), upload_fails=True)
