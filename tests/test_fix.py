@@ -64,7 +64,7 @@ def test_the_fix_is_in_sarif_and_json(tmp_path: Path) -> None:
     [first, second] = sarif["runs"][0]["results"]
     [change] = first["fixes"][0]["artifactChanges"]
     assert change["artifactLocation"] == {"uri": "billing_graph.py", "uriBaseId": "SRCROOT"}
-    assert change["replacements"] == [{"deletedRegion": {"startLine": 36, "startColumn": 20, "endLine": 36, "endColumn": 28},
+    assert change["replacements"] == [{"deletedRegion": {"startLine": 55, "startColumn": 20, "endLine": 55, "endColumn": 28},
                                        "insertedContent": {"text": '"sync"'}}]
     assert len(second["fixes"][0]["artifactChanges"][0]["replacements"]) == 2  # keyword and value
     report = json.loads(cli("scan", ".", "--select", "RA106", "--no-cache", "--format", "json", cwd=tmp_path).stdout)

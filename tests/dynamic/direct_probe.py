@@ -15,7 +15,9 @@ stores its progress, forced instead of hoped for (a real schedule the OS may pic
 chance, a racer on a busy machine read the other's finished run and paid nothing). With
 ``RA_PROBE_MODEL_CLASS`` (a chat model class in the fixture) and ``RA_PROBE_REPLIES`` (a JSON list
 of ``{content, tool_calls}``) that class answers offline: the reply at the index of the number of
-AI messages in the call's input. With KILL ``after-effect``
+AI messages in the call's input. ``RA_PROBE_DURABILITY`` (default ``sync``) is the run's durability; with ``RA_PROBE_STUB=1`` an
+effect's call is recorded but not made.
+With KILL ``after-effect``
 the process SIGKILLs itself right after an effect returns (``after-effect:NAME``: after that one); with ``after-put-writes:NODE`` right
 after the saver stored NODE's task writes. EFFECT_ATTR names a module function or a LangChain tool
 (its ``func`` is wrapped); every call appends its name as a line to LEDGER before the kill can happen.
@@ -44,7 +46,8 @@ def main() -> None:
 
     def record(inner, name):
         def wrapper(*args, **kwargs):
-            result = inner(*args, **kwargs)
+            # RA_PROBE_STUB=1: the call is recorded, not made (an effect that would reach the network)
+            result = None if os.environ.get("RA_PROBE_STUB") == "1" else inner(*args, **kwargs)
             with open(ledger, "a", encoding="utf-8") as fh:
                 fh.write(name + "\n")
                 fh.flush()
@@ -117,8 +120,9 @@ def main() -> None:
         lockstep.arrive()
     try:
         # durability="sync": a step's writes are stored before the next step starts, so a kill point
-        # after a write is a fixed place in the run, not a race with the background writer
-        graph.invoke(graph_input, config, durability="sync")
+        # after a write is a fixed place in the run, not a race with the background writer;
+        # RA_PROBE_DURABILITY=exit runs the graph as a program that asks for exit mode does
+        graph.invoke(graph_input, config, durability=os.environ.get("RA_PROBE_DURABILITY", "sync"))
     finally:
         if lockstep is not None:
             lockstep.leave()

@@ -4,6 +4,8 @@ child processes with real SIGKILLs."""
 
 from __future__ import annotations
 
+import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +32,7 @@ def _before_and_fixed(tmp_path: Path, fixture: str, rule: str) -> tuple[Path, Pa
         shutil.copy(REPO / "fixtures" / "fixes" / fixture, folder)
     proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", rule],
                           capture_output=True, text=True, cwd=tmp_path)
-    assert "1 finding(s) fixed, 0 left" in proc.stdout, proc.stdout + proc.stderr
+    assert " finding(s) fixed, 0 left" in proc.stdout and "\n0 finding(s)" not in proc.stdout, proc.stdout + proc.stderr
     return before, after
 
 
@@ -88,3 +90,64 @@ def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Pa
         c = _cell(fixed, name)
         assert c.verdict == "pass" and c.effects == {opened: (1, 1), assigned: (1, 1)}, (name, c.detail)
     assert "RA708" in {f.rule_id for f in broken.findings} and {f.rule_id for f in fixed.findings} == {"RA701"}
+
+
+PROBE = REPO / "tests" / "dynamic" / "direct_probe.py"
+
+
+def _probe(folder: Path, durability: str, *args: str) -> int:
+    """One fresh interpreter of the ground-truth probe on ``billing_graph`` in ``folder`` (its cwd:
+    the module's own refunds.db lands there), run with ``durability``; its exit status."""
+    env = {**os.environ, "PYTHONPATH": str(folder), "RA_PROBE_DURABILITY": durability, "RA_PROBE_STUB": "1"}
+    phase, *rest = args
+    proc = subprocess.run([sys.executable, str(PROBE), phase, "billing_graph", "build_graph", "issue_refund,send_notice",
+                           str(folder / "calls.txt"), str(folder / "probe.db"), "t-1", *rest],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    return proc.returncode
+
+
+def _call_site_durability(path: Path) -> str:
+    """The durability ``handle()`` passes to ``invoke``, read from the program text (a literal or a
+    module constant): the sweep runs the program in the mode the program asks for."""
+    tree = ast.parse(path.read_text())
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
+    [handle] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "handle"]
+    [value] = [k.value for n in ast.walk(handle) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "durability"]
+    return value.value if isinstance(value, ast.Constant) else constants[value.id]
+
+
+def test_ra106_fix_keeps_a_crash_from_re_running_the_completed_refund(tmp_path: Path) -> None:
+    before, after = _before_and_fixed(tmp_path, "durability_exit/billing_graph.py", "RA106")
+    assert (_call_site_durability(before / "billing_graph.py"), _call_site_durability(after / "billing_graph.py")) == ("exit", "sync")
+
+    # ground truth, real SIGKILL, no sweep code: killed in notify after its effect
+    exit_run, sync_run = tmp_path / "probe-exit", tmp_path / "probe-sync"
+    for folder in (exit_run, sync_run):
+        folder.mkdir()
+        shutil.copy(before / "billing_graph.py", folder)
+    assert _probe(exit_run, "exit", "start", '{"order_id": "o1"}', "after-effect:send_notice") == -9
+    assert _probe(exit_run, "exit", "recover") != 0  # exit mode saved nothing: there is nothing to resume
+    assert _probe(exit_run, "exit", "start", '{"order_id": "o1"}') == 0  # so the run starts over
+    assert (exit_run / "calls.txt").read_text().split() == ["issue_refund", "send_notice", "issue_refund", "send_notice"]
+    assert _probe(sync_run, "sync", "start", '{"order_id": "o1"}', "after-effect:send_notice") == -9
+    assert _probe(sync_run, "sync", "recover") == 0  # resumes after refund, from its checkpoint
+    assert (sync_run / "calls.txt").read_text().split() == ["issue_refund", "send_notice", "send_notice"]
+
+    def sweep(folder: Path):
+        mode = _call_site_durability(folder / "billing_graph.py")
+        return crash_sweep(f"{folder}/billing_graph.py:build_graph", cells=["crash"], stub=None, input={"order_id": "o1"},
+                           resume=[], config={"__pregel_durability": mode},
+                           effects=["billing_graph:issue_refund", "billing_graph:send_notice"])
+
+    broken, fixed = sweep(before), sweep(after)
+    refund, notice = "billing_graph.issue_refund", "billing_graph.send_notice"
+    in_notify = f"run: after effect {notice} in node notify"
+    c = _cell(broken, in_notify)
+    assert c.verdict == "fail" and c.effects[refund] == (1, 2) and "restart from input" in c.detail
+    # after: the same crash resumes from refund's checkpoint; the completed refund is not repeated
+    c = _cell(fixed, in_notify)
+    assert c.effects[refund] == (1, 1) and c.effects[notice] == (1, 2) and "invoke(None)" in c.detail
+    assert all(c.verdict == "pass" for c in fixed.cells if c.kind == "crash" and "after put" in c.name)
+    # exit mode writes one checkpoint, at the end: the sweep has no mid-run checkpoint to kill after
+    assert not [c for c in broken.cells if c.kind == "crash" and "step 1" in c.name]
