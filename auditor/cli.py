@@ -752,6 +752,31 @@ def github_report(
     raise typer.Exit(code)
 
 
+@app.command("github-suggest")
+def github_suggest(
+    sarif: Path = typer.Argument(..., help="The SARIF file a previous `resume-audit scan --format sarif` wrote."),
+    workspace: Path = typer.Option(Path("."), "--workspace", help="The checked-out repository."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the review that would be posted (JSON) instead of posting it."),
+) -> None:
+    """In a pull_request workflow: post the findings' fixes on changed lines as one review of suggestions.
+
+    Reads the event from GITHUB_EVENT_PATH and posts with GITHUB_TOKEN (needs pull-requests: write).
+    Example (what action.yml runs with suggest: true): resume-audit github-suggest resume-audit.sarif
+    """
+    import json
+
+    from resume_audit.github_suggest import SuggestError, run_suggest
+
+    try:
+        count, payload = run_suggest(sarif, workspace=workspace, dry_run=dry_run)
+    except SuggestError as exc:
+        typer.echo(f"::warning title=resume-audit::suggestions not posted: {exc}")
+        raise typer.Exit(1)
+    if dry_run and payload is not None:
+        typer.echo(json.dumps(payload, indent=2))
+    typer.echo(f"resume-audit: {count} fix suggestion(s) {'would be ' if dry_run else ''}posted", err=True)
+
+
 @app.command("mark-baseline", hidden=True)
 def mark_baseline(
     sarif: Path = typer.Argument(..., help="A SARIF file from `resume-audit scan --format sarif`; rewritten in place."),

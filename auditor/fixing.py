@@ -65,7 +65,7 @@ def line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _LINE_END.finditer(text))]
 
 
-def _offset(starts: list[int], text: str, line: int, col: int) -> int:
+def offset_of(starts: list[int], text: str, line: int, col: int) -> int:
     if not 1 <= line <= len(starts):
         raise FixConflict(f"line {line} is not in the file")
     offset = starts[line - 1] + col - 1
@@ -83,8 +83,8 @@ def apply_fixes(text: str, fixes: list[Autofix]) -> tuple[str, list[Autofix]]:
     ranges: list[tuple[int, int, str]] = []
     for fix in fixes:
         try:
-            mine = [(_offset(starts, text, e.span.start_line, e.span.start_col),
-                     _offset(starts, text, e.span.end_line, e.span.end_col), e.replacement) for e in fix.edits]
+            mine = [(offset_of(starts, text, e.span.start_line, e.span.start_col),
+                     offset_of(starts, text, e.span.end_line, e.span.end_col), e.replacement) for e in fix.edits]
         except FixConflict:
             continue
         if any(a < d and c < b or (a == b == c == d) for a, b, _ in mine for c, d, _ in ranges):

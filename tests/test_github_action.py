@@ -121,7 +121,7 @@ def run_action(
     tmp_path.mkdir(parents=True, exist_ok=True)
     action = yaml.safe_load((REPO / "action.yml").read_text())
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
-    github = {"event": event, "event_name": event_name, "repository": "acme/agents"}
+    github = {"event": event, "event_name": event_name, "repository": "acme/agents", "token": "ghs_test_token"}
     ctx: dict = {"inputs": {**defaults, **inputs}, "github": github, "steps": {}}
     summary = tmp_path / "summary.md"
     event_path = tmp_path / "event.json"
@@ -173,7 +173,7 @@ def run_action(
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
         ctx["steps"][step["id"]] = {"outputs": outputs, "outcome": "success" if proc.returncode == 0 else "failure"}
         results[step["id"]] = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "outputs": outputs}
-        if proc.returncode != 0 and step.get("id") != "report":
+        if proc.returncode != 0 and step.get("id") != "report" and not step.get("continue-on-error"):
             break
     results["summary"] = summary.read_text() if summary.exists() else ""
     return results
@@ -182,6 +182,7 @@ def run_action(
 def pr_event(base_sha: str, head_sha: str) -> dict:
     return {
         "pull_request": {
+            "number": 42,
             "base": {"sha": base_sha, "ref": "main"},
             "head": {"sha": head_sha, "ref": "feature", "repo": {"full_name": "acme/agents"}},
         }
@@ -553,8 +554,9 @@ def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_pac
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "python-version", "extra-args"}
+    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "suggest", "python-version", "extra-args"}
     assert action["inputs"]["fail-on"]["default"] == "" and action["inputs"]["new-findings-only"]["default"] == "true"
+    assert action["inputs"]["suggest"]["default"] == "false"  # posting review comments is opt-in
     assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"
     text = (REPO / "action.yml").read_text()
     used_inputs = set(re.findall(r"inputs\.([a-z-]+)", text))
@@ -648,3 +650,109 @@ def test_the_repositorys_own_shell_scripts_pass_shellcheck() -> None:
     scripts = [REPO / ".ci" / "run", *sorted((REPO / ".ci").glob("*.sh"))]
     proc = subprocess.run([shellcheck, "-S", "warning", "-x", *map(str, scripts)], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# -- fixes as review suggestions (suggest: true) ---------------------------------------------------
+
+REFUNDS_GRAPH = '''"""Refunds: a two-node graph persisted in SQLite."""
+import sqlite3
+
+import httpx
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+
+def refund(state: dict) -> dict:
+    httpx.post("https://payments.example.com/refunds", json={"order": state["order"]})
+    return {"refunded": True}
+
+
+builder = StateGraph(dict)
+builder.add_node("refund", refund)
+builder.add_edge(START, "refund")
+builder.add_edge("refund", END)
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("refunds.db", check_same_thread=False)))
+'''
+
+REFUNDS_RUNNER = '''
+
+def run(order: str) -> dict:
+    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, durability="exit")  # fast
+'''
+
+
+class _FakeGitHub:
+    """A local stand-in for the one GitHub REST call the step makes (tests reach no network):
+    records each request, answers with ``status``."""
+
+    def __init__(self, status: int = 200) -> None:
+        import http.server
+        import threading
+
+        received = self.received = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append({"path": self.path, "auth": self.headers["Authorization"], "body": json.loads(body)})
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"message": "Resource not accessible by integration"}' if status >= 400 else b"{}")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def test_suggest_posts_the_fixes_on_changed_lines_as_one_review(tmp_path: Path, monkeypatch) -> None:
+    path = f"{AGENT_DIR}/refunds ü.py"
+    repo, base_sha, head_sha = make_repo(tmp_path, {path: REFUNDS_GRAPH}, {path: REFUNDS_GRAPH + REFUNDS_RUNNER})
+    github = _FakeGitHub()
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    try:
+        result = run_action(repo, tmp_path / "run", {"paths": "src", "suggest": "true"}, pr_event(base_sha, head_sha))
+    finally:
+        github.close()
+    assert result["suggest"]["returncode"] == 0, result["suggest"]["stdout"] + result["suggest"]["stderr"]
+    [request] = github.received
+    assert request["path"] == "/repos/acme/agents/pulls/42/reviews" and request["auth"] == "Bearer ghs_test_token"
+    review = request["body"]
+    assert review["commit_id"] == head_sha and review["event"] == "COMMENT"
+    [comment] = review["comments"]
+    line = (REFUNDS_GRAPH + REFUNDS_RUNNER).splitlines().index(
+        '    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, durability="exit")  # fast') + 1
+    assert {k: comment[k] for k in ("path", "line", "side")} == {"path": path, "line": line, "side": "RIGHT"}
+    assert "start_line" not in comment
+    assert comment["body"].startswith("**resume-audit RA106**: ")
+    assert comment["body"].endswith('```suggestion\n    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, '
+                                    'durability="sync")  # fast\n```\n')
+    assert result["report"]["returncode"] == 1  # the verdict is the report's, suggestions or not
+
+
+def test_suggest_refused_by_github_warns_and_the_verdict_still_decides(tmp_path: Path, monkeypatch) -> None:
+    path = f"{AGENT_DIR}/refunds ü.py"
+    repo, base_sha, head_sha = make_repo(tmp_path, {path: REFUNDS_GRAPH}, {path: REFUNDS_GRAPH + REFUNDS_RUNNER})
+    github = _FakeGitHub(status=403)
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    try:
+        result = run_action(repo, tmp_path / "run", {"paths": "src", "suggest": "true"}, pr_event(base_sha, head_sha))
+        fork = run_action(repo, tmp_path / "fork", {"paths": "src", "suggest": "true"},
+                          {"pull_request": {**pr_event(base_sha, head_sha)["pull_request"],
+                                            "head": {"sha": head_sha, "repo": {"full_name": "someone/fork"}}}})
+    finally:
+        github.close()
+    assert result["suggest"]["returncode"] == 1
+    assert "::warning title=resume-audit::suggestions not posted: GitHub refused the review: HTTP 403 (does the job have `pull-requests: write`?)" in result["suggest"]["stdout"]
+    assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["failing"] == "true"
+    # a fork's token cannot comment: the step does not run at all
+    assert "suggest" in fork["skipped"] and len(github.received) == 1
+    # and without suggest: true nothing is posted
+    plain = run_action(repo, tmp_path / "plain", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert "suggest" in plain["skipped"]
