@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 from test_sarif import validate_sarif
 
@@ -21,13 +23,19 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing() -> None:
-    before = (FIXTURE / "billing_graph.py").read_bytes()
-    proc = cli("fix", "fixtures/fixes/durability_exit", "--diff", cwd=REPO)
+@pytest.mark.parametrize("fixture,program,fixed", [
+    ("durability_exit", "billing_graph.py", 2),  # RA106
+    ("flow_created", "settlement_flow.py", 1),  # RA107
+    ("checkpoint_true", "intake_flow.py", 1),  # RA604
+])
+def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(fixture: str, program: str, fixed: int) -> None:
+    folder = REPO / "fixtures" / "fixes" / fixture
+    before = (folder / program).read_bytes()
+    proc = cli("fix", f"fixtures/fixes/{fixture}", "--diff", cwd=REPO)
     assert proc.returncode == 1, proc.stderr  # a diff: as ruff, exit 1
-    assert proc.stdout == (FIXTURE / "expected.diff").read_text()
-    assert "2 finding(s) would be fixed" in proc.stderr
-    assert (FIXTURE / "billing_graph.py").read_bytes() == before
+    assert proc.stdout == (folder / "expected.diff").read_text()
+    assert f"{fixed} finding(s) would be fixed" in proc.stderr
+    assert (folder / program).read_bytes() == before
 
 
 def test_fix_in_place_keeps_every_other_byte_and_a_second_run_changes_nothing(tmp_path: Path) -> None:
