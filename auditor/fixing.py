@@ -119,6 +119,11 @@ def _write_text(path: Path, text: str, bom: bytes) -> None:
         raise
 
 
+def _on_disk(display: str, root: Path) -> Path:
+    """A reported path (root-relative, or absolute outside the root) as a file to open."""
+    return Path(display) if Path(display).is_absolute() else root / display
+
+
 def _wanted(f: Finding, unsafe: bool) -> bool:
     return f.autofix is not None and (unsafe or f.autofix.safety is FixSafety.SAFE) and f.origin == "static"
 
@@ -128,7 +133,7 @@ def fix(request: ScanRequest, *, unsafe: bool = False, diff_only: bool = False) 
     report = FixReport()
     request = dataclasses.replace(request, cache_dir=None, baseline=None, write_baseline=None)
     originals: dict[str, str] = {}
-    current: dict[str, str] = {}  # diff_only: the rewritten texts, never written
+    current: dict[str, str] = {}  # the latest rewritten text per file (with diff_only, never written)
     outcome = run_scan(request)
     root = Path(outcome.result.root)
     for _ in range(MAX_PASSES):
@@ -138,7 +143,7 @@ def fix(request: ScanRequest, *, unsafe: bool = False, diff_only: bool = False) 
                 by_file.setdefault(f.span.path, []).append(f)
         progressed = False
         for display, findings in sorted(by_file.items()):
-            path = Path(display) if Path(display).is_absolute() else root / display
+            path = _on_disk(display, root)
             try:
                 text, bom = _read_text(path)
             except (OSError, UnicodeDecodeError) as exc:
@@ -156,15 +161,14 @@ def fix(request: ScanRequest, *, unsafe: bool = False, diff_only: bool = False) 
             for f in ordered:
                 if f.autofix in taken:
                     report.applied.append(AppliedFix(f.rule_id, display, f.span.start_line, f.autofix.description, f.autofix.safety))
-            if diff_only:
-                current[display] = new_text
-            else:
+            current[display] = new_text
+            if not diff_only:
                 _write_text(path, new_text, bom)
         if not progressed or diff_only:
             break
         outcome = run_scan(request)
     for display, before in originals.items():
-        after = current.get(display) if diff_only else _read_text((Path(display) if Path(display).is_absolute() else root / display))[0]
+        after = current.get(display)  # what was written (or, with diff_only, would have been)
         if after is not None and after != before:
             report.diffs[display] = "".join(difflib.unified_diff(
                 before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{display}", f"b/{display}"))
