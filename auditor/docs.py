@@ -72,6 +72,8 @@ def render_rule(rule) -> str:
         for f in fixes:
             note = f"{_clean(f.note)}" + (" (unsafe: `--unsafe-fixes`)" if f.unsafe else "")
             lines += [note, "", "```diff", *_diff_lines(f.before_text(), f.after_text()), "```", ""]
+        if getattr(rule, "no_autofix", ""):  # where the fix stops
+            lines += ["Where it is not offered: " + _clean(rule.no_autofix), ""]
     elif getattr(rule, "no_autofix", ""):
         lines += ["## Automatic fix", "", "None: " + _clean(rule.no_autofix), ""]
     if valid:

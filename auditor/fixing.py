@@ -77,7 +77,9 @@ def offset_of(starts: list[int], text: str, line: int, col: int) -> int:
 
 def apply_fixes(text: str, fixes: list[Autofix]) -> tuple[str, list[Autofix]]:
     """``text`` with every fix whose edits overlap no other fix taken before it; and the fixes
-    taken. A fix is all its edits or none."""
+    taken. A fix is all its edits or none. An edit identical to one already taken (two fixes
+    adding the same import line) is made once and shared, not a conflict. Insertions at one place
+    keep the order the fixes list them in."""
     starts = line_starts(text)
     taken: list[Autofix] = []
     ranges: list[tuple[int, int, str]] = []
@@ -87,11 +89,14 @@ def apply_fixes(text: str, fixes: list[Autofix]) -> tuple[str, list[Autofix]]:
                      offset_of(starts, text, e.span.end_line, e.span.end_col), e.replacement) for e in fix.edits]
         except FixConflict:
             continue
-        if any(a < d and c < b or (a == b == c == d) for a, b, _ in mine for c, d, _ in ranges):
+        new = [edit for edit in mine if edit not in ranges]
+        if any(a < d and c < b or (a == b == c == d) for a, b, _ in new for c, d, _ in ranges):
             continue  # overlaps a fix already taken: the next pass sees the rewritten code
-        ranges.extend(mine)
+        ranges.extend(new)
         taken.append(fix)
-    for start, end, replacement in sorted(ranges, reverse=True):
+    # from the bottom up; of insertions at one offset the last listed goes in first, so the
+    # first listed ends up first
+    for _, (start, end, replacement) in sorted(enumerate(ranges), key=lambda item: (item[1][0], item[1][1], item[0]), reverse=True):
         text = text[:start] + replacement + text[end:]
     return text, taken
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
+from resume_audit.analysis.langgraph_units import project_facts
 from resume_audit.analysis.order import completes_before
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import langgraph
@@ -45,11 +47,13 @@ the thread and node (`idempotency_key=f"{thread_id}:charge"`) or record it
 durably and skip it when already done.
 """
     no_autofix = """
-No mechanical repair keeps the node's meaning: the effect has to move
-after `interrupt()` (or into a node of its own behind the gate), and whether
-its result feeds the question the human is asked is the program's business.
-An idempotency key for SDK calls that take one (Stripe's `idempotency_key=`)
-is the repair planned next; it needs the node's `config` for the thread id.
+Moving the effect after `interrupt()` (or into a node of its own behind the
+gate) is the lasting repair, and no tool can make it: whether the effect's
+result feeds the question the human is asked is the program's business. The
+automatic fix covers SDK calls that take an idempotency key, directly in a
+node of a checkpointed graph; it is not offered for an effect reached through
+a helper, in a loop, in a `@task` or tool, or when the node calls the same
+API twice.
 """
     not_flagged = """
 - effects *after* the last `interrupt()` of a node (they run once, on the resume that completes the node);
@@ -228,4 +232,11 @@ is the repair planned next; it needs the node's `config` for the thread id.
                     f"fires again on every resume (once per answer delivered): each resume {effect.hit.repeat}.",
                     related=(Related(ctx.span(icall.node), interrupt_note), *related),
                     flows=(flow,) if effect.via_helper else (),
+                    autofix=idempotency_key_fix(call, fn, ctx.resolver) if self._is_node(ctx, fn) else None,
                 )
+
+    @staticmethod
+    def _is_node(ctx: RuleContext, fn) -> bool:
+        """A node of a checkpointed graph: LangGraph hands it ``config`` (a helper or a task gets none)."""
+        unit = project_facts(ctx.project).units.get(id(fn))
+        return unit is not None and unit.kind == "node"

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from resume_audit.findings import Finding, Related, Severity
 
+from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
 from resume_audit.analysis.langgraph_units import project_facts, unit_effects
 from .base import Example, Rule, RuleContext
 
@@ -54,10 +55,13 @@ node and skip it when already done (`if ledger.already_done(thread_id,
 but does not close it.
 """
     no_autofix = """
-The window between an effect and its node's durable write is closed only
-by making the effect idempotent -- a key the provider deduplicates on, or an
-outbox. A derived idempotency key for SDKs that accept one is the repair
-planned next (it adds the node's `config` parameter, so it will be unsafe).
+The automatic fix covers SDK calls that take an idempotency key, made
+directly in a node of a checkpointed graph. It is not offered for an effect
+reached through a helper (the key belongs in the helper's call, which other
+callers share), in a loop or comprehension (every iteration would share one
+key), in a `@task` or tool (they get no `config` parameter), or when the node
+calls the same API twice; there an outbox or a done-check keyed by the thread
+is the repair.
 """
     not_flagged = """
 - graphs compiled without a checkpointer (`compile()`, `checkpointer=None` / `False`): nothing is resumed, a crash re-runs the whole invocation by the caller's choice (subgraphs that inherit a parent's checkpointer, and graphs a LangGraph server checkpoints for you, are not seen);
@@ -292,4 +296,5 @@ planned next (it adds the node's `config` parameter, so it will be unsafe).
                     related=(Related(ctx.span(unit.anchor, unit.anchor_module), anchor_note), *related),
                     flows=(flow,) if reached.via_helper else (),
                     module=fn.module,
+                    autofix=idempotency_key_fix(call, fn, ctx.project.resolver(fn.module)) if unit.kind == "node" else None,
                 )

@@ -306,6 +306,55 @@ GENERIC_SINKS: tuple[Sdk, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class KeyedApi:
+    """Calls that take an idempotency key as a keyword argument, so a re-run that repeats the call
+    can carry the same key and the provider answers it without acting twice. The EO rules' fix
+    (:mod:`resume_audit.analysis.idempotency_key_fix`) passes one; only APIs checked against the
+    SDK's own code are listed."""
+
+    sdk: str
+    #: fnmatch globs over resolved qualified names (``*`` spans dots) of the calls that take it
+    patterns: tuple[str, ...]
+    #: names matching these are another calling convention of the same SDK (not this keyword)
+    excluded: tuple[str, ...]
+    #: the keyword argument
+    keyword: str
+    #: how long the provider remembers a key: a repeat after that acts again
+    retention: str
+    #: the maximum key length the provider accepts
+    max_length: int
+    #: what was checked, and against which release
+    evidence: str
+
+
+KEYED_APIS: tuple[KeyedApi, ...] = (
+    KeyedApi(
+        "Stripe",
+        # resource classes: stripe.PaymentIntent.create, stripe.checkout.Session.create, ..._async
+        ("stripe.[A-Z]*.*", "stripe.*.[A-Z]*.*"),
+        # StripeClient services take request options in an options={...} dict instead
+        ("*StripeClient*", "*StripeObject*"),
+        "idempotency_key",
+        "at least 24 hours",
+        255,
+        "stripe 16.1.0: every resource method's params extend RequestOptions, whose idempotency_key "
+        "is split off (_request_options.extract_options_from_dict) and sent as the Idempotency-Key header",
+    ),
+)
+
+
+def keyed_api(names: set[str] | frozenset[str]) -> "tuple[KeyedApi, str] | None":
+    """The keyed API a call resolving to one of ``names`` belongs to, with the name that matched."""
+    from fnmatch import fnmatchcase
+
+    for api in KEYED_APIS:
+        for name in sorted(names):
+            if any(fnmatchcase(name, p) for p in api.patterns) and not any(fnmatchcase(name, x) for x in api.excluded):
+                return api, name
+    return None
+
+
 def catalog_specs() -> list[tuple[str, str, str]]:
     """``(pattern, kind, consequence)`` for every qualified-name pattern in the catalog."""
     out = []
