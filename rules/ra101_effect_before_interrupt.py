@@ -11,7 +11,7 @@ from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import langgraph
 from resume_audit.frameworks.langgraph import interrupt_classifier
 
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
 
 
 class EffectBeforeInterrupt(Rule):
@@ -187,6 +187,51 @@ API twice.
                 return {}
             """,
             note="A local function called interrupt is not LangGraph's.",
+        ),
+    )
+
+    FIXES = (
+        FixExample(
+            """
+            import stripe
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import interrupt
+
+
+            def reserve(state: dict) -> dict:
+                hold = stripe.PaymentIntent.create(amount=state["cents"], currency="usd", capture_method="manual")
+                answer = interrupt({"question": "Held the amount. Book it?", "hold": hold["id"]})
+                return {"booked": answer == "yes"}
+
+
+            builder = StateGraph(dict)
+            builder.add_node("reserve", reserve)
+            builder.set_entry_point("reserve")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            """
+            import stripe
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+            from langgraph.types import interrupt
+            from langchain_core.runnables import RunnableConfig
+            import hashlib
+
+
+            def reserve(state: dict, config: RunnableConfig) -> dict:
+                hold = stripe.PaymentIntent.create(amount=state["cents"], currency="usd", capture_method="manual", idempotency_key=hashlib.sha256(repr((config["configurable"]["thread_id"], "reserve", "stripe.PaymentIntent.create", "amount", state["cents"], "currency", "usd", "capture_method", "manual")).encode()).hexdigest())
+                answer = interrupt({"question": "Held the amount. Book it?", "hold": hold["id"]})
+                return {"booked": answer == "yes"}
+
+
+            builder = StateGraph(dict)
+            builder.add_node("reserve", reserve)
+            builder.set_entry_point("reserve")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            note="The node gets a config parameter (annotated like its state) and the key; the hold is answered, not repeated, when the human answers.",
+            unsafe=True,
         ),
     )
 

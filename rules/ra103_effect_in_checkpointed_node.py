@@ -8,7 +8,7 @@ from resume_audit.findings import Finding, Related, Severity
 
 from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
 from resume_audit.analysis.langgraph_units import project_facts, unit_effects
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
 
 
 class EffectInCheckpointedNode(Rule):
@@ -266,6 +266,57 @@ is the repair.
             graph = builder.compile(checkpointer=InMemorySaver())
             """,
             note="Overwriting a file on a re-run replaces it; nothing is duplicated.",
+        ),
+    )
+
+    FIXES = (
+        FixExample(
+            """
+            import sqlite3
+
+            import stripe
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+
+
+            def refund(state, config):
+                stripe.Refund.create(
+                    charge=state["charge_id"],
+                    amount=state["cents"],  # partial refunds allowed
+                )
+                return {"refunded": True}
+
+
+            builder = StateGraph(dict)
+            builder.add_node("refund", refund)
+            builder.set_entry_point("refund")
+            graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("runs.db")))
+            """,
+            """
+            import sqlite3
+
+            import stripe
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import StateGraph
+            import hashlib
+
+
+            def refund(state, config):
+                stripe.Refund.create(
+                    charge=state["charge_id"],
+                    amount=state["cents"],  # partial refunds allowed
+                    idempotency_key=hashlib.sha256(repr((config["configurable"]["thread_id"], "refund", "stripe.Refund.create", "charge", state["charge_id"], "amount", state["cents"])).encode()).hexdigest(),
+                )
+                return {"refunded": True}
+
+
+            builder = StateGraph(dict)
+            builder.add_node("refund", refund)
+            builder.set_entry_point("refund")
+            graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("runs.db")))
+            """,
+            note="The node already takes config; the key is added as a line of its own, like the arguments before it.",
+            unsafe=True,
         ),
     )
 

@@ -7,8 +7,9 @@ from typing import Iterable
 import libcst as cst
 
 from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.analysis.source_edits import import_edit
 from resume_audit.analysis.syntax import bool_value, is_none, keyword
-from resume_audit.findings import Autofix, Edit, Span, Finding, Related, Severity
+from resume_audit.findings import Autofix, Finding, Related, Severity
 from resume_audit.frameworks import crewai
 from resume_audit.frameworks.classes import extends, named_class
 
@@ -387,7 +388,7 @@ def _progress_config(ctx: RuleContext, node: cst.CSTNode, where) -> Autofix | No
         edits = []
         if local is None:
             local = "CheckpointConfig"
-            insert = _import_line(ctx, local)
+            insert = import_edit(ctx.module, f"from crewai import {local}", local)
             if insert is None:
                 return None
             edits.append(insert)
@@ -418,19 +419,3 @@ def _progress_config(ctx: RuleContext, node: cst.CSTNode, where) -> Autofix | No
     elements.append(cst.Element(cst.SimpleString(progress)))
     code = cmodule.tree.code_for_node(listed.with_changes(elements=elements, lpar=[], rpar=[]))
     return ctx.autofix(description, ctx.replace(listed, code, cmodule))
-
-
-def _import_line(ctx: RuleContext, local: str) -> Edit | None:
-    """``from crewai import CheckpointConfig`` on the line after the module's last top-level import
-    -- unless the module already binds the name to something else."""
-    if local in ctx.module.imports or any(b.name == local for b in ctx.module.module_bindings) \
-            or any(c.name == local for c in ctx.module.classes):
-        return None
-    last = None
-    for statement in ctx.module.tree.body:
-        if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
-            last = statement.body[-1]
-    if last is None:
-        return None
-    line = ctx.span(last).end_line + 1
-    return Edit(Span(ctx.module.display_path, line, 1, line, 1), f"from crewai import {local}\n")

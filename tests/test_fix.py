@@ -23,19 +23,30 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("fixture,program,fixed", [
-    ("durability_exit", "billing_graph.py", 2),  # RA106
-    ("flow_created", "settlement_flow.py", 1),  # RA107
-    ("checkpoint_true", "intake_flow.py", 1),  # RA604
+@pytest.mark.parametrize("fixture,program,fixed,unsafe", [
+    ("durability_exit", "billing_graph.py", 2, False),  # RA106
+    ("flow_created", "settlement_flow.py", 1, False),  # RA107
+    ("checkpoint_true", "intake_flow.py", 1, False),  # RA604
+    ("payment_key", "booking_graph.py", 2, True),  # RA101 and RA103: an idempotency key
 ])
-def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(fixture: str, program: str, fixed: int) -> None:
+def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(fixture: str, program: str, fixed: int, unsafe: bool) -> None:
     folder = REPO / "fixtures" / "fixes" / fixture
     before = (folder / program).read_bytes()
-    proc = cli("fix", f"fixtures/fixes/{fixture}", "--diff", cwd=REPO)
+    proc = cli("fix", f"fixtures/fixes/{fixture}", "--diff", *(["--unsafe-fixes"] if unsafe else []), cwd=REPO)
     assert proc.returncode == 1, proc.stderr  # a diff: as ruff, exit 1
     assert proc.stdout == (folder / "expected.diff").read_text()
     assert f"{fixed} finding(s) would be fixed" in proc.stderr
     assert (folder / program).read_bytes() == before
+
+
+def test_an_unsafe_fix_waits_for_unsafe_fixes(tmp_path: Path) -> None:
+    """The idempotency key adds a parameter to the node's signature: without --unsafe-fixes nothing
+    changes and the report says the fixes are there to be had."""
+    shutil.copy(REPO / "fixtures" / "fixes" / "payment_key" / "booking_graph.py", tmp_path)
+    before = (tmp_path / "booking_graph.py").read_bytes()
+    proc = cli("fix", ".", cwd=tmp_path)
+    assert (tmp_path / "booking_graph.py").read_bytes() == before
+    assert "--unsafe-fixes" in proc.stdout + proc.stderr and "0 finding(s) fixed" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
 def test_fix_in_place_keeps_every_other_byte_and_a_second_run_changes_nothing(tmp_path: Path) -> None:

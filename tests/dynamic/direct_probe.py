@@ -20,7 +20,8 @@ effect's call is recorded but not made.
 With KILL ``after-effect``
 the process SIGKILLs itself right after an effect returns (``after-effect:NAME``: after that one); with ``after-put-writes:NODE`` right
 after the saver stored NODE's task writes. EFFECT_ATTR names a module function or a LangChain tool
-(its ``func`` is wrapped); every call appends its name as a line to LEDGER before the kill can happen.
+(its ``func`` is wrapped) or, as ``PACKAGE:Class.method``, an SDK method; every call appends its name
+(and `` key=K`` when it passes ``idempotency_key=K``) as a line to LEDGER before the kill can happen.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ def main() -> None:
 
     def record(inner, name):
         def wrapper(*args, **kwargs):
-            # RA_PROBE_STUB=1: the call is recorded, not made (an effect that would reach the network)
-            result = None if os.environ.get("RA_PROBE_STUB") == "1" else inner(*args, **kwargs)
+            # RA_PROBE_STUB=1: the call is recorded, not made (an effect that would reach the network);
+            # it answers like an API object with an id
+            result = {"id": f"{name}-stub"} if os.environ.get("RA_PROBE_STUB") == "1" else inner(*args, **kwargs)
+            key = kwargs.get("idempotency_key")
             with open(ledger, "a", encoding="utf-8") as fh:
-                fh.write(name + "\n")
+                fh.write(name + (f" key={key}" if key else "") + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             if kill in ("after-effect", f"after-effect:{name}"):
@@ -59,6 +62,14 @@ def main() -> None:
         return wrapper
 
     for attr in effect_attr.split(","):
+        if ":" in attr:  # an SDK's method, PACKAGE:Class.method (stripe:Charge.create): replaced on its class
+            package, _, dotted = attr.partition(":")
+            *path, method = dotted.split(".")
+            owner = importlib.import_module(package)
+            for part in path:
+                owner = getattr(owner, part)
+            setattr(owner, method, record(getattr(owner, method), attr))
+            continue
         target = getattr(module, attr)
         if hasattr(target, "invoke") and callable(getattr(target, "func", None)):
             object.__setattr__(target, "func", record(target.func, attr))

@@ -5,10 +5,14 @@ child processes with real SIGKILLs."""
 from __future__ import annotations
 
 import ast
+import functools
+import http.server
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,13 +28,14 @@ AFTER_POST = "run: after checkpoint on method_execution_finished of method post"
 AFTER_RECEIPT = "run: after checkpoint on method_execution_finished of method receipt"
 
 
-def _before_and_fixed(tmp_path: Path, fixture: str, rule: str) -> tuple[Path, Path]:
+def _before_and_fixed(tmp_path: Path, fixture: str, rule: str, *, unsafe: bool = False) -> tuple[Path, Path]:
     """Two copies of ``fixtures/fixes/<fixture>``; ``resume-audit fix --select RULE`` run on the second."""
     before, after = tmp_path / "before", tmp_path / "after"
     for folder in (before, after):
         folder.mkdir()
         shutil.copy(REPO / "fixtures" / "fixes" / fixture, folder)
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", rule],
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", rule,
+                           *(["--unsafe-fixes"] if unsafe else [])],
                           capture_output=True, text=True, cwd=tmp_path)
     assert " finding(s) fixed, 0 left" in proc.stdout and "\n0 finding(s)" not in proc.stdout, proc.stdout + proc.stderr
     return before, after
@@ -95,12 +100,13 @@ def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Pa
 PROBE = REPO / "tests" / "dynamic" / "direct_probe.py"
 
 
-def _probe(folder: Path, durability: str, *args: str) -> int:
-    """One fresh interpreter of the ground-truth probe on ``billing_graph`` in ``folder`` (its cwd:
-    the module's own refunds.db lands there), run with ``durability``; its exit status."""
+def _probe(folder: Path, durability: str, *args: str, module: str = "billing_graph", factory: str = "build_graph",
+           effects: str = "issue_refund,send_notice") -> int:
+    """One fresh interpreter of the ground-truth probe on ``module`` in ``folder`` (its cwd: the
+    module's own database lands there), run with ``durability``; its exit status."""
     env = {**os.environ, "PYTHONPATH": str(folder), "RA_PROBE_DURABILITY": durability, "RA_PROBE_STUB": "1"}
     phase, *rest = args
-    proc = subprocess.run([sys.executable, str(PROBE), phase, "billing_graph", "build_graph", "issue_refund,send_notice",
+    proc = subprocess.run([sys.executable, str(PROBE), phase, module, factory, effects,
                            str(folder / "calls.txt"), str(folder / "probe.db"), "t-1", *rest],
                           cwd=folder, env=env, capture_output=True, text=True, timeout=120)
     return proc.returncode
@@ -151,3 +157,102 @@ def test_ra106_fix_keeps_a_crash_from_re_running_the_completed_refund(tmp_path: 
     assert all(c.verdict == "pass" for c in fixed.cells if c.kind == "crash" and "after put" in c.name)
     # exit mode writes one checkpoint, at the end: the sweep has no mid-run checkpoint to kill after
     assert not [c for c in broken.cells if c.kind == "crash" and "step 1" in c.name]
+
+
+HOLD, BALANCE = "stripe:PaymentIntent.create", "stripe:Charge.create"
+BOOKING = {"booking_id": "b1", "customer": "cus_1", "deposit": 500, "balance": 4500}
+
+
+def _booking_calls(folder: Path) -> list[tuple[str, str | None]]:
+    """The probe's ledger as (effect, idempotency key or None), in call order."""
+    out = []
+    for line in (folder / "calls.txt").read_text().splitlines():
+        name, _, key = line.partition(" key=")
+        out.append((name, key or None))
+    return out
+
+
+def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_crash(tmp_path: Path) -> None:
+    pytest.importorskip("stripe")
+    before, after = _before_and_fixed(tmp_path, "payment_key/booking_graph.py", "RA101,RA103", unsafe=True)
+
+    # ground truth, real SIGKILL, no sweep code: park at the deposit hold, answer, die right after
+    # the balance charge returns, recover from the last checkpoint
+    runs = {}
+    for name, program in (("before", before), ("after", after)):
+        folder = runs[name] = tmp_path / f"probe-{name}"
+        folder.mkdir()
+        shutil.copy(program / "booking_graph.py", folder)
+        probe = functools.partial(_probe, folder, "sync", module="booking_graph", factory="build", effects=f"{HOLD},{BALANCE}")
+        assert probe("start", json.dumps(BOOKING)) == 0  # parks at the confirmation
+        assert probe("resume", '"yes"', f"after-effect:{BALANCE}") == -9
+        assert probe("recover") == 0
+    calls = _booking_calls(runs["before"])
+    # the hold re-ran when the answer arrived, the charge when the crash was recovered: no key
+    assert [name for name, _ in calls] == [HOLD, HOLD, BALANCE, BALANCE] and all(key is None for _, key in calls)
+    calls = _booking_calls(runs["after"])
+    assert [name for name, _ in calls] == [HOLD, HOLD, BALANCE, BALANCE]
+    # the same calls, now each repeat carries its first call's key: Stripe answers it without acting
+    assert calls[0][1] and calls[0][1] == calls[1][1] and calls[2][1] and calls[2][1] == calls[3][1] != calls[0][1]
+    # a different booking thread gets different keys
+    other = tmp_path / "probe-other"
+    other.mkdir()
+    shutil.copy(after / "booking_graph.py", other)
+    env = {**os.environ, "PYTHONPATH": str(other), "RA_PROBE_STUB": "1"}
+    subprocess.run([sys.executable, str(PROBE), "start", "booking_graph", "build", f"{HOLD},{BALANCE}", str(other / "calls.txt"),
+                    str(other / "probe.db"), "t-2", json.dumps(BOOKING)], cwd=other, env=env, check=True, timeout=120)
+    assert _booking_calls(other)[0][1] != calls[0][1]
+
+    def sweep(folder: Path):
+        return crash_sweep(f"{folder}/booking_graph.py:build", input=BOOKING, resume=["yes"], effects=[HOLD, BALANCE],
+                           stubs={HOLD: {"id": "pi_1"}, BALANCE: {"id": "ch_1"}})
+
+    broken, fixed = sweep(before), sweep(after)
+    hold, balance = "stripe.PaymentIntent.create", "stripe.Charge.create"
+    in_charge = "resume 1: after effect stripe.Charge.create in node charge_balance"
+    c = _cell(broken, in_charge)
+    assert c.verdict == "fail" and c.effects[balance] == (1, 2) and "RA701" in c.rules
+    [answered] = [c for c in broken.cells if c.kind == "interrupt"]
+    assert answered.verdict == "fail" and answered.effects[hold][1] == 2
+    assert {"RA701", "RA705"} <= {f.rule_id for f in broken.findings}
+    # after: the crash, the answer and two racing resumes each send every payment once
+    c = _cell(fixed, in_charge)
+    assert c.verdict == "pass" and c.effects == {balance: (1, 1), hold: (1, 1)}, c.detail
+    assert all(c.verdict == "pass" for c in fixed.cells if c.kind in ("crash", "interrupt", "concurrent", "dry-run")), \
+        [(c.name, c.detail) for c in fixed.cells if c.verdict != "pass"]
+    assert not {"RA701", "RA705"} & {f.rule_id for f in fixed.findings}
+
+
+def test_stripe_sends_the_keyword_as_the_idempotency_key_header(tmp_path: Path) -> None:
+    """The catalog's claim, checked on the installed SDK: ``idempotency_key=`` on a resource
+    method reaches the wire as ``Idempotency-Key`` (a local server stands in for api.stripe.com)."""
+    stripe = pytest.importorskip("stripe")
+    seen: list[dict[str, str]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            body = json.dumps({"id": "ch_1", "object": "charge"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    saved = stripe.api_base, stripe.api_key, stripe.max_network_retries
+    try:
+        stripe.api_base, stripe.api_key, stripe.max_network_retries = f"http://127.0.0.1:{server.server_port}", "sk_test_local", 0
+        stripe.Charge.create(amount=4500, currency="eur", customer="cus_1", idempotency_key="k-1")
+        stripe.Charge.create(amount=4500, currency="eur", customer="cus_1")
+    finally:
+        stripe.api_base, stripe.api_key, stripe.max_network_retries = saved
+        server.shutdown()
+    assert seen[0].get("idempotency-key") == "k-1"
+    assert seen[1].get("idempotency-key") != "k-1"  # unkeyed: the SDK's own per-request key at most
