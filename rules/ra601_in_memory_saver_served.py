@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 import libcst as cst
 
 from resume_audit.analysis.syntax import keyword
-from resume_audit.findings import Finding, Related, Severity
+from resume_audit.analysis.facts import ModuleFacts
+from resume_audit.analysis.source_edits import import_edit, local_name_of
+from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
 from resume_audit.frameworks import langgraph, web
 
 from resume_audit.analysis.langgraph_units import in_memory_constructor, project_facts
 from resume_audit.frameworks.langgraph import interrupt_classifier
 
-from .base import Example, Rule, RuleContext
+from .base import Example, FixExample, Rule, RuleContext
 
 
 def _non_empty(expr: cst.BaseExpression | None) -> bool:
@@ -62,8 +65,13 @@ for several (`PostgresSaver.from_conn_string(DB_URI)`, call `.setup()`
 once). Keep `InMemorySaver` for tests and notebooks.
 """
     no_autofix = """
-The durable saver of the same family needs a database path or DSN from
-the deployment and a new dependency; it is planned as an unsafe fix.
+The fix (unsafe: a new dependency, `langgraph-checkpoint-sqlite`, and a file
+on disk) swaps in `SqliteSaver` at the path `$LANGGRAPH_CHECKPOINT_DB` names.
+It is not offered when the project calls a graph's async methods
+(`ainvoke`, `astream`, ...): the sync saver raises on them, and the async
+saver needs a connection opened inside the event loop (a FastAPI lifespan,
+say), which is the program's to place. A saver shared by several hosts is a
+PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
 """
     not_flagged = """
 - `InMemorySaver` in code that no request handler, consumer or app module reaches (tests, notebooks, scripts, examples): a parked run there lives as long as the script;
@@ -211,6 +219,87 @@ the deployment and a new dependency; it is planned as an unsafe fix.
         ),
     )
 
+    FIXES = (
+        FixExample(
+            """
+            \"\"\"An approvals service.\"\"\"
+            from typing import TypedDict
+
+            from fastapi import FastAPI
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import END, START, StateGraph
+            from langgraph.types import Command, interrupt
+
+
+            class S(TypedDict, total=False):
+                request: str
+                approved: bool
+
+
+            def review(state: S) -> dict:
+                return {"approved": interrupt({"request": state["request"]}) is True}
+
+
+            builder = StateGraph(S)
+            builder.add_node("review", review)
+            builder.add_edge(START, "review")
+            builder.add_edge("review", END)
+            graph = builder.compile(checkpointer=InMemorySaver())  # parked approvals
+            app = FastAPI()
+
+
+            @app.post("/requests/{rid}")
+            def submit(rid: str) -> dict:
+                return graph.invoke({"request": rid}, {"configurable": {"thread_id": rid}})
+
+
+            @app.post("/requests/{rid}/answer")
+            def answer(rid: str, ok: bool) -> dict:
+                return graph.invoke(Command(resume=ok), {"configurable": {"thread_id": rid}})
+            """,
+            """
+            \"\"\"An approvals service.\"\"\"
+            from typing import TypedDict
+
+            from fastapi import FastAPI
+            from langgraph.graph import END, START, StateGraph
+            from langgraph.types import Command, interrupt
+            import os
+            import sqlite3
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+
+            class S(TypedDict, total=False):
+                request: str
+                approved: bool
+
+
+            def review(state: S) -> dict:
+                return {"approved": interrupt({"request": state["request"]}) is True}
+
+
+            builder = StateGraph(S)
+            builder.add_node("review", review)
+            builder.add_edge(START, "review")
+            builder.add_edge("review", END)
+            graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect(os.environ.get("LANGGRAPH_CHECKPOINT_DB", "checkpoints.sqlite"), check_same_thread=False)))  # parked approvals
+            app = FastAPI()
+
+
+            @app.post("/requests/{rid}")
+            def submit(rid: str) -> dict:
+                return graph.invoke({"request": rid}, {"configurable": {"thread_id": rid}})
+
+
+            @app.post("/requests/{rid}/answer")
+            def answer(rid: str, ok: bool) -> dict:
+                return graph.invoke(Command(resume=ok), {"configurable": {"thread_id": rid}})
+            """,
+            note="The in-memory saver becomes SqliteSaver at $LANGGRAPH_CHECKPOINT_DB; its import goes, the new ones follow the last import.",
+            unsafe=True,
+        ),
+    )
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         for construction, where, hitl, served in _collect(self, ctx):
             if where is not ctx.module:
@@ -226,6 +315,7 @@ the deployment and a new dependency; it is planned as an unsafe fix.
                 f"run waiting for an answer, and with several workers the answer usually reaches a process that never "
                 f"saw the thread.",
                 related=related,
+                autofix=_durable_saver(ctx, construction),
             )
 
     # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
@@ -324,4 +414,58 @@ def _served_handler(where, use_module, project):
         for h in handlers:
             if any(m == wanted.module_name or m.startswith(wanted.module_name + ".") for m in h.module.imported_modules):
                 return h
+    return None
+
+
+def _durable_saver(ctx: RuleContext, construction: cst.Call) -> Autofix | None:
+    """``InMemorySaver()`` -> ``SqliteSaver(sqlite3.connect(os.environ.get("LANGGRAPH_CHECKPOINT_DB",
+    "checkpoints.sqlite"), check_same_thread=False))``, the imports it needs added and the
+    in-memory saver's import removed when nothing else uses it. Unsafe: the app gains a dependency
+    (langgraph-checkpoint-sqlite) and a file on disk. Not offered when the project calls a graph's
+    async methods (the sync saver raises on them; ``AsyncSqliteSaver`` needs a connection opened in
+    the event loop, which is the program's to place) or when a name it needs means something else."""
+    module = ctx.module
+    if construction.args or ctx.project.modules_mentioning(langgraph.ASYNC_GRAPH_CALL_WORDS):
+        return None
+    edits = []
+    names = {}
+    for statement, binds, qualified in (("import os", "os", "os"), ("import sqlite3", "sqlite3", "sqlite3"),
+                                        (langgraph.DURABLE_SAVER_IMPORT, "SqliteSaver", "langgraph.checkpoint.sqlite.SqliteSaver")):
+        local = local_name_of(module, {qualified})
+        if local is None:
+            added = import_edit(module, statement, binds)
+            if added is None:
+                return None
+            edits.append(added)
+            local = binds
+        names[binds] = local
+    path = f'{names["os"]}.environ.get("{langgraph.DURABLE_SAVER_ENV}", "{langgraph.DURABLE_SAVER_DEFAULT_PATH}")'
+    edits.append(ctx.replace(construction, f'{names["SqliteSaver"]}({names["sqlite3"]}.connect({path}, check_same_thread=False))'))
+    unused = _only_use_removed(module, construction)
+    if unused is not None:
+        edits.append(unused)
+    return ctx.autofix(f"keep parked runs in SQLite ({langgraph.DURABLE_SAVER_PACKAGE}), at the path in "
+                       f"${langgraph.DURABLE_SAVER_ENV} (default {langgraph.DURABLE_SAVER_DEFAULT_PATH}): a restart resumes them; "
+                       f"several hosts need a shared database (PostgresSaver) instead", *edits, unsafe=True)
+
+
+def _only_use_removed(module: ModuleFacts, construction: cst.Call) -> Edit | None:
+    """Delete the import line of the in-memory saver's name when this construction was its only use
+    (the line imports nothing else; the name appears nowhere else in the text)."""
+    if not isinstance(construction.func, cst.Name):
+        return None
+    name = construction.func.value
+    if len(re.findall(rf"\b{re.escape(name)}\b", module.tree.code)) != 2:
+        return None
+    for statement in module.tree.body:
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            continue
+        imp = statement.body[0]
+        if (isinstance(imp, cst.ImportFrom) and isinstance(imp.names, (list, tuple)) and len(imp.names) == 1
+                and imp.names[0].asname is None and imp.names[0].name.value == name
+                and not any(line.comment is not None for line in statement.leading_lines)
+                and statement.trailing_whitespace.comment is None):
+            span = module.position(statement)
+            line = span[0][0]
+            return Edit(Span(module.display_path, line, 1, line + 1, 1), "")
     return None

@@ -28,6 +28,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     ("flow_created", "settlement_flow.py", 1, False),  # RA107
     ("checkpoint_true", "intake_flow.py", 1, False),  # RA604
     ("payment_key", "booking_graph.py", 2, True),  # RA101 and RA103: an idempotency key
+    ("volatile_park", "approvals_service.py", 1, True),  # RA601: a durable saver
 ])
 def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(fixture: str, program: str, fixed: int, unsafe: bool) -> None:
     folder = REPO / "fixtures" / "fixes" / fixture

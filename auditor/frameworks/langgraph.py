@@ -38,6 +38,15 @@ TASK = frozenset({"langgraph.func.task"})
 #: In-process savers: parked runs die with the process. ``MemorySaver`` is the
 #: older name of ``InMemorySaver`` (same class in 1.2.24).
 IN_MEMORY_SAVERS = frozenset({"langgraph.checkpoint.memory.InMemorySaver", "langgraph.checkpoint.memory.MemorySaver"})
+#: RA601's fix: the durable saver of the same (sync) family, where its checkpoints are kept, and
+#: the package it comes from. ``SqliteSaver`` creates its tables on first use (langgraph-checkpoint-sqlite
+#: 3.x: ``setup()`` runs inside ``cursor()``); the connection is shared by the executor's threads.
+DURABLE_SAVER_IMPORT = "from langgraph.checkpoint.sqlite import SqliteSaver"
+DURABLE_SAVER_PACKAGE = "langgraph-checkpoint-sqlite"
+DURABLE_SAVER_ENV = "LANGGRAPH_CHECKPOINT_DB"
+DURABLE_SAVER_DEFAULT_PATH = "checkpoints.sqlite"
+#: a sync saver raises NotImplementedError on these: a program that calls them needs the async saver
+ASYNC_GRAPH_CALL_WORDS = (".ainvoke(", ".astream(", ".astream_events(", ".abatch(", ".aget_state(", ".aupdate_state(")
 
 DURABLE_SAVERS = frozenset(
     {

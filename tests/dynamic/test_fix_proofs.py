@@ -256,3 +256,48 @@ def test_stripe_sends_the_keyword_as_the_idempotency_key_header(tmp_path: Path) 
         server.shutdown()
     assert seen[0].get("idempotency-key") == "k-1"
     assert seen[1].get("idempotency-key") != "k-1"  # unkeyed: the SDK's own per-request key at most
+
+
+def _restart(folder: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """One fresh interpreter in ``folder`` (the service's working directory, as a restarted worker has)."""
+    return subprocess.run([sys.executable, "-c", code], cwd=folder, env={**os.environ, "PYTHONPATH": str(folder)},
+                          capture_output=True, text=True, timeout=120)
+
+
+PARK = "import approvals_service as a; a.graph.invoke({'request': 'r1'}, {'configurable': {'thread_id': 'r1'}})"
+ANSWER = """
+import approvals_service as a
+from langgraph.types import Command
+config = {'configurable': {'thread_id': 'r1'}}
+try:
+    a.graph.invoke(Command(resume=True), config)
+finally:
+    print(sorted(a.graph.get_state(config).values.items()))
+"""
+
+
+def test_ra601_fix_keeps_a_parked_request_across_a_restart(tmp_path: Path) -> None:
+    before, after = _before_and_fixed(tmp_path, "volatile_park/approvals_service.py", "RA601", unsafe=True)
+    fixed_text = (after / "approvals_service.py").read_text()
+    assert "InMemorySaver" not in fixed_text and "from langgraph.checkpoint.sqlite import SqliteSaver\n" in fixed_text
+
+    # ground truth, no sweep code: a request parks in one worker process, which then exits (a
+    # deploy, a recycle); the reviewer's answer reaches a fresh one in the same working directory
+    assert _restart(before, PARK).returncode == 0
+    lost = _restart(before, ANSWER)
+    assert lost.returncode != 0 and "KeyError: 'request'" in lost.stderr  # the answer starts a run from nothing
+    assert lost.stdout.strip() == "[]"
+    assert _restart(after, PARK).returncode == 0
+    kept = _restart(after, ANSWER)
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.strip() == "[('approved', True), ('notified', True), ('request', 'r1')]"
+
+    # the sweep, run with the program's own saver (the module imported fresh in every process),
+    # sees the parked request lost in the original: RA708 on the park
+    (before / "program_saver.py").write_text(
+        "def program_saver():\n    import approvals_service\n\n    return approvals_service.graph.checkpointer\n")
+    report = crash_sweep(f"{before}/approvals_service.py:graph", input={"request": "r1"}, resume=[True],
+                         saver="program_saver:program_saver", effects=["approvals_service:notify_requester"],
+                         cells=["parked"], cwd=str(before))
+    [parked] = [c for c in report.cells if c.kind == "parked"]
+    assert parked.verdict == "fail" and "RA708" in parked.rules and "nothing durable survived" in parked.detail
