@@ -378,7 +378,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
     result = ChildResult(spec.role, spec.phase)
     instruments: Instruments | None = None
     try:
-        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network)
+        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network, cwd=spec.program_dir)
         sandbox.install()
         ledger = Ledger(spec.ledger_path)
         ledger.phase = spec.phase

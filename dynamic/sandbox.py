@@ -168,8 +168,11 @@ class Sandbox:
     """The policy of one child; ``install`` applies it to the current process."""
 
     root: str
+    #: this process's own directory (its temporary files, its output)
     workdir: str
     allow_network: bool = False
+    #: the program's working directory (default ``workdir``); the cell's processes share it
+    cwd: str | None = None
     #: called with (kind, detail) for every refusal and spawn; must not itself write outside ``root``
     report: Callable[[str, str], None] | None = None
     #: whether Landlock enforces the write rule on this process and its children (see install)
@@ -182,7 +185,8 @@ class Sandbox:
         except OSError:  # already a session leader (e.g. run in-process by a test)
             pass
         os.makedirs(self.workdir, exist_ok=True)
-        os.chdir(self.workdir)
+        os.makedirs(self.cwd or self.workdir, exist_ok=True)
+        os.chdir(self.cwd or self.workdir)
         os.environ["TMPDIR"] = self.workdir
         os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
         # Libraries that keep data in the user's data/cache dirs (CrewAI's default flow database and

@@ -69,5 +69,12 @@ class ChildSpec:
         return f"{self.cell_dir}/ledger.sqlite"
 
     @property
+    def program_dir(self) -> str:
+        """The program's working directory, shared by every process of the cell: a restarted worker
+        runs where the crashed one ran, so a file it wrote by a relative path (a SQLite saver's
+        ``checkpoints.sqlite``, a JSON state file) is there for the next one -- and for a racer."""
+        return f"{self.cell_dir}/cwd"
+
+    @property
     def result_path(self) -> str:
         return f"{self.workdir}/result.json"

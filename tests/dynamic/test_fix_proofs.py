@@ -292,12 +292,23 @@ def test_ra601_fix_keeps_a_parked_request_across_a_restart(tmp_path: Path) -> No
     assert kept.returncode == 0, kept.stderr
     assert kept.stdout.strip() == "[('approved', True), ('notified', True), ('request', 'r1')]"
 
-    # the sweep, run with the program's own saver (the module imported fresh in every process),
-    # sees the parked request lost in the original: RA708 on the park
-    (before / "program_saver.py").write_text(
-        "def program_saver():\n    import approvals_service\n\n    return approvals_service.graph.checkpointer\n")
-    report = crash_sweep(f"{before}/approvals_service.py:graph", input={"request": "r1"}, resume=[True],
-                         saver="program_saver:program_saver", effects=["approvals_service:notify_requester"],
-                         cells=["parked"], cwd=str(before))
-    [parked] = [c for c in report.cells if c.kind == "parked"]
+    # the sweep, run with the program's own saver (the module imported fresh in every process, all
+    # of a cell's processes in one working directory, as a restarted worker is): the original loses
+    # the park (RA708), the fixed service resumes it from its SQLite file
+    def sweep(folder: Path):
+        (folder / "program_saver.py").write_text(
+            "def program_saver():\n    import approvals_service\n\n    return approvals_service.graph.checkpointer\n")
+        return crash_sweep(f"{folder}/approvals_service.py:graph", input={"request": "r1"}, resume=[True],
+                           saver="program_saver:program_saver", effects=["approvals_service:notify_requester"],
+                           cells=["crash", "parked"], cwd=str(folder))
+
+    broken, fixed = sweep(before), sweep(after)
+    [parked] = [c for c in broken.cells if c.kind == "parked"]
     assert parked.verdict == "fail" and "RA708" in parked.rules and "nothing durable survived" in parked.detail
+    assert "RA708" in {f.rule_id for f in broken.findings}
+    [parked] = [c for c in fixed.cells if c.kind == "parked"]
+    assert parked.verdict == "pass" and "Command(resume=...)" in parked.detail, parked.detail
+    assert "RA708" not in {f.rule_id for f in fixed.findings}
+    # what a saver cannot close stays in both: killed after the notice and before its node's write
+    in_announce = "resume 1: after effect approvals_service.notify_requester in node announce"
+    assert _cell(fixed, in_announce).effects["approvals_service.notify_requester"] == (1, 2)
