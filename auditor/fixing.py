@@ -94,11 +94,17 @@ def apply_fixes(text: str, fixes: list[Autofix]) -> tuple[str, list[Autofix]]:
             continue  # overlaps a fix already taken: the next pass sees the rewritten code
         ranges.extend(new)
         taken.append(fix)
-    # from the bottom up; of insertions at one offset the last listed goes in first, so the
-    # first listed ends up first
-    for _, (start, end, replacement) in sorted(enumerate(ranges), key=lambda item: (item[1][0], item[1][1], item[0]), reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text, taken
+    return splice(text, ranges), taken
+
+
+def splice(text: str, edits: list[tuple[int, int, str]], base: int = 0) -> str:
+    """``text`` with every ``(start, end, replacement)`` made, offsets counted in the whole file
+    and ``text`` starting at offset ``base`` of it (a block of lines, for a review suggestion).
+    Made from the bottom up, so earlier offsets stay valid; of insertions at one offset the last
+    listed goes in first, so the first listed ends up first."""
+    for _, (start, end, replacement) in sorted(enumerate(edits), key=lambda item: (item[1][0], item[1][1], item[0]), reverse=True):
+        text = text[: start - base] + replacement + text[end - base:]
+    return text
 
 
 def _read_text(path: Path) -> tuple[str, bytes]:

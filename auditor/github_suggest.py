@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resume_audit.fixing import FixConflict, line_starts, offset_of
+from resume_audit.fixing import FixConflict, line_starts, offset_of, splice
 from resume_audit.gitdiff import ChangedLines, DiffError, changed_lines
 
 #: at most this many suggestions in one review: a reviewer reads them, a bot flood helps nobody
@@ -67,9 +67,7 @@ def _replaced_lines(text: str, replacements: list[dict[str, Any]]) -> tuple[int,
     last = max(r["deletedRegion"].get("endLine", r["deletedRegion"]["startLine"]) for r in replacements)
     lo = starts[first - 1]
     hi = starts[last] if last < len(starts) else len(text)
-    block = text[lo:hi]
-    for start, end, inserted in sorted(edits, reverse=True):
-        block = block[: start - lo] + inserted + block[end - lo:]
+    block = splice(text[lo:hi], edits, base=lo)
     if not block.endswith("\n"):
         block += "\n"
     return first, last, block
