@@ -477,15 +477,33 @@ def test_pull_request_in_a_shallow_clone_fetches_the_base(tmp_path: Path) -> Non
 
 
 def test_a_base_scan_that_fails_falls_back_to_every_finding(tmp_path: Path) -> None:
-    """The base's own configuration is invalid for this version: never a silent pass."""
-    base = {AGENT_FILE: TICKETS_BASE, "pyproject.toml": "[tool.resume-audit]\nno-such-key = 1\n"}
-    repo, base_sha, head_sha = make_repo(tmp_path, base, {AGENT_FILE: TICKETS_HEAD_NEW, "pyproject.toml": "[tool.resume-audit]\n"})
-    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    """The extra arguments name a configuration file the pull request adds: the base cannot be
+    scanned with them. Never a silent pass."""
+    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE},
+                                         {AGENT_FILE: TICKETS_HEAD_NEW, "ci/strict.toml": "[tool.resume-audit]\n"})
+    result = run_action(repo, tmp_path / "run", {"paths": "src", "extra-args": "--config ci/strict.toml"}, pr_event(base_sha, head_sha))
     warning = result["compare"]["stdout"]
     assert warning.startswith(f"::warning title=resume-audit::Scanning the merge base {base_sha[:12]} failed")
-    assert "no-such-key" in warning and "Every finding is judged" in warning
+    assert "strict.toml" in warning and "Every finding is judged" in warning
     assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
     assert "**New findings could not be told from pre-existing ones:** Scanning the merge base" in result["summary"]
+
+
+def test_the_base_is_scanned_under_the_pull_requests_configuration(tmp_path: Path) -> None:
+    """A pull request that turns a rule on (here: stops ignoring RA101) and drops a nested
+    configuration: the old code's finding is pre-existing, only the added one is new."""
+    base = {AGENT_FILE: TICKETS_BASE, "pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
+            f"{AGENT_DIR}/pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n'}
+    head = {AGENT_FILE: TICKETS_HEAD_NEW, "pyproject.toml": "[tool.resume-audit]\n"}
+    repo, base_sha, head_sha = make_repo(tmp_path, base, head)
+    git(repo, "rm", "-q", f"{AGENT_DIR}/pyproject.toml")
+    git(repo, "commit", "-q", "--amend", "--no-edit")
+    head_sha = git(repo, "rev-parse", "HEAD")
+    result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
+    assert "1 new, 1 pre-existing" in result["compare"]["stderr"], result["compare"]["stderr"] + result["compare"]["stdout"]
+    assert result["report"]["outputs"]["new-findings"] == "1" and result["report"]["outputs"]["pre-existing"] == "1"
+    # the merge base itself is untouched: its configuration files are what they were
+    assert git(repo, "show", f"{base_sha}:pyproject.toml").strip() == '[tool.resume-audit]\nignore = ["RA101"]'
 
 
 def test_fail_on_defaults_to_the_projects_configuration(tmp_path: Path) -> None:
