@@ -153,22 +153,31 @@ class _Alarm:
     def __enter__(self) -> "_Alarm":
         if self.active:
             assert self.seconds  # active only with a limit
+            self.stopping = False
             self.previous = signal.signal(signal.SIGALRM, self._raise)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+            try:
+                # from here the handler neither raises nor re-arms: a repeat that fired while the
+                # body's exception was unwinding must not outlive the block (it once crashed pytest
+                # 50 ms later, far from any analysis)
+                self.stopping = True
+            finally:  # even when a repeat raised on the line above
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, self.previous)
 
     #: after the limit, the alarm fires again this often until the body has stopped: an exception
     #: raised while a gc callback or ``__del__`` runs is printed and dropped by the interpreter
-    #: (seen in CI: hypothesis's gc callback ate one), and the file would run on unlimited
-    REPEAT_SECONDS = 0.05
+    #: (seen in CI: hypothesis's gc callback ate one), and the file would run on unlimited. Long
+    #: enough that the first one's unwinding reaches ``__exit__`` before a repeat, on a loaded machine.
+    REPEAT_SECONDS = 0.5
 
-    @staticmethod
-    def _raise(signum: int, frame: object) -> None:
+    def _raise(self, signum: int, frame: object) -> None:
+        if self.stopping:
+            return
         signal.setitimer(signal.ITIMER_REAL, _Alarm.REPEAT_SECONDS)
         raise _TimeLimit()
 

@@ -146,6 +146,25 @@ def test_a_time_limit_swallowed_by_a_gc_callback_fires_again() -> None:
     assert not engine._Alarm.running()
 
 
+def test_a_repeat_that_fires_after_the_block_does_nothing() -> None:
+    """The repeat is armed when the limit fires; one delivered while the body's exception unwinds
+    (or later) must neither raise nor re-arm once the block is left -- it once crashed pytest far
+    from any analysis."""
+    import signal
+    import time
+
+    before = signal.getsignal(signal.SIGALRM)
+    alarm = engine._Alarm(0.05)
+    with pytest.raises(engine._TimeLimit):
+        with alarm:
+            end = time.perf_counter() + 10
+            while time.perf_counter() < end:
+                pass
+    assert not engine._Alarm.running() and signal.getsignal(signal.SIGALRM) == before
+    alarm._raise(signal.SIGALRM, None)  # a late delivery of the repeat: a no-op
+    assert not engine._Alarm.running()
+
+
 def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: Path, monkeypatch) -> None:
     """The scan hashes what it read; it must analyse the same bytes. Before, the analysis read the
     tree again: a helper deleted meanwhile vanished without a word (the finding it carried with it)
