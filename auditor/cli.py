@@ -17,8 +17,6 @@ from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
-from rich.table import Table
 
 from resume_audit import __version__
 from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
@@ -659,6 +657,8 @@ def rules_command(
         return
     if format != OutputFormat.text:
         raise fail("rules supports --format text or json")
+    from rich.table import Table  # here, not at start-up: a scan never draws a table
+
     table = Table(title="resume-audit rules", show_lines=False)
     for col in ("id", "property", "severity", "frameworks", "finds"):
         table.add_column(col, overflow="fold")
@@ -697,6 +697,8 @@ def effects_command(
         return
     if format != OutputFormat.text:
         raise fail("effects supports --format text or json")
+    from rich.table import Table
+
     table = Table(title="resume-audit effect catalog", show_lines=True)
     for col in ("SDK", "calls that write", "a repeat", "idempotency key"):
         table.add_column(col, overflow="fold")
@@ -717,6 +719,8 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
         raise fail(f"unknown rule id {rule_id!r}; run `resume-audit rules` to list them")
     console = Console()  # rich reads NO_COLOR, FORCE_COLOR and TERM itself
     if console.is_terminal:
+        from rich.markdown import Markdown  # markdown-it and pygments: only for this command
+
         console.print(Markdown(documentation(rule)))
     else:
         sys.stdout.write(documentation(rule))

@@ -487,7 +487,8 @@ class Groups:
 
     def of(self, path: Path) -> Group:
         """The group of the file at ``path`` (the configuration of the folder it sits in)."""
-        return self.of_dir(Path(os.path.dirname(os.path.abspath(path))))
+        folder = os.path.dirname(os.path.abspath(path))
+        return self._by_dir.get(folder) or self.of_dir(Path(folder))  # known folders: no Path made
 
     def of_dir(self, directory: Path) -> Group:
         folder = os.path.abspath(directory)

@@ -24,13 +24,19 @@ def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
     if not resolved:
         path = path.resolve()
     is_package = path.name == "__init__.py"
-    parts: list[str] = [] if is_package else [path.stem]
-    directory = path.parent
+    parts = _package_parts(path.parent)
+    return ".".join(parts if is_package else (*parts, path.stem)), is_package
+
+
+@lru_cache(maxsize=None)
+def _package_parts(directory: Path) -> tuple[str, ...]:
+    """The package names from the outermost package down to ``directory`` (empty when it is not
+    a package): worked out once per folder, as every file in it asks."""
+    names: list[str] = []
     while _is_package_dir(directory) and directory.parent != directory:
-        parts.append(directory.name)
+        names.append(directory.name)
         directory = directory.parent
-    parts.reverse()
-    return ".".join(parts), is_package
+    return tuple(reversed(names))
 
 
 @dataclass(frozen=True)

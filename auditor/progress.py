@@ -13,7 +13,6 @@ import time
 from typing import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 #: progress(phase, done, total): ``total`` None while it is not known yet (files still being found)
 ScanProgress = Callable[[str, int, "int | None"], None]
@@ -33,6 +32,9 @@ def scan_progress(console: Console | None = None, delay: float | None = None, *,
     if not enabled or not console.is_terminal:
         yield silent
         return
+    # the bar's machinery is imported only when a terminal may see it
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     wait = delay if delay is not None else float(os.environ.get("RESUME_AUDIT_PROGRESS_DELAY", DEFAULT_DELAY))
     bar = Progress(
         TextColumn("[bold]resume-audit scan[/] {task.description}"),
