@@ -145,9 +145,11 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         notes.append(Notification(NotificationKind.UNREADABLE,
                                   f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))
 
-    stack = [os.fspath(given)]
+    # (folder as walked, its resolved path once known): a subfolder that is no symlink resolves
+    # to its parent's resolved path joined with its name, so realpath runs once, not per folder
+    stack: list[tuple[str, str | None]] = [(os.fspath(given), None)]
     while stack:
-        dirpath = stack.pop()
+        dirpath, resolved_dir = stack.pop()
         listed = _list(dirpath, unlistable)
         if listed is None:
             continue
@@ -160,7 +162,7 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
                 continue
             if skip.excluded_in(folder, os.path.join(folder, d), is_dir=True):
                 continue
-            kept.append((d, full))
+            kept.append(full)
         # the folder's display path, as given and resolved: worked out once per folder, each
         # file's joined to them (``folder_path / name`` parses only the name)
         shown: str | None = None
@@ -183,14 +185,19 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
                                               "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)", rel))
                     continue
             else:
-                resolved_folder = resolved_folder or Path(os.path.realpath(folder))
+                if resolved_folder is None:
+                    resolved_dir = resolved_dir or os.path.realpath(folder)
+                    resolved_folder = Path(resolved_dir)
                 resolved = resolved_folder / name
             if resolved in seen:
                 continue
             seen.add(resolved)
             yield SourcePath(full, rel, resolved)
         # walked depth first in name order: the stack pops the first subfolder next
-        stack.extend(full for _, full in reversed(kept) if not os.path.islink(full))
+        if kept:
+            resolved_dir = resolved_dir or os.path.realpath(folder)
+            stack.extend((full, os.path.join(resolved_dir, os.path.basename(full)))
+                         for full in reversed(kept) if not os.path.islink(full))
 
 
 def _list(dirpath: str, onerror: Callable[[OSError], None]) -> tuple[list[str], list[tuple[str, bool]]] | None:

@@ -7,6 +7,7 @@ cost an import of the parser and the analysis.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,14 +25,15 @@ def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
     if not resolved:
         path = path.resolve()
     is_package = path.name == "__init__.py"
-    parts = _package_parts(path.parent)
+    parts = _package_parts(os.path.dirname(path))  # by string: a Path per file and its hash cost more
     return ".".join(parts if is_package else (*parts, path.stem)), is_package
 
 
 @lru_cache(maxsize=None)
-def _package_parts(directory: Path) -> tuple[str, ...]:
-    """The package names from the outermost package down to ``directory`` (empty when it is not
+def _package_parts(folder: str) -> tuple[str, ...]:
+    """The package names from the outermost package down to ``folder`` (empty when it is not
     a package): worked out once per folder, as every file in it asks."""
+    directory = Path(folder)
     names: list[str] = []
     while _is_package_dir(directory) and directory.parent != directory:
         names.append(directory.name)
