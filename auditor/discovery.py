@@ -58,7 +58,7 @@ class SourcePath:
 def display_path(path: Path, root: Path) -> str:
     """Path as shown to users. Symlinks are not resolved: a link is reported under its own name."""
     absolute = os.path.abspath(path)
-    for base in _bases(root):
+    for base in _bases(os.path.abspath(root)):
         if absolute == base:
             return "."
         prefix = base if base.endswith(os.sep) else base + os.sep
@@ -95,10 +95,11 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _bases(root: Path) -> tuple[str, ...]:
-    """The root as given (made absolute) and with symlinks resolved: a path is shown relative
-    to whichever contains it. Cached: every discovered file asks."""
-    given, resolved = os.path.abspath(root), str(root.resolve())
+def _bases(given: str) -> tuple[str, ...]:
+    """The root as given (made absolute: a relative root is keyed by what it meant in the
+    directory of the day) and with symlinks resolved: a path is shown relative to whichever
+    contains it. Cached: every discovered folder asks."""
+    resolved = str(Path(given).resolve())
     return (given,) if given == resolved else (given, resolved)
 
 

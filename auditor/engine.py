@@ -44,6 +44,7 @@ from resume_audit import __version__
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
+from resume_audit.decoding import SourceText, decode_source
 from resume_audit.discovery import discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from resume_audit.filetable import FileTable
@@ -59,7 +60,6 @@ from resume_audit.unused_suppressions import unused_suppressions
 if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, never
     # before: a warm scan whose every result comes from the cache does without it
     from resume_audit.analysis.facts import ModuleFacts
-    from resume_audit.analysis.source import SourceText
     from resume_audit.rules import Rule
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
@@ -104,8 +104,6 @@ def _index_bytes(raw: bytes, entry: SourceFile) -> ModuleFacts | Notification:
 
 
 def _index_raw(raw: bytes, path: Path, display: str) -> ModuleFacts | Notification:
-    from resume_audit.analysis.source import decode_source
-
     source = decode_source(raw, path, display)
     if isinstance(source, Notification):
         return source
@@ -579,8 +577,6 @@ def scan(
                 continue
             raw, info = read
             digest = content_hash(raw)
-            from resume_audit.analysis.source import decode_source  # only once a file has to be read
-
             decoded = decode_source(raw, source_path.resolved, source_path.display)  # a bad file is reported whatever it holds
             problem = decoded if isinstance(decoded, Notification) else None
             found = prefilter.match(raw) if problem is None else NO_MATCH

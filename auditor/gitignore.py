@@ -38,7 +38,7 @@ def _read_spec(path: str) -> GitIgnoreSpec | None:
         return None
     from pathspec import GitIgnoreSpec  # imported once there is a pattern to compile
 
-    spec = GitIgnoreSpec.from_lines(lines)
+    spec = GitIgnoreSpec.from_lines([matchable(line) for line in lines])
     return spec if len(spec) else None
 
 
@@ -131,11 +131,11 @@ class GitIgnore:
             return False
         suffix = "/" if is_dir else ""
         for folder, spec in chain.specs:
-            verdict = spec.check_file(relative_posix(absolute, folder) + suffix).include
+            verdict = spec.check_file(matchable(relative_posix(absolute, folder)) + suffix).include
             if verdict is not None:
                 return verdict
         if chain.info is not None:
-            return bool(chain.info.check_file(relative_posix(absolute, chain.repo) + suffix).include)
+            return bool(chain.info.check_file(matchable(relative_posix(absolute, chain.repo)) + suffix).include)
         return False
 
 
@@ -144,3 +144,15 @@ def relative_posix(absolute: str, folder: str) -> str:
     ``Path(os.path.relpath(absolute, folder)).as_posix()`` gives, without its cost per entry."""
     rel = absolute[len(folder):] if folder.endswith(os.sep) else absolute[len(folder) + 1:]
     return rel if os.sep == "/" else rel.replace(os.sep, "/")
+
+
+def matchable(name: str) -> str:
+    """``name`` as the pattern matcher can take it. A file name that is not UTF-8 reaches Python
+    with its bad bytes as surrogates, which pathspec's regex engine refuses (the whole scan used
+    to fail on such a name in any repository with a ``.gitignore``); each bad byte becomes
+    U+FFFD -- one character, as git's ``?`` matches one byte -- in names and patterns alike."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource
-from resume_audit.gitignore import GitIgnore, relative_posix
+from resume_audit.gitignore import GitIgnore, matchable, relative_posix
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -50,7 +50,7 @@ class PatternSet:
         prefix = self.base if self.base.endswith(os.sep) else self.base + os.sep
         if not absolute.startswith(prefix):
             return False
-        rel = relative_posix(absolute, self.base) + ("/" if is_dir else "")
+        rel = matchable(relative_posix(absolute, self.base)) + ("/" if is_dir else "")
         return _compile(self.patterns).match_file(rel)
 
 
