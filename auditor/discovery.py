@@ -158,12 +158,12 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         folder = os.path.abspath(dirpath)
         kept = []
         for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(full):
+            subfolder = os.path.join(dirpath, d)
+            if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(subfolder):
                 continue
             if skip.excluded_in(folder, os.path.join(folder, d), is_dir=True):
                 continue
-            kept.append(full)
+            kept.append(subfolder)
         # the folder's display path, as given and resolved: worked out once per folder, each
         # file's joined to them (``folder_path / name`` parses only the name)
         shown: str | None = None
@@ -197,8 +197,8 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         # walked depth first in name order: the stack pops the first subfolder next
         if kept:
             resolved_dir = resolved_dir or os.path.realpath(folder)
-            stack.extend((full, os.path.join(resolved_dir, os.path.basename(full)))
-                         for full in reversed(kept) if not os.path.islink(full))
+            stack.extend((sub, os.path.join(resolved_dir, os.path.basename(sub)))
+                         for sub in reversed(kept) if not os.path.islink(sub))
 
 
 def _list(dirpath: str, onerror: Callable[[OSError], None]) -> tuple[list[str], list[tuple[str, bool]]] | None:
