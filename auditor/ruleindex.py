@@ -81,7 +81,8 @@ def _imported() -> tuple[RuleInfo, ...]:
 
 
 def _snapshot_path(cache_dir: Path) -> Path:
-    return cache_dir / f"rules-{tool_fingerprint()}.json"
+    # JSON, but not named ``*.json``: those are the result cache's entries (and the file table)
+    return cache_dir / f"rules-{tool_fingerprint()}.snapshot"
 
 
 def _read(path: Path) -> tuple[RuleInfo, ...] | None:

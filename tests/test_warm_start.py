@@ -103,7 +103,7 @@ def test_damaged_snapshot_is_not_trusted(tmp_path: Path, monkeypatch) -> None:
 def test_snapshot_is_keyed_by_the_code(tmp_path: Path, monkeypatch) -> None:
     """A snapshot of other code (another fingerprint) is never read: a rule edited since is seen."""
     monkeypatch.setattr(ruleindex, "_known", None)
-    other = tmp_path / "rules-0000.json"
+    other = tmp_path / "rules-0000.snapshot"
     other.write_text(json.dumps({"format": 1, "rules": []}))
     assert ruleindex._snapshot_path(tmp_path) != other
     assert ruleindex.static_rules(tmp_path) == _from_classes()
