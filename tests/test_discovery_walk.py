@@ -167,8 +167,10 @@ def test_git_agrees_on_what_is_ignored(tree: Path, monkeypatch) -> None:
     write(tree / ".git" / "info" / "exclude", "secret_*.py\n")
     (tree / "pyproject.toml").unlink()
     (tree / "venv" / "pyvenv.cfg").unlink()
-    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z", "--", "*.py"],
-                            capture_output=True, check=True).stdout.split(b"\0")
+    # the machine's own git configuration (a global excludes file) must not take part
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    listed = subprocess.run(["git", "-c", f"core.excludesFile={os.devnull}", "ls-files", "--others", "--exclude-standard",
+                             "-z", "--", "*.py"], capture_output=True, check=True, env=env).stdout.split(b"\0")
     # compared: what ignore rules decide (git lists symlinks and what resume-audit always skips)
     always_skipped = ("nested/", "build/", "node_modules/", "thing.egg-info/", "venv/")
     by_git = {os.fsdecode(p) for p in listed if p} - {p for p in map(os.fsdecode, listed) if p and os.path.islink(p)}
