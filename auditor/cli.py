@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from rich.console import Console
 
 from resume_audit import __version__
 from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
@@ -406,6 +405,8 @@ def crash_sweep_command(
 
     Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card --input '{"order_id": 7}' --resume '"approve"'
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     from resume_audit.dynamic.effects import NO_STUB
     from resume_audit.dynamic.progress import rich_progress
     from resume_audit.dynamic.sweep import SweepUsageError, crash_sweep
@@ -524,6 +525,8 @@ def merge_command(
 
     Run `crash-sweep ... --shard K/N --format json -o shard-K.json` on N machines (a CI matrix), then merge the files: the cells, findings and notifications come out as one sweep's, so the JSON and SARIF are byte for byte what a single run writes. Findings are located against the source tree, so merge from a checkout at the same path.
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     import json
 
     from resume_audit.config import ConfigError
@@ -592,6 +595,8 @@ def conformance_command(
 
     Rows are framework / resume plane / backend with versions; columns are EO (interrupt path, crash path), PC, FD, CV, CO (sequential, concurrent), RD and liveness; each cell is ✓, ✗ (with its witness) or n/a.
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     import json
 
     from resume_audit.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
@@ -638,6 +643,8 @@ def rules_command(
 
     Example: resume-audit rules --format json
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     catalog = descriptors()
     if format == OutputFormat.json:
         import json
@@ -676,6 +683,8 @@ def effects_command(
 
     Example: resume-audit effects --format json
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     from resume_audit.analysis.effect_catalog import CATALOG, GENERIC_SINKS
 
     rows: list[dict[str, Any]] = [
@@ -714,6 +723,8 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
 
     Example: resume-audit explain RA201
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     rule = descriptors().get(rule_id.strip().upper())
     if rule is None:
         raise fail(f"unknown rule id {rule_id!r}; run `resume-audit rules` to list them")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: progress(phase, done, total): ``total`` None while it is not known yet (files still being found)
 ScanProgress = Callable[[str, int, "int | None"], None]
@@ -28,8 +29,13 @@ def silent(phase: str, done: int, total: int | None) -> None:
 def scan_progress(console: Console | None = None, delay: float | None = None, *, enabled: bool = True) -> Iterator[ScanProgress]:
     """Yield a callback that shows a transient bar once the scan has taken ``delay`` seconds
     (never when not ``enabled``: ``--quiet``)."""
+    if not enabled:  # --quiet: no console needed at all
+        yield silent
+        return
+    from rich.console import Console
+
     console = console or Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not console.is_terminal:
         yield silent
         return
     # the bar's machinery is imported only when a terminal may see it
