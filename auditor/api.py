@@ -27,7 +27,7 @@ from resume_audit.findings import Finding, ScanResult, Span
 from resume_audit.gitdiff import ChangedLines, changed_lines
 from resume_audit.progress import ScanProgress
 from resume_audit.repo_root import RepoPaths
-from resume_audit.rules import all_rules
+from resume_audit.ruleindex import rule_ids
 
 
 @dataclass
@@ -95,7 +95,7 @@ def config_source(request: ScanRequest) -> ConfigSource:
     """Where each scanned folder's configuration comes from: one for every file (``--config``, or a
     ready Config), else the nearest pyproject.toml with a [tool.resume-audit] table above each
     folder -- in every case with the command-line values in force."""
-    known = [r.id for r in all_rules()]
+    known = rule_ids(request.cache_dir)  # from the cache when it has them: the rules are not imported
     overrides = Overrides(
         select=validate_rule_ids(request.select, set(known), "--select") if request.select is not None else None,
         ignore=validate_rule_ids(request.ignore, set(known), "--ignore") if request.ignore is not None else None,

@@ -16,9 +16,6 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from rich.console import Console
-from rich.markdown import Markdown
-from rich.table import Table
 
 from resume_audit import __version__
 from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
@@ -408,6 +405,8 @@ def crash_sweep_command(
 
     Example: resume-audit crash-sweep myagent/graph.py:build_graph --effect myagent.tools:charge_card --input '{"order_id": 7}' --resume '"approve"'
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     from resume_audit.dynamic.effects import NO_STUB
     from resume_audit.dynamic.progress import rich_progress
     from resume_audit.dynamic.sweep import SweepUsageError, crash_sweep
@@ -526,6 +525,8 @@ def merge_command(
 
     Run `crash-sweep ... --shard K/N --format json -o shard-K.json` on N machines (a CI matrix), then merge the files: the cells, findings and notifications come out as one sweep's, so the JSON and SARIF are byte for byte what a single run writes. Findings are located against the source tree, so merge from a checkout at the same path.
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     import json
 
     from resume_audit.config import ConfigError
@@ -594,6 +595,8 @@ def conformance_command(
 
     Rows are framework / resume plane / backend with versions; columns are EO (interrupt path, crash path), PC, FD, CV, CO (sequential, concurrent), RD and liveness; each cell is ✓, ✗ (with its witness) or n/a.
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     import json
 
     from resume_audit.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
@@ -640,6 +643,8 @@ def rules_command(
 
     Example: resume-audit rules --format json
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     catalog = descriptors()
     if format == OutputFormat.json:
         import json
@@ -659,6 +664,8 @@ def rules_command(
         return
     if format != OutputFormat.text:
         raise fail("rules supports --format text or json")
+    from rich.table import Table  # here, not at start-up: a scan never draws a table
+
     table = Table(title="resume-audit rules", show_lines=False)
     for col in ("id", "property", "severity", "frameworks", "finds"):
         table.add_column(col, overflow="fold")
@@ -676,6 +683,8 @@ def effects_command(
 
     Example: resume-audit effects --format json
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     from resume_audit.analysis.effect_catalog import CATALOG, GENERIC_SINKS
 
     rows: list[dict[str, Any]] = [
@@ -697,6 +706,8 @@ def effects_command(
         return
     if format != OutputFormat.text:
         raise fail("effects supports --format text or json")
+    from rich.table import Table
+
     table = Table(title="resume-audit effect catalog", show_lines=True)
     for col in ("SDK", "calls that write", "a repeat", "idempotency key"):
         table.add_column(col, overflow="fold")
@@ -712,11 +723,15 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id, e.g. RA201.")) -
 
     Example: resume-audit explain RA201
     """
+    from rich.console import Console  # imported by the commands that draw, not at start-up
+
     rule = descriptors().get(rule_id.strip().upper())
     if rule is None:
         raise fail(f"unknown rule id {rule_id!r}; run `resume-audit rules` to list them")
     console = Console()  # rich reads NO_COLOR, FORCE_COLOR and TERM itself
     if console.is_terminal:
+        from rich.markdown import Markdown  # markdown-it and pygments: only for this command
+
         console.print(Markdown(documentation(rule)))
     else:
         sys.stdout.write(documentation(rule))

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from resume_audit.findings import Notification, NotificationKind
 from resume_audit.pathfilter import PathFilter
@@ -58,7 +58,7 @@ class SourcePath:
 def display_path(path: Path, root: Path) -> str:
     """Path as shown to users. Symlinks are not resolved: a link is reported under its own name."""
     absolute = os.path.abspath(path)
-    for base in _bases(root):
+    for base in _bases(os.path.abspath(root)):
         if absolute == base:
             return "."
         prefix = base if base.endswith(os.sep) else base + os.sep
@@ -83,9 +83,9 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _is_venv(folder: Path) -> bool:
+def _is_venv(folder: str) -> bool:
     try:
-        return (folder / "pyvenv.cfg").exists()
+        return os.path.exists(os.path.join(folder, "pyvenv.cfg"))
     except OSError:  # a folder that cannot be searched: the walk reports it
         return False
 
@@ -95,10 +95,11 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _bases(root: Path) -> tuple[str, ...]:
-    """The root as given (made absolute) and with symlinks resolved: a path is shown relative
-    to whichever contains it. Cached: every discovered file asks."""
-    given, resolved = os.path.abspath(root), str(root.resolve())
+def _bases(given: str) -> tuple[str, ...]:
+    """The root as given (made absolute: a relative root is keyed by what it meant in the
+    directory of the day) and with symlinks resolved: a path is shown relative to whichever
+    contains it. Cached: every discovered folder asks."""
+    resolved = str(Path(given).resolve())
     return (given,) if given == resolved else (given, resolved)
 
 
@@ -129,42 +130,103 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
                 seen.add(resolved)
                 yield SourcePath(given, display_path(given, root), resolved)
             continue
-        tree = real_path(given)
+        yield from _walk(given, real_path(given), root, skip, follow_symlinks, seen, notes)
 
-        def unlistable(error: OSError) -> None:
-            where = display_path(Path(error.filename), root) if error.filename else display_path(given, root)
-            notes.append(Notification(NotificationKind.UNREADABLE,
-                                      f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))
 
-        for dirpath, dirnames, filenames in os.walk(given, followlinks=False, onerror=unlistable):
-            current = Path(dirpath)
-            current_resolved: Path | None = None  # resolved once per folder, on its first file
-            kept = []
-            for d in sorted(dirnames):
-                full = current / d
-                if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(full):
+def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks: bool, seen: set[Path],
+          notes: list[Notification]) -> Iterator[SourcePath]:
+    """The files under folder ``given`` (``tree``: resolved), as ``os.walk`` from the top would
+    find them -- each folder's files in name order, then its kept subfolders in name order, never
+    into a symlinked folder -- but from one ``scandir`` per folder: an entry's kind comes with
+    the listing, and names, display paths and resolved paths are joined as strings per folder
+    rather than worked out per file."""
+
+    def unlistable(error: OSError) -> None:
+        where = display_path(Path(error.filename), root) if error.filename else display_path(given, root)
+        notes.append(Notification(NotificationKind.UNREADABLE,
+                                  f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))
+
+    # (folder as walked, its resolved path once known): a subfolder that is no symlink resolves
+    # to its parent's resolved path joined with its name, so realpath runs once, not per folder
+    stack: list[tuple[str, str | None]] = [(os.fspath(given), None)]
+    while stack:
+        dirpath, resolved_dir = stack.pop()
+        listed = _list(dirpath, unlistable)
+        if listed is None:
+            continue
+        dirnames, filenames = listed
+        folder = os.path.abspath(dirpath)
+        kept = []
+        for d in sorted(dirnames):
+            subfolder = os.path.join(dirpath, d)
+            if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(subfolder):
+                continue
+            if skip.excluded_in(folder, os.path.join(folder, d), is_dir=True):
+                continue
+            kept.append(subfolder)
+        # the folder's display path, as given and resolved: worked out once per folder, each
+        # file's joined to them (``folder_path / name`` parses only the name)
+        shown: str | None = None
+        folder_path: Path | None = None
+        resolved_folder: Path | None = None
+        for name, is_link in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            if skip.excluded_in(folder, os.path.join(folder, name), is_dir=False):
+                continue
+            if shown is None or folder_path is None:
+                shown, folder_path = display_path(Path(folder), root), Path(dirpath)
+            full = folder_path / name
+            # as display_path(full) gives it: the folder's, joined by a "/" unless it ends in one (the root)
+            rel = printable(name) if shown == "." else shown + ("" if shown.endswith("/") else "/") + printable(name)
+            if is_link:
+                resolved = real_path(full)
+                if not follow_symlinks and not _inside(resolved, tree):
+                    notes.append(Notification(NotificationKind.SKIPPED,
+                                              "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)", rel))
                     continue
-                if skip.excluded(full, is_dir=True):
-                    continue
-                kept.append(d)
-            dirnames[:] = kept
-            for name in sorted(filenames):
-                if not name.endswith((".py", ".pyi")) or name.endswith(".pyi"):
-                    continue
-                full = current / name
-                if skip.excluded(full, is_dir=False):
-                    continue
-                rel = display_path(full, root)
-                if os.path.islink(full):
-                    resolved = real_path(full)
-                    if not follow_symlinks and not _inside(resolved, tree):
-                        notes.append(Notification(NotificationKind.SKIPPED,
-                                                  "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)", rel))
-                        continue
+            else:
+                if resolved_folder is None:
+                    resolved_dir = resolved_dir or os.path.realpath(folder)
+                    resolved_folder = Path(resolved_dir)
+                resolved = resolved_folder / name
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            yield SourcePath(full, rel, resolved)
+        # walked depth first in name order: the stack pops the first subfolder next
+        if kept:
+            resolved_dir = resolved_dir or os.path.realpath(folder)
+            stack.extend((sub, os.path.join(resolved_dir, os.path.basename(sub)))
+                         for sub in reversed(kept) if not os.path.islink(sub))
+
+
+def _list(dirpath: str, onerror: Callable[[OSError], None]) -> tuple[list[str], list[tuple[str, bool]]] | None:
+    """A folder's subfolders (symlinks to folders included, as ``os.walk`` lists them) and its
+    other entries with whether each is a symlink; None (and ``onerror`` told) when it cannot be
+    listed."""
+    dirnames: list[str] = []
+    filenames: list[tuple[str, bool]] = []
+    try:
+        with os.scandir(dirpath) as entries:
+            while True:
+                try:
+                    entry = next(entries)
+                except StopIteration:
+                    break
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    dirnames.append(entry.name)
                 else:
-                    current_resolved = current_resolved or current.resolve()
-                    resolved = current_resolved / name
-                if resolved in seen:
-                    continue
-                seen.add(resolved)
-                yield SourcePath(full, rel, resolved)
+                    try:
+                        is_link = entry.is_symlink()
+                    except OSError:
+                        is_link = False
+                    filenames.append((entry.name, is_link))
+    except OSError as error:
+        onerror(error)
+        return None
+    return dirnames, filenames

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import functools
 import hashlib
 import os
 import signal
@@ -39,17 +38,13 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from resume_audit import __version__
-from resume_audit.analysis.configs import ConfigEvaluator
-from resume_audit.analysis.effects import EffectModel
-from resume_audit.analysis.facts import ModuleFacts, build_module_facts
-from resume_audit.analysis.project import Project, SourceFile, module_name_for
-from resume_audit.analysis.source import SourceText, decode_source, parse_source
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
+from resume_audit.decoding import SourceText, decode_source
 from resume_audit.discovery import discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
 from resume_audit.filetable import FileTable
@@ -57,9 +52,15 @@ from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in
 from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
 from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
-from resume_audit.rules import Rule, RuleContext, all_rules
+from resume_audit.modulenames import SourceFile, module_name_for
+from resume_audit.ruleindex import RuleInfo, static_rules, tool_fingerprint
 from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
 from resume_audit.unused_suppressions import unused_suppressions
+
+if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, never
+    # before: a warm scan whose every result comes from the cache does without it
+    from resume_audit.analysis.facts import ModuleFacts
+    from resume_audit.rules import Rule
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
 #: project-wide facts (checkpointed graphs, request handlers) that every file's analysis needs.
@@ -70,14 +71,18 @@ DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_TIME_LIMIT = 60.0
 
 
-def prefilter_of(rules: Sequence[Rule]) -> Prefilter:
-    """The pre-filter for these (active) rules."""
-    return prefilter_for(tuple(type(r) for r in rules))
+def prefilter_of(rules: Sequence["Rule | RuleInfo"]) -> Prefilter:
+    """The pre-filter for these (active) rules: instances of the rule classes, or their
+    :class:`~resume_audit.ruleindex.RuleInfo` (what a scan has before it analyses anything)."""
+    return prefilter_for(tuple(r if isinstance(r, RuleInfo) else type(r) for r in rules))
 
 
 # -- loading ---------------------------------------------------------------------------------
 
 def index_source(source: SourceText) -> ModuleFacts | Notification:
+    from resume_audit.analysis.facts import build_module_facts
+    from resume_audit.analysis.source import parse_source
+
     tree = parse_source(source)
     if isinstance(tree, Notification):
         return tree
@@ -115,7 +120,14 @@ def load_module(path: Path, display: str) -> ModuleFacts | Notification:
 
 
 def active_rules(config: Config) -> list[Rule]:
+    from resume_audit.rules import all_rules
+
     return [rule() for rule in all_rules() if config.rule_enabled(rule.id)]
+
+
+def active_rule_infos(config: Config, cache_dir: Path | None = None) -> list[RuleInfo]:
+    """:func:`active_rules` as the scan's set-up needs them, without importing the rules."""
+    return [rule for rule in static_rules(cache_dir) if config.rule_enabled(rule.id)]
 
 
 # -- one file's analysis --------------------------------------------------------------------
@@ -208,6 +220,11 @@ class Analyzer:
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
                  in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED) -> None:
+        from resume_audit.analysis.configs import ConfigEvaluator
+        from resume_audit.analysis.effects import EffectModel
+        from resume_audit.analysis.project import Project
+        from resume_audit.rules import all_rules
+
         self.config = config
         #: fingerprints hash paths relative to the repository root
         self.repo = repo
@@ -321,6 +338,8 @@ class Analyzer:
         return result
 
     def _check(self, module: ModuleFacts, result: FileResult) -> list[Finding]:
+        from resume_audit.rules import RuleContext
+
         findings: list[Finding] = []
         raw = self.texts.get(self._current) if self._current is not None else None
         match = self.prefilter.match(raw) if raw is not None else None
@@ -459,8 +478,9 @@ class Group:
     rule_ids: tuple[str, ...]
 
     @property
-    def rule_types(self) -> tuple[type[Rule], ...]:
-        return tuple(r for r in all_rules() if r.id in self.rule_ids)
+    def rule_types(self) -> tuple[RuleInfo, ...]:
+        """The group's rules as the pre-filter takes them (their classes are not needed to read files)."""
+        return tuple(r for r in static_rules() if r.id in self.rule_ids)
 
 
 class Groups:
@@ -474,7 +494,8 @@ class Groups:
 
     def of(self, path: Path) -> Group:
         """The group of the file at ``path`` (the configuration of the folder it sits in)."""
-        return self.of_dir(Path(os.path.dirname(os.path.abspath(path))))
+        folder = os.path.dirname(os.path.abspath(path))
+        return self._by_dir.get(folder) or self.of_dir(Path(folder))  # known folders: no Path made
 
     def of_dir(self, directory: Path) -> Group:
         folder = os.path.abspath(directory)
@@ -483,7 +504,7 @@ class Groups:
             config = self.source.for_dir(Path(folder))
             group = self._by_config.get(id(config))
             if group is None:
-                group = Group(len(self.all), config, tuple(type(r).id for r in active_rules(config)))
+                group = Group(len(self.all), config, tuple(r.id for r in active_rule_infos(config)))
                 self.all.append(group)
                 self._by_config[id(config)] = group
             self._by_dir[folder] = group
@@ -492,7 +513,7 @@ class Groups:
     def rule_ids(self) -> list[str]:
         """Every rule some group runs, in catalog order."""
         wanted = {i for g in self.all for i in g.rule_ids}
-        return [r.id for r in all_rules() if r.id in wanted]
+        return [r.id for r in static_rules() if r.id in wanted]
 
 
 def scan(
@@ -532,7 +553,8 @@ def scan(
     # group is known: one configuration's rules, or -- when folders may have their own -- all
     # rules, narrowed to each file's group's when deciding what to parse
     fixed = source.config if isinstance(source, FixedConfig) else None
-    prefilter = prefilter_of(active_rules(fixed) if fixed is not None else [r() for r in all_rules()])
+    rule_infos = static_rules(cache_dir)  # from the cache when it has them: no rule module is imported
+    prefilter = prefilter_of(active_rule_infos(fixed) if fixed is not None else list(rule_infos))
     read_rule_ids = [r.id for r in prefilter.rules]
     group_of: dict[Path, Group] = {}
     discovered = 0
@@ -691,7 +713,7 @@ def scan(
         if r.suppression_comments and not _failed(r):
             # a comment is judged against the rules its own folder's configuration runs
             comments.setdefault(tuple(group_of[path].rule_ids), {})[r.display] = r.suppression_comments
-    known_ids = [rule.id for rule in all_rules()]
+    known_ids = [rule.id for rule in rule_infos]
     for ran, in_files in comments.items():
         notifications.extend(unused_suppressions(in_files, uses, ran, known_ids))
     findings.sort(key=lambda f: f.sort_key)
@@ -724,22 +746,6 @@ def _shown(path: Path, root: Path) -> str:
     except ValueError:
         return path.as_posix()
     return rel or "."
-
-
-@functools.lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """Hash of the analysing code itself (the engine and the rules), so a cache written by an
-    edited or upgraded checkout is never reused: the version string alone does not move
-    between commits."""
-    import resume_audit
-    import resume_audit.rules
-
-    digest = hashlib.blake2b(digest_size=16)
-    for package_dir in sorted({Path(resume_audit.__file__).parent, Path(resume_audit.rules.__file__).parent}):
-        for path in sorted(package_dir.rglob("*.py")):
-            digest.update(path.as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def summarise_unresolved(notifications: list[Notification]) -> tuple[list[Notification], int]:

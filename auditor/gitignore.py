@@ -21,9 +21,12 @@ personal, and a scan must find the same files on every machine.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 def _read_spec(path: str) -> GitIgnoreSpec | None:
@@ -33,8 +36,20 @@ def _read_spec(path: str) -> GitIgnoreSpec | None:
             lines = fh.read().splitlines()
     except OSError:
         return None
-    spec = GitIgnoreSpec.from_lines(lines)
+    from pathspec import GitIgnoreSpec  # imported once there is a pattern to compile
+
+    spec = GitIgnoreSpec.from_lines([matchable(line) for line in lines])
     return spec if len(spec) else None
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """The ignore sources that apply to the entries of one folder."""
+
+    repo: str
+    #: (folder, its .gitignore), from the entry's own folder up to the repository root
+    specs: tuple[tuple[str, GitIgnoreSpec], ...]
+    info: GitIgnoreSpec | None
 
 
 class GitIgnore:
@@ -47,6 +62,7 @@ class GitIgnore:
         self._repos: dict[str, str | None] = {}
         self._specs: dict[str, GitIgnoreSpec | None] = {}
         self._info: dict[str, GitIgnoreSpec | None] = {}
+        self._chains: dict[str, _Chain | None] = {}
 
     def _repo_root(self, directory: str) -> str | None:
         """The nearest folder at or above ``directory`` holding ``.git`` (a folder, or the file
@@ -80,26 +96,63 @@ class GitIgnore:
             self._info[repo] = _read_spec(os.path.join(git, "info", "exclude")) if os.path.isdir(git) else None
         return self._info[repo]
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def _chain(self, parent: str) -> _Chain | None:
+        """What decides about the entries of folder ``parent``: the repository, the ignore files
+        from ``parent`` up to it (deepest first) and ``.git/info/exclude``; None outside a
+        repository. Worked out once per folder: a walk asks about every entry of it."""
+        if parent in self._chains:
+            return self._chains[parent]
+        repo = self._repo_root(parent)
+        chain = None
+        if repo is not None:
+            specs: list[tuple[str, GitIgnoreSpec]] = []
+            folder = parent
+            while True:
+                spec = self._spec(folder)
+                if spec is not None:
+                    specs.append((folder, spec))
+                if folder == repo:
+                    break
+                folder = os.path.dirname(folder)
+            chain = _Chain(repo, tuple(specs), self._info_exclude(repo))
+        self._chains[parent] = chain
+        return chain
+
+    def ignored(self, path: Path | str, is_dir: bool) -> bool:
         """Whether git ignores ``path`` itself (its folders are the caller's business: a
         walk never enters an ignored folder)."""
         absolute = os.path.abspath(path)
-        parent = os.path.dirname(absolute)
-        repo = self._repo_root(parent)
-        if repo is None or absolute == repo or os.path.basename(absolute) == ".git":
+        return self.ignored_in(os.path.dirname(absolute), absolute, is_dir)
+
+    def ignored_in(self, parent: str, absolute: str, is_dir: bool) -> bool:
+        """:meth:`ignored` for ``absolute`` (normalised), an entry of the folder ``parent``."""
+        chain = self._chain(parent)
+        if chain is None or absolute == chain.repo or os.path.basename(absolute) == ".git":
             return False
         suffix = "/" if is_dir else ""
-        folder = parent
-        while True:
-            spec = self._spec(folder)
-            if spec is not None:
-                verdict = spec.check_file(Path(os.path.relpath(absolute, folder)).as_posix() + suffix).include
-                if verdict is not None:
-                    return verdict
-            if folder == repo:
-                break
-            folder = os.path.dirname(folder)
-        info = self._info_exclude(repo)
-        if info is not None:
-            return bool(info.check_file(Path(os.path.relpath(absolute, repo)).as_posix() + suffix).include)
+        for folder, spec in chain.specs:
+            verdict = spec.check_file(matchable(relative_posix(absolute, folder)) + suffix).include
+            if verdict is not None:
+                return verdict
+        if chain.info is not None:
+            return bool(chain.info.check_file(matchable(relative_posix(absolute, chain.repo)) + suffix).include)
         return False
+
+
+def relative_posix(absolute: str, folder: str) -> str:
+    """``absolute`` (normalised, inside ``folder``) relative to ``folder``, with ``/``: what
+    ``Path(os.path.relpath(absolute, folder)).as_posix()`` gives, without its cost per entry."""
+    rel = absolute[len(folder):] if folder.endswith(os.sep) else absolute[len(folder) + 1:]
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
+
+
+def matchable(name: str) -> str:
+    """``name`` as the pattern matcher can take it. A file name that is not UTF-8 reaches Python
+    with its bad bytes as surrogates, which pathspec's regex engine refuses (the whole scan used
+    to fail on such a name in any repository with a ``.gitignore``); each bad byte becomes
+    U+FFFD -- one character, as git's ``?`` matches one byte -- in names and patterns alike."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -20,17 +20,20 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING, Sequence
 
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource
-from resume_audit.gitignore import GitIgnore
+from resume_audit.gitignore import GitIgnore, matchable, relative_posix
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 @functools.lru_cache(maxsize=256)
 def _compile(patterns: tuple[str, ...]) -> GitIgnoreSpec:
+    from pathspec import GitIgnoreSpec  # only once there are patterns
+
     return GitIgnoreSpec.from_lines(patterns)
 
 
@@ -47,7 +50,7 @@ class PatternSet:
         prefix = self.base if self.base.endswith(os.sep) else self.base + os.sep
         if not absolute.startswith(prefix):
             return False
-        rel = Path(absolute[len(prefix):]).as_posix() + ("/" if is_dir else "")
+        rel = matchable(relative_posix(absolute, self.base)) + ("/" if is_dir else "")
         return _compile(self.patterns).match_file(rel)
 
 
@@ -63,6 +66,7 @@ class PathFilter:
         self.configs = configs
         self.gitignore = GitIgnore() if respect_gitignore else None
         self._config_sets: dict[int, PatternSet] = {}
+        self._folder_configs: dict[str, Config] = {}
 
     def _configured(self, config: Config) -> PatternSet:
         key = id(config)
@@ -71,16 +75,23 @@ class PathFilter:
             self._config_sets[key] = PatternSet(base, tuple(config.exclude))
         return self._config_sets[key]
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
+    def excluded(self, path: Path | str, is_dir: bool) -> bool:
         """Whether the walk skips ``path`` (a folder: and everything in it)."""
         absolute = os.path.abspath(path)
+        return self.excluded_in(os.path.dirname(absolute), absolute, is_dir)
+
+    def excluded_in(self, folder: str, absolute: str, is_dir: bool) -> bool:
+        """:meth:`excluded` for ``absolute`` (normalised), an entry of ``folder``: what is worked
+        out per folder (its configuration, the ignore files above it) is worked out once."""
         if self.extra.matches(absolute, is_dir):
             return True
         if self.configs is not None:
-            config = self.configs.for_dir(Path(os.path.dirname(absolute)))
+            config = self._folder_configs.get(folder)
+            if config is None:
+                config = self._folder_configs[folder] = self.configs.for_dir(Path(folder))
             if config.exclude and self._configured(config).matches(absolute, is_dir):
                 return True
-        return self.gitignore is not None and self.gitignore.ignored(Path(absolute), is_dir)
+        return self.gitignore is not None and self.gitignore.ignored_in(folder, absolute, is_dir)
 
     def excluded_with_parents(self, path: Path) -> bool:
         """Whether ``path`` or any folder above it is skipped: what a walk from the top would

@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
-
-if TYPE_CHECKING:
-    from resume_audit.rules import Rule
+from typing import Iterable, Protocol, Sequence
 
 #: import names of each framework a rule can declare (``Rule.frameworks``)
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -65,6 +62,20 @@ def import_words(framework: str) -> tuple[bytes, ...]:
     )
 
 
+class RuleTriggers(Protocol):
+    """What the pre-filter reads of a rule: a rule class, or its
+    :class:`~resume_audit.ruleindex.RuleInfo` (a scan reads files before it imports any rule)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def frameworks(self) -> tuple[str, ...]: ...
+
+    @property
+    def triggers(self) -> "tuple[str | Trigger, ...]": ...
+
+
 @dataclass(frozen=True)
 class FileMatch:
     """What the pre-filter saw in one file's bytes."""
@@ -85,7 +96,7 @@ NO_MATCH = FileMatch(frozenset(), frozenset())
 class Prefilter:
     """One per scan (and per worker): built from the active rules."""
 
-    def __init__(self, rules: Sequence[type["Rule"]]) -> None:
+    def __init__(self, rules: Sequence[RuleTriggers]) -> None:
         self.rules = tuple(rules)
         triggers: list[Trigger] = []
         self._rule_triggers: dict[str, tuple[int, ...]] = {}
@@ -123,7 +134,7 @@ class Prefilter:
         in this scan (``in_scan``: the frameworks any file of the scan uses)."""
         return bool(match.frameworks) or any(self._trigger_counts(i, in_scan) for i in match.triggers)
 
-    def is_candidate_for(self, rules: Sequence[type["Rule"]], match: FileMatch, in_scan: frozenset[str]) -> bool:
+    def is_candidate_for(self, rules: Sequence[RuleTriggers], match: FileMatch, in_scan: frozenset[str]) -> bool:
         """:meth:`is_candidate` as the pre-filter of only ``rules`` (some of this one's) would
         answer, from this one's ``match``: a scan whose packages run different rules reads each
         file once, with every package's rules, yet parses a file only for its own."""
@@ -133,7 +144,7 @@ class Prefilter:
         return bool(match.frameworks & frameworks) or any(
             i in match.triggers and self._trigger_counts(i, in_scan) for i in own)
 
-    def applies(self, rule: type["Rule"], match: FileMatch, in_scan: frozenset[str]) -> bool:
+    def applies(self, rule: RuleTriggers, match: FileMatch, in_scan: frozenset[str]) -> bool:
         """Does ``rule`` run on a file with ``match``?"""
         if match.frameworks & set(rule.frameworks):
             return True
@@ -149,5 +160,5 @@ def frameworks_in_scan(matches: Iterable[FileMatch]) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=32)
-def prefilter_for(rules: tuple[type["Rule"], ...]) -> Prefilter:
+def prefilter_for(rules: tuple[RuleTriggers, ...]) -> Prefilter:
     return Prefilter(rules)

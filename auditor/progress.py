@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: progress(phase, done, total): ``total`` None while it is not known yet (files still being found)
 ScanProgress = Callable[[str, int, "int | None"], None]
@@ -29,10 +29,18 @@ def silent(phase: str, done: int, total: int | None) -> None:
 def scan_progress(console: Console | None = None, delay: float | None = None, *, enabled: bool = True) -> Iterator[ScanProgress]:
     """Yield a callback that shows a transient bar once the scan has taken ``delay`` seconds
     (never when not ``enabled``: ``--quiet``)."""
-    console = console or Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not enabled:  # --quiet: no console needed at all
         yield silent
         return
+    from rich.console import Console
+
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield silent
+        return
+    # the bar's machinery is imported only when a terminal may see it
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     wait = delay if delay is not None else float(os.environ.get("RESUME_AUDIT_PROGRESS_DELAY", DEFAULT_DELAY))
     bar = Progress(
         TextColumn("[bold]resume-audit scan[/] {task.description}"),

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import Sequence
 
-from resume_audit.analysis.project import SourceFile
+from resume_audit.modulenames import SourceFile
 from resume_audit.filetable import FileTable
 from resume_audit.findings import Notification, NotificationKind
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from rich.console import Console
-
 
 @dataclass(frozen=True)
 class Styling:
@@ -40,6 +38,8 @@ PLAIN = Styling()
 
 def stdout_styling() -> Styling:
     """What rich would do on this process's stdout, under the current environment."""
+    from rich.console import Console  # only the text report asks: the other formats never import rich
+
     console = Console(file=sys.stdout)
     width = console.width if _is_tty() else None
     if not console.is_terminal or console.color_system is None:

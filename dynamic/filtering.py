@@ -29,7 +29,7 @@ class Filtered:
 
 def known_rule_ids() -> list[str]:
     """Every rule id a setting may name: the static catalog and the dynamic one."""
-    from resume_audit.engine import all_rules
+    from resume_audit.rules import all_rules
 
     return [r.id for r in all_rules()] + [r.id for r in DYNAMIC_RULES]
 

@@ -30,6 +30,22 @@ def test_bench_scan_small_synthetic_tree(tmp_path: Path):
     assert row["cold_s"] > 0 and row["warm_s"] > 0 and row["cli_cold_peak_mb"] > 0
 
 
+def test_bench_warm_runs_two_installs_interleaved(tmp_path: Path):
+    """bench_warm.py times named installs side by side; here the current environment twice, on a
+    small tree it is told to scan."""
+    out = tmp_path / "warm.json"
+    run = subprocess.run(
+        [sys.executable, "benchmarks/bench_warm.py", "--variant", "a=", "--variant", "b=", "--tree", "fixtures/myagent",
+         "--repeats", "1", "--cold-repeats", "1", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    [row] = json.loads(out.read_text())
+    assert row["files"] > 0 and set(row["variants"]) == {"a", "b"}
+    for v in row["variants"].values():
+        assert v["cold"] > 0 and v["warm"] > 0 and v["version"] > 0 and v["peak_mb"]["warm"] > 0
+
+
 def test_bench_dynamic_tiny_run():
     pytest.importorskip("langgraph.checkpoint.sqlite")
     run = subprocess.run(

@@ -25,6 +25,8 @@ import libcst as cst
 
 from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.resolve import Resolver
+# named here for the analysis; defined apart so a warm scan names its files without importing libcst
+from resume_audit.modulenames import SourceFile
 
 T = TypeVar("T")
 #: ``Project.cached``'s "no placeholder" marker
@@ -42,27 +44,6 @@ class _Memoised:
 #: How many levels of project helpers an effect (or interrupt) is traced through:
 #: node -> helper -> helper -> helper -> sink.
 MAX_HELPER_DEPTH = 4
-
-
-@lru_cache(maxsize=None)
-def _is_package_dir(directory: Path) -> bool:
-    return (directory / "__init__.py").exists()
-
-
-def module_name_for(path: Path, *, resolved: bool = False) -> tuple[str, bool]:
-    """Dotted module name of ``path`` as Python would import it from the first
-    ancestor directory that is not a package, and whether it is a package.
-    ``resolved``: the path is already absolute with symlinks resolved."""
-    if not resolved:
-        path = path.resolve()
-    is_package = path.name == "__init__.py"
-    parts: list[str] = [] if is_package else [path.stem]
-    directory = path.parent
-    while _is_package_dir(directory) and directory.parent != directory:
-        parts.append(directory.name)
-        directory = directory.parent
-    parts.reverse()
-    return ".".join(parts), is_package
 
 
 #: annotations that say nothing about the instance returned
@@ -104,16 +85,6 @@ def is_installed_top_level(top: str) -> bool:
         return importlib.machinery.PathFinder.find_spec(top, dirs) is not None
     except (ImportError, ValueError, OSError):
         return False
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """A file of the project, known by path and module name before (or without) being parsed."""
-
-    path: Path
-    display: str
-    module_name: str
-    is_package: bool
 
 
 @dataclass(frozen=True)

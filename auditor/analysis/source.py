@@ -9,64 +9,16 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 import signal
 import threading
-import tokenize
 from typing import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import libcst as cst
 
+# decoding is needed by every scan that reads a file, parsing only by one that analyses it: the
+# decoder lives apart, so reading a file does not import LibCST
+from resume_audit.decoding import SourceText
 from resume_audit.findings import Notification, NotificationKind
-
-
-@dataclass(frozen=True)
-class SourceText:
-    """A file's decoded text, ready to parse."""
-
-    path: Path
-    display_path: str
-    text: str
-    encoding: str
-
-
-def decode_source(raw: bytes, path: Path, display_path: str) -> SourceText | Notification:
-    """Decode file bytes as Python does (coding cookie, BOM, default UTF-8)."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as exc:
-        return Notification(NotificationKind.DECODE_ERROR, f"cannot determine encoding: {exc}", display_path)
-    if not _is_text_codec(encoding):
-        return Notification(
-            NotificationKind.DECODE_ERROR,
-            f"declares the encoding {encoding!r}, which is not a text encoding Python source can use; file skipped",
-            display_path,
-        )
-    try:
-        text = raw.decode(encoding)
-    except (UnicodeError, LookupError) as exc:  # UnicodeError: codecs such as punycode or "undefined"
-        return Notification(
-            NotificationKind.DECODE_ERROR,
-            f"not valid {encoding} text ({exc.__class__.__name__}: {exc}); file skipped",
-            display_path,
-        )
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return SourceText(path=path, display_path=display_path, text=text, encoding=encoding)
-
-
-def _is_text_codec(encoding: str) -> bool:
-    """A codec that turns bytes into text (``tokenize`` accepts any registered name, including
-    ``rot13`` and ``base64``-style codecs that LibCST and the compiler then choke on)."""
-    import codecs
-
-    try:
-        info = codecs.lookup(encoding)
-    except LookupError:
-        return True  # reported by the decode that follows, with the codec's own message
-    return getattr(info, "_is_text_encoding", True)
 
 
 #: Deeper expression nesting than this is not handed to LibCST: its native parser slows

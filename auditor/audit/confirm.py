@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resume_audit.analysis.project import module_name_for
+from resume_audit.modulenames import module_name_for
 from resume_audit.discovery import display_path
 from resume_audit.findings import Confirmation, Finding, FlowStep, Span
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from resume_audit.analysis.project import module_name_for
+from resume_audit.modulenames import module_name_for
 from resume_audit.discovery import display_path
 
 #: parameters a factory may take: the sweep passes its checkpointer by name or position

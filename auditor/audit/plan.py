@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from resume_audit.analysis.project import module_name_for
+from resume_audit.modulenames import module_name_for
 from resume_audit.findings import Finding
 
 from .entrypoints import EntryPoint

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from resume_audit.analysis.project import SourceFile, module_name_for
+from resume_audit.modulenames import SourceFile, module_name_for
 from resume_audit.config import Config
 from resume_audit.discovery import discover as discover_files
 

@@ -7,7 +7,7 @@ values and messages are escaped as the runner requires (``%``, CR, LF, and
 
 from __future__ import annotations
 
-from resume_audit.catalog import descriptors
+from resume_audit.catalog import rule_name
 from resume_audit.findings import Finding, Notification, ScanResult, Severity
 from resume_audit.reporters.visible import visible
 
@@ -25,8 +25,8 @@ def escape_property(value: str) -> str:
 
 
 def annotation(f: Finding) -> str:
-    rule = descriptors().get(f.rule_id)
-    title = f"{f.rule_id} {rule.name}" if rule else f.rule_id
+    name = rule_name(f.rule_id)
+    title = f"{f.rule_id} {name}" if name is not None else f.rule_id
     where = [f"file={escape_property(f.span.path)}", f"line={f.span.start_line}", f"endLine={f.span.end_line}"]
     if f.span.start_line == f.span.end_line:  # GitHub takes columns only on a one-line annotation
         where += [f"col={f.span.start_col}", f"endColumn={f.span.end_col}"]

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from resume_audit import __version__
-from resume_audit.catalog import descriptors
+from resume_audit.catalog import rule_name
 from resume_audit import serialize
 from resume_audit.findings import Finding, ScanResult
 
@@ -19,9 +19,8 @@ SCHEMA_VERSION = 1
 
 
 def finding_to_dict(f: Finding) -> dict[str, Any]:
-    rule = descriptors().get(f.rule_id)
     d = serialize.finding_to_dict(f)
-    return {"rule_id": d.pop("rule_id"), "rule_name": rule.name if rule else None, **d}
+    return {"rule_id": d.pop("rule_id"), "rule_name": rule_name(f.rule_id), **d}
 
 
 def build_json(result: ScanResult) -> dict[str, Any]:

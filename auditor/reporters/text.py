@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from resume_audit.catalog import descriptors
+from resume_audit.catalog import rule_name
 from resume_audit.findings import PROPERTIES, Finding, FixSafety, ScanResult, Severity, Span
 from resume_audit.reporters.visible import visible
 from resume_audit.terminal import PLAIN, Styling
@@ -59,7 +59,6 @@ def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
         highlight=False,
         emoji=False,
     )
-    catalog = descriptors()
     cache: dict[str, list[str] | None] = {}
 
     for note in result.notifications:
@@ -81,8 +80,7 @@ def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
         console.print(Text(visible(path), style="bold underline"))
         lines = _source_lines(result.root, path, cache)
         for f in sorted(by_file[path], key=lambda x: x.sort_key):
-            rule = catalog.get(f.rule_id)
-            name = rule.name if rule else ""
+            name = rule_name(f.rule_id) or ""
             props = ", ".join(f"{p} ({PROPERTIES.get(p, p)})" for p in f.properties)
             head = Text("  ")
             head.append(f"{f.severity.value.upper()} {f.rule_id}", style=_STYLE[f.severity])
