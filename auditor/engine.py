@@ -47,6 +47,8 @@ from resume_audit.analysis.effects import EffectModel
 from resume_audit.analysis.facts import ModuleFacts, build_module_facts
 from resume_audit.analysis.project import Project, SourceFile, module_name_for
 from resume_audit.analysis.source import SourceText, decode_source, parse_source
+from resume_audit.analysis.summaries import SummarySource
+from resume_audit.analysis.summary_store import SummaryStore
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
@@ -135,6 +137,8 @@ class FileResult:
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
+    #: summary part -> digest of the value the analysis relied on (:meth:`Project.summary`)
+    summary_deps: dict[str, str] = field(default_factory=dict)
     #: False when a module the analysis needed timed out: the result is not cached
     complete: bool = True
 
@@ -198,7 +202,8 @@ class Analyzer:
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
-                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED) -> None:
+                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED,
+                 summaries: SummarySource | None = None) -> None:
         self.config = config
         #: fingerprints hash paths relative to the repository root
         self.repo = repo
@@ -221,7 +226,7 @@ class Analyzer:
         self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = Mentions(files, self.texts)
-        self.project = Project(files=files, loader=self._load, mentions=mentions)
+        self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=summaries)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 
@@ -309,6 +314,7 @@ class Analyzer:
         self._current = None
         result.deps = {p: self.hashes.get(p, "") for p in sorted(map(str, self.project.touched))}
         result.mention_words = sorted(self.project.mention_words)
+        result.summary_deps = dict(sorted(self.project.summary_deps.items()))
         return result
 
     def _check(self, module: ModuleFacts, result: FileResult) -> list[Finding]:
@@ -399,19 +405,29 @@ class _Analyzers:
         self.make = make
         self.built: dict[int, Analyzer] = {}
 
-    def analyse(self, group: int, path: Path) -> FileResult:
+    def of(self, group: int) -> Analyzer:
         if group not in self.built:
             self.built[group] = self.make(self.groups[group])
-        return self.built[group].analyse(path)
+        return self.built[group]
+
+    def analyse(self, group: int, path: Path) -> FileResult:
+        return self.of(group).analyse(path)
 
 
 _WORKER: _Analyzers | None = None
 
 
-def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan, repo) -> None:
+def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan, repo, cache_dir, cache_keys) -> None:
     global _WORKER
-    _WORKER = _Analyzers(groups, lambda g: Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts, max_file_bytes,
-                                                    in_scan=in_scan, repo=repo))
+
+    def make(g: Group) -> Analyzer:
+        texts_here = SourceBytes(dict(texts), hashes)
+        mentions = Mentions(files, texts_here)
+        store = SummaryStore(cache_dir, cache_keys[g.index], hashes, mentions) if cache_dir is not None else None
+        return Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts_here, max_file_bytes, mentions,
+                        in_scan=in_scan, repo=repo, summaries=store)
+
+    _WORKER = _Analyzers(groups, make)
 
 
 def _work(items: list[tuple[int, Path]]) -> list[FileResult]:
@@ -618,11 +634,21 @@ def scan(
     texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
+
+    def make_analyzer(g: Group) -> Analyzer:
+        store = SummaryStore(cache_dir, caches[g.index].key, hashes, mentions) if cache_dir and caches else None
+        return Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts, max_file_bytes, mentions,
+                        in_scan=in_scan, repo=repo, summaries=store)
+
+    # built on first need: checking a cached result's summary dependencies asks the group's project
+    # (which reads the stored summaries, and parses only modules whose summaries are stale)
+    analyzers = _Analyzers(groups.all, make_analyzer)
     for checked, path in enumerate(candidates, 1):
         if caches and checked % 256 == 0:
             tell("checking the cache", checked, len(candidates))
         index = group_of[path].index
-        cached = caches[index].get(str(path), displays[path], hashes, mentions) if caches else None
+        cached = caches[index].get(str(path), displays[path], hashes, mentions,
+                                   functools.partial(_summary_digest, analyzers, index)) if caches else None
         if cached is not None:
             results[path] = cached
         else:
@@ -632,7 +658,9 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo)
+            max_workers=workers, initializer=_init_worker,
+            initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo, cache_dir,
+                      [c.key for c in caches] if caches else None)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -650,8 +678,6 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzers = _Analyzers(groups.all, lambda g: Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts,
-                                                              max_file_bytes, mentions, in_scan=in_scan, repo=repo))
         for index, path in todo:
             results[path] = analyzers.analyse(index, path)
             tell("analysing", len(results), len(candidates))
@@ -699,6 +725,11 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+def _summary_digest(analyzers: _Analyzers, group: int, key: str) -> str | None:
+    """The current digest of a summary part a cached result of ``group`` depended on."""
+    return analyzers.of(group).project.summary_digest(key)
 
 
 def _failed(result: FileResult) -> bool:
