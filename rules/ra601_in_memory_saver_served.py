@@ -10,7 +10,7 @@ from resume_audit.analysis.syntax import keyword
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import langgraph, web
 
-from resume_audit.analysis.langgraph_units import in_memory_constructor, project_facts
+from resume_audit.analysis.langgraph_units import entrypoint_for, in_memory_constructor
 from resume_audit.frameworks.langgraph import interrupt_classifier
 
 from .base import Example, Rule, RuleContext
@@ -245,9 +245,8 @@ the deployment and a new dependency; it is planned as an unsafe fix.
                 hitl = self._kwarg_hitl(info.node, module) or self._middleware_hitl(info, module, project)
             if cp is not None and hitl is not None:
                 yield cp, info.function, hitl
-        facts = project_facts(project)
         for fn in module.functions:
-            ep = facts.entrypoints.get(id(fn))
+            ep = entrypoint_for(project, fn)
             if ep is None or ep.checkpointer is None:
                 continue
             reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)

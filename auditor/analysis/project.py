@@ -521,6 +521,14 @@ class Project:
                 out.append(m)
         return out
 
+    def files_mentioning_any(self, words: Iterable[str]) -> list[SourceFile]:
+        """Project files whose text contains one of ``words``, by path (nothing is parsed)."""
+        seen: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self.files_mentioning(word):
+                seen.setdefault(entry.path, entry)
+        return [seen[p] for p in sorted(seen)]
+
     def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
         """Parsed modules that import one of ``packages`` (``import P`` / ``from P``)."""
         packages = tuple(packages)
