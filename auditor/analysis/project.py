@@ -263,6 +263,7 @@ class Project:
         #: per-module summaries: computed here, or read back from a previous scan's store
         self._summaries = summaries if summaries is not None else SummarySource()
         self._summary_values: dict[tuple[str, Path], Any] = {}
+        self._digests: dict[str, str | None] = {}
 
     # -- memoised answers and what they depended on ------------------------
     def begin_file(self) -> None:
@@ -333,17 +334,22 @@ class Project:
 
     def summary_digest(self, key: str) -> str | None:
         """The current digest of the summary part ``key`` names (None: the module is gone)."""
+        if key in self._digests:
+            return self._digests[key]
         kind, path, select = split_summary_key(key)
         entry = self._entry_for(path)
-        if entry is None or kind not in SUMMARY_KINDS:
-            return None
-        return value_digest(select_part(kind, self.summary_value(kind, entry), select))
+        digest: str | None = None
+        if entry is not None and kind in SUMMARY_KINDS:
+            digest = value_digest(select_part(kind, self.summary_value(kind, entry), select))
+        self._digests[key] = digest  # a summary is fixed for the scan: every cached result asks the same
+        return digest
 
-    def _entry_for(self, path: Path) -> SourceFile | None:
+    def _entry_for(self, path: str) -> SourceFile | None:
         if self._by_path is None:
             self._by_path = {e.path: e for entries in self._files.values() for e in entries}
             self._by_str = {str(p): p for p in self._by_path}
-        return self._by_path.get(path)
+        resolved = (self._by_str or {}).get(path)
+        return self._by_path.get(resolved) if resolved is not None else None
 
     def summary_value(self, kind: str, entry: SourceFile) -> Any:
         """Module ``entry``'s whole summary of ``kind``: from this scan's memo, else from the

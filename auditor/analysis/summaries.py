@@ -69,9 +69,10 @@ def summary_key(kind: str, path: Path, select: str) -> str:
     return _SEP.join((kind, str(path), select))
 
 
-def split_summary_key(key: str) -> tuple[str, Path, str]:
+def split_summary_key(key: str) -> tuple[str, str, str]:
+    """``(kind, path as str, select)``."""
     kind, path, select = key.split(_SEP, 2)
-    return kind, Path(path), select
+    return kind, path, select
 
 
 class SummarySource:
