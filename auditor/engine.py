@@ -196,6 +196,24 @@ class _Alarm:
                 signal.setitimer(signal.ITIMER_REAL, remaining)
 
 
+class _KeptSummaries(SummarySource):
+    """The summary store as an analyser uses it: a summary computed while a module it needed
+    timed out, or from bytes that changed during the scan, serves this scan but is not kept."""
+
+    def __init__(self, store: SummarySource, analyzer: "Analyzer") -> None:
+        self.store = store
+        self.analyzer = analyzer
+
+    def lookup(self, kind: str, path: Path, project: Project) -> object | None:
+        return self.store.lookup(kind, path, project)
+
+    def record(self, kind: str, path: Path, value: object, paths: set[Path], words: set[str],
+               summaries: dict[str, str], project: Project) -> None:
+        if self.analyzer._incomplete or self.analyzer.texts.changed & paths:
+            return
+        self.store.record(kind, path, value, paths, words, summaries, project)
+
+
 class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
 
@@ -226,7 +244,8 @@ class Analyzer:
         self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = Mentions(files, self.texts)
-        self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=summaries)
+        self.project = Project(files=files, loader=self._load, mentions=mentions,
+                               summaries=_KeptSummaries(summaries, self) if summaries is not None else None)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 
@@ -404,6 +423,9 @@ class _Analyzers:
         self.groups = groups
         self.make = make
         self.built: dict[int, Analyzer] = {}
+        #: groups whose summaries could not all be computed while checking the cache (a module
+        #: timed out): their remaining cached results are not trusted this scan
+        self.unsure: set[int] = set()
 
     def of(self, group: int) -> Analyzer:
         if group not in self.built:
@@ -728,8 +750,27 @@ def scan(
 
 
 def _summary_digest(analyzers: _Analyzers, group: int, key: str) -> str | None:
-    """The current digest of a summary part a cached result of ``group`` depended on."""
-    return analyzers.of(group).project.summary_digest(key)
+    """The current digest of a summary part a cached result of ``group`` depended on. Computing a
+    stale summary parses the modules it rests on: on the per-file time limit, and a module that
+    is too slow, or a bug, makes the result a miss (its analysis then reports the problem)."""
+    if group in analyzers.unsure:
+        return None
+    analyzer = analyzers.of(group)
+    analyzer._incomplete = False
+    try:
+        with _Alarm(analyzer.time_limit):
+            digest = analyzer.project.summary_digest(key)
+    except (_TimeLimit, RecursionError, Exception):
+        digest = None
+        analyzer._incomplete = True
+    finally:
+        analyzer._dependency_notes = []
+    if analyzer._incomplete:
+        # the project now holds answers computed without that module: no later check of this
+        # group's cached results may rest on them
+        analyzers.unsure.add(group)
+        return None
+    return digest
 
 
 def _failed(result: FileResult) -> bool:
