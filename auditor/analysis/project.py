@@ -344,6 +344,10 @@ class Project:
         self._digests[key] = digest  # a summary is fixed for the scan: every cached result asks the same
         return digest
 
+    def known_digest(self, key: str) -> tuple[str | None] | None:
+        """``(digest,)`` when :meth:`summary_digest` already answered ``key`` this scan, else None."""
+        return (self._digests[key],) if key in self._digests else None
+
     def _entry_for(self, path: str) -> SourceFile | None:
         if self._by_path is None:
             self._by_path = {e.path: e for entries in self._files.values() for e in entries}

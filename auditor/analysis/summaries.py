@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -57,7 +58,12 @@ def select_part(kind: str, value: Any, select: str) -> Any:
 
 def value_digest(value: Any) -> str:
     """A digest of a JSON value (tuples and lists alike)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _text_digest(json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+
+@lru_cache(maxsize=4096)
+def _text_digest(text: str) -> str:
+    """(memoised: most parts a result reads are the same few small values, ``[]`` and ``false``)"""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
