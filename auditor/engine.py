@@ -17,9 +17,13 @@
   group with its own analyser and cache key; the project every analysis looks
   into is still the whole scan.
 * **Cache.** Per-file results are cached as JSON keyed by the tool version,
-  the configuration that applied to the file, the file's content and the
-  content of every module its analysis touched, so an unchanged tree rescans
-  at I/O speed.
+  the configuration that applied to the file, the file's content, the
+  content of every module its analysis touched, and the *value* of every
+  per-module summary it read (:mod:`resume_audit.analysis.summaries`: which
+  functions a module makes checkpointed, which names it calls...), so an
+  unchanged tree rescans at I/O speed and an edit that changes no summary
+  re-analyses only the edited file (early cut-off). Summaries are stored too:
+  checking them parses only the modules that changed.
 * **Never stuck.** Each file's analysis has a time limit; a file that exceeds
   it, or trips a rule bug, is reported as a notification and the scan goes on.
 

@@ -1,10 +1,16 @@
 """Which code LangGraph checkpoints: the analysis the EO rules (RA103, RA104, RA106),
 RA302 and RA601 share.
 
-Answers, once per project (kept in the project's memo, never in module globals): which functions run as nodes of a checkpointed graph, which run as
-``@task``s under a checkpointed ``@entrypoint`` or node, and which calls
-reach an effect *outside* any ``@task`` (a task's result is memoised, so
-calling one is not an effect of the caller).
+Answers (kept in the project's memo, never in module globals): which functions run as nodes of a
+checkpointed graph, which run as ``@task``s under a checkpointed ``@entrypoint`` or node, and
+which calls reach an effect *outside* any ``@task`` (a task's result is memoised, so calling one
+is not an effect of the caller).
+
+Units are found per module -- what the module's own graphs and entrypoints make checkpointed --
+and a function claimed by several modules is reported from one of them, decided from the other
+modules' stored claim summaries (:mod:`resume_audit.analysis.summaries`) rather than by parsing
+every langgraph module of the project: editing one graph re-analyses the others only if it
+changes what that graph claims.
 """
 
 from __future__ import annotations
