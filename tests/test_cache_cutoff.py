@@ -16,9 +16,11 @@ from resume_audit.engine import scan
 NODE = 'import requests\n\n\ndef work(state):\n    requests.post("https://example.com/hook", json=state)\n    return {"done": True}\n'
 
 
-def graph(saver: bool, extra: str = "") -> str:
-    imports = "from langgraph.checkpoint.memory import InMemorySaver\n" if saver else ""
-    arg = "checkpointer=InMemorySaver()" if saver else ""
+def graph(saver: bool, extra: str = "", spelled: bool = False) -> str:
+    """``spelled``: no checkpointer, but the same words as with one (the import stays, ``None`` is
+    passed), so only the module's summary -- not a word search -- sees the difference."""
+    imports = "from langgraph.checkpoint.memory import InMemorySaver\n" if saver or spelled else ""
+    arg = "checkpointer=InMemorySaver()" if saver else "checkpointer=None" if spelled else ""
     return (f"{imports}from langgraph.graph import START, StateGraph\n\nfrom node import work\n\n\n"
             f"def build():\n    builder = StateGraph(dict)\n    builder.add_node('work', work)\n"
             f"    builder.add_edge(START, 'work')\n{extra}    return builder.compile({arg})\n")
@@ -44,7 +46,9 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_checkpointing(tmp_path: Path, analysed: list[str]) -> None:
+@pytest.mark.parametrize("spelled", [False, True])
+def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_checkpointing(
+        tmp_path: Path, analysed: list[str], spelled: bool) -> None:
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
     (tree / "node.py").write_text(NODE)
@@ -53,7 +57,7 @@ def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_
     cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     # the node belongs to the first graph by path: reported from g1.py only
     assert [(rule, path, related) for rule, path, _, _, related in observable(cold)] == [("RA103", "node.py", (("g1.py", 11),))]
-    (tree / "g1.py").write_text(graph(saver=False))
+    (tree / "g1.py").write_text(graph(saver=False, spelled=spelled))
     analysed.clear()
     warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     uncached = scan([tree], Config(), tree, jobs=1, cache_dir=None)
@@ -99,3 +103,32 @@ def test_a_module_that_only_defines_a_name_is_not_parsed_as_a_caller(tmp_path: P
     assert sorted(set(analysed)) == ["a1.py"]
     assert observable(warm) == observable(scan([tree], Config(), tree, jobs=1, cache_dir=None))
     assert len(cold.findings) == len(warm.findings)
+
+
+def test_a_saver_built_in_one_module_is_reported_once_a_graph_in_another_uses_it(tmp_path: Path, analysed: list[str]) -> None:
+    """RA601: the saver is constructed in ``savers.py`` (unchanged throughout); whether it is
+    reported there depends on ``g1.py``'s summary of the savers its graphs use."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    (tree / "savers.py").write_text("from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n")
+    # the app serves savers.py's module (not g1.py: the serving index would make g1.py's bytes a dependency)
+    (tree / "app.py").write_text("from fastapi import FastAPI\nfrom savers import saver\n\napp = FastAPI()\n\n\n"
+                                 "@app.post('/run')\ndef run():\n    return saver.get({})\n")
+
+    def g1(checkpointer: str) -> str:
+        return ("from langgraph.graph import START, StateGraph\nfrom langgraph.types import interrupt\nfrom savers import saver\n\n\n"
+                "def ask(state):\n    return {'a': interrupt('ok?')}\n\n\n"
+                "def build():\n    builder = StateGraph(dict)\n    builder.add_node('ask', ask)\n    builder.add_edge(START, 'ask')\n"
+                f"    return builder.compile(checkpointer={checkpointer})\n")
+
+    # first no saver is used (the same words): savers.py's result rests on g1.py's summary alone
+    (tree / "g1.py").write_text(g1("None if saver is None else None"))
+    cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+    assert ("RA601", "savers.py") not in {(f.rule_id, f.span.path) for f in cold.findings}
+    (tree / "g1.py").write_text(g1("saver"))
+    warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+    assert observable(warm) == observable(scan([tree], Config(), tree, jobs=1, cache_dir=None))
+    assert ("RA601", "savers.py") in {(f.rule_id, f.span.path) for f in warm.findings}
+    (tree / "g1.py").write_text(g1("None if saver is None else None"))
+    again = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+    assert observable(again) == observable(cold)

@@ -33,6 +33,8 @@ SAVERS = {
     "sqlite": ("from langgraph.checkpoint.sqlite import SqliteSaver\nimport sqlite3\n",
                "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))"),
     "shared": ("from savers import saver\n", "checkpointer=saver"),
+    # not checkpointed, with the same words as "memory": only the graph's summary tells the difference
+    "off": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=None"),
 }
 SINKS = {
     "requests": "import requests\n\ndef post(state):\n    requests.post('https://example.com/hook', json=state)\n",
