@@ -298,8 +298,8 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
     project, here = ctx.project, ctx.module
     out = []
     seen: set[int] = set()
-    for entry in project.files_mentioning_any(_IMPORT_WORDS):
-        if not project.summary(FOUND.name, entry, str(here.path)):
+    for entry, landing_here in project.summaries_over(FOUND.name, _IMPORT_WORDS, str(here.path)):
+        if not landing_here:
             continue
         module = project.load(entry)
         if module is None:

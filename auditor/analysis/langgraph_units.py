@@ -176,8 +176,8 @@ def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
         return []
     node_owner: dict[tuple[str, int], Path] = {}
     task_owner: dict[tuple[str, int], Path] = {}
-    for entry in project.files_mentioning_any(_IMPORT_WORDS):
-        for path, index, kind in project.summary(CLAIMS.name, entry):
+    for entry, claims in project.summaries_over(CLAIMS.name, _IMPORT_WORDS):
+        for path, index, kind in claims:
             key = (path, index)
             if kind == "task":
                 task_owner[key] = entry.path

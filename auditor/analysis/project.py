@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, TypeVar
+from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, Sequence, TypeVar
 
 import libcst as cst
 
@@ -323,37 +323,39 @@ class Project:
                 top.summaries.update(summaries)
 
     # -- per-module summaries (early cut-off) -------------------------------
-    def summary(self, kind: str, entry: SourceFile, select: str = "") -> Any:
-        """The part ``select`` of module ``entry``'s summary of ``kind`` (see
-        :mod:`resume_audit.analysis.summaries`), charged as a *value*: the analysis depends on
-        what the summary says, not on the bytes it was computed from, so an edit of a module
-        that leaves its summary unchanged invalidates no cached result that only asked this."""
-        part = select_part(kind, self.summary_value(kind, entry), select)
-        self._charge(frozenset(), frozenset(), {summary_key(kind, entry.path, select): value_digest(part)})
-        return part
+    def summaries_over(self, kind: str, words: Sequence[str], select: str = "") -> list[tuple[SourceFile, Any]]:
+        """The part ``select`` of the ``kind`` summary of every file whose text holds one of
+        ``words`` (by path) -- e.g. what every langgraph module makes checkpointed -- charged as
+        one *value* (see :mod:`resume_audit.analysis.summaries`): the analysis depends on what the
+        summaries say, not on the bytes they were computed from, so an edit of a module that
+        leaves its summary unchanged invalidates no cached result that only asked this. One
+        dependency for the whole question, not one per module: a result's cache entry stays small
+        however many modules answer."""
+        parts = self._parts_over(kind, words, select)
+        self._charge(frozenset(), frozenset(), {summary_key(kind, words, select): value_digest([[str(e.path), part] for e, part in parts])})
+        return parts
+
+    def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:
+        entries: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self.files_mentioning(word):
+                entries.setdefault(entry.path, entry)
+        return [(entries[p], select_part(kind, self.summary_value(kind, entries[p]), select)) for p in sorted(entries)]
 
     def summary_digest(self, key: str) -> str | None:
-        """The current digest of the summary part ``key`` names (None: the module is gone)."""
+        """The current digest of the summaries' value ``key`` names (None: an unknown kind)."""
         if key in self._digests:
             return self._digests[key]
-        kind, path, select = split_summary_key(key)
-        entry = self._entry_for(path)
+        kind, words, select = split_summary_key(key)
         digest: str | None = None
-        if entry is not None and kind in SUMMARY_KINDS:
-            digest = value_digest(select_part(kind, self.summary_value(kind, entry), select))
-        self._digests[key] = digest  # a summary is fixed for the scan: every cached result asks the same
+        if kind in SUMMARY_KINDS:
+            digest = value_digest([[str(e.path), part] for e, part in self._parts_over(kind, words, select)])
+        self._digests[key] = digest  # summaries are fixed for the scan: every cached result asks the same
         return digest
 
     def known_digest(self, key: str) -> tuple[str | None] | None:
         """``(digest,)`` when :meth:`summary_digest` already answered ``key`` this scan, else None."""
         return (self._digests[key],) if key in self._digests else None
-
-    def _entry_for(self, path: str) -> SourceFile | None:
-        if self._by_path is None:
-            self._by_path = {e.path: e for entries in self._files.values() for e in entries}
-            self._by_str = {str(p): p for p in self._by_path}
-        resolved = (self._by_str or {}).get(path)
-        return self._by_path.get(resolved) if resolved is not None else None
 
     def summary_value(self, kind: str, entry: SourceFile) -> Any:
         """Module ``entry``'s whole summary of ``kind``: from this scan's memo, else from the
@@ -518,26 +520,14 @@ class Project:
         names. A module that only defines or mentions the name is neither parsed nor a
         dependency: its summary says it calls no such function, and stays so through edits
         that call nothing new of that name."""
-        seen: dict[Path, SourceFile] = {}
-        for word in words:
-            for entry in self.files_mentioning(word):
-                seen.setdefault(entry.path, entry)
         out = []
-        for path in sorted(seen):
-            if not self.summary(CALLED_NAMES.name, seen[path], name):
+        for entry, calls in self.summaries_over(CALLED_NAMES.name, list(words), name):
+            if not calls:
                 continue
-            m = self.load(seen[path])
+            m = self.load(entry)
             if m is not None:
                 out.append(m)
         return out
-
-    def files_mentioning_any(self, words: Iterable[str]) -> list[SourceFile]:
-        """Project files whose text contains one of ``words``, by path (nothing is parsed)."""
-        seen: dict[Path, SourceFile] = {}
-        for word in words:
-            for entry in self.files_mentioning(word):
-                seen.setdefault(entry.path, entry)
-        return [seen[p] for p in sorted(seen)]
 
     def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
         """Parsed modules that import one of ``packages`` (``import P`` / ``from P``)."""

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
     from resume_audit.analysis.facts import ModuleFacts
@@ -68,17 +68,19 @@ def _text_digest(text: str) -> str:
 
 
 _SEP = "\x1f"
+_WORD_SEP = "\x1e"
 
 
-def summary_key(kind: str, path: Path, select: str) -> str:
-    """How a cache entry names one summary part it depended on."""
-    return _SEP.join((kind, str(path), select))
+def summary_key(kind: str, words: Sequence[str], select: str) -> str:
+    """How a cache entry names the summaries it depended on: those of ``kind`` of the files
+    mentioning ``words``, part ``select``."""
+    return _SEP.join((kind, _WORD_SEP.join(words), select))
 
 
-def split_summary_key(key: str) -> tuple[str, str, str]:
-    """``(kind, path as str, select)``."""
-    kind, path, select = key.split(_SEP, 2)
-    return kind, path, select
+def split_summary_key(key: str) -> tuple[str, list[str], str]:
+    """``(kind, words, select)``."""
+    kind, words, select = key.split(_SEP, 2)
+    return kind, words.split(_WORD_SEP), select
 
 
 class SummarySource:
