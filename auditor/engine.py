@@ -141,7 +141,7 @@ class FileResult:
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
-    #: summary part -> digest of the value the analysis relied on (:meth:`Project.summary`)
+    #: summary part -> digest of the value the analysis relied on (:meth:`Project.summaries_over`)
     summary_deps: dict[str, str] = field(default_factory=dict)
     #: False when a module the analysis needed timed out: the result is not cached
     complete: bool = True

@@ -41,7 +41,7 @@ class _Memoised:
     value: Any
     paths: frozenset[Path]
     words: frozenset[str]
-    #: (summary key, digest of the value seen) -- see :meth:`Project.summary`
+    #: (summary key, digest of the value seen) -- see :meth:`Project.summaries_over`
     summaries: frozenset[tuple[str, str]] = frozenset()
 
 

@@ -11,7 +11,7 @@ cut-off). Summaries are stored between scans (:mod:`resume_audit.analysis.summar
 so checking that a value is unchanged parses only the modules that changed.
 
 A kind of summary is registered here by the analysis that owns it; the project
-(:meth:`~resume_audit.analysis.project.Project.summary`) computes, stores and charges them.
+(:meth:`~resume_audit.analysis.project.Project.summaries_over`) computes, stores and charges them.
 """
 
 from __future__ import annotations
