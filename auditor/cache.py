@@ -4,7 +4,10 @@ One JSON file per analysed source file, valid only while everything the
 result depended on is unchanged: the tool version, the active rules, the
 configuration, the set of module names in the project, the file's own
 content, the content of every project module its analysis looked into, and
-the set of files mentioning each word a rule searched the project for. JSON,
+the set of files mentioning each word a rule searched the project for, and the
+value of every per-module summary part it read (:mod:`resume_audit.analysis.summaries`:
+the early cut-off -- a module whose bytes changed but whose summary did not
+invalidates nothing that only read its summary). JSON,
 not pickle: the cache must never be a way to run code.
 """
 
@@ -25,7 +28,8 @@ if TYPE_CHECKING:
     from resume_audit.engine import FileResult
 
 #: 2: entries carry the file's suppression comments and the suppressions each analysis used
-CACHE_FORMAT = 2
+#: 3: entries carry the summary parts each analysis read, by value
+CACHE_FORMAT = 3
 
 
 def default_cache_dir(root: Path) -> Path:
@@ -63,12 +67,15 @@ class ResultCache:
         digest = hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self.directory / f"{digest}.json"
 
-    def get(self, path: str, display: str, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> "FileResult | None":
+    def get(self, path: str, display: str, hashes: dict[str, str], mentions: Callable[[str], list[str]],
+            summary_digest: Callable[[str], str | None] = lambda key: None) -> "FileResult | None":
+        """The cached result for ``path`` if still valid. ``summary_digest`` gives the current
+        digest of a summary part (it may compute it: only modules whose summary is stale are parsed)."""
         if self.directory is None:
             return None
         try:
             data = json.loads(self._entry(path).read_text(encoding="utf-8"))
-            result = self._valid(data, path, display, hashes, mentions)
+            result = self._valid(data, path, display, hashes, mentions, summary_digest)
         except (OSError, ValueError, TypeError, KeyError, AttributeError):  # unreadable or damaged: a miss
             result = None
         if result is None:
@@ -78,18 +85,20 @@ class ResultCache:
         return result
 
     def _valid(self, data: object, path: str, display: str, hashes: dict[str, str],
-               mentions: Callable[[str], list[str]]) -> "FileResult | None":
+               mentions: Callable[[str], list[str]], summary_digest: Callable[[str], str | None]) -> "FileResult | None":
         from resume_audit.engine import FileResult
 
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("path") == path
                 and data.get("display") == display and data.get("hash") == hashes.get(path)):
             return None
-        deps, words = data["deps"], data["mentions"]
-        if not (isinstance(deps, dict) and isinstance(words, dict)):
+        deps, words, parts = data["deps"], data["mentions"], data["summaries"]
+        if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
             return None
         if not all(hashes.get(dep) == h for dep, h in deps.items()):
             return None
         if not all(mentions(word) == files for word, files in words.items()):
+            return None
+        if not all(summary_digest(key) == digest for key, digest in parts.items()):
             return None
         return FileResult(
             display=display,
@@ -100,6 +109,7 @@ class ResultCache:
             suppressions_used=[serialize.suppression_use_from_list(u) for u in data["suppressions_used"]],
             deps=dict(deps),
             mention_words=list(words),
+            summary_deps=dict(parts),
         )
 
     def put(self, path: str, content_hash: str, result: "FileResult", mentions: Callable[[str], list[str]]) -> None:
@@ -114,6 +124,7 @@ class ResultCache:
             "display": result.display,
             "deps": result.deps,
             "mentions": {word: mentions(word) for word in result.mention_words},
+            "summaries": result.summary_deps,
             "findings": [serialize.finding_to_dict(f) for f in result.findings],
             "notifications": [serialize.notification_to_dict(n) for n in result.notifications],
             "suppressed": result.suppressed,

@@ -17,9 +17,13 @@
   group with its own analyser and cache key; the project every analysis looks
   into is still the whole scan.
 * **Cache.** Per-file results are cached as JSON keyed by the tool version,
-  the configuration that applied to the file, the file's content and the
-  content of every module its analysis touched, so an unchanged tree rescans
-  at I/O speed.
+  the configuration that applied to the file, the file's content, the
+  content of every module its analysis touched, and the *value* of every
+  per-module summary it read (:mod:`resume_audit.analysis.summaries`: which
+  functions a module makes checkpointed, which names it calls...), so an
+  unchanged tree rescans at I/O speed and an edit that changes no summary
+  re-analyses only the edited file (early cut-off). Summaries are stored too:
+  checking them parses only the modules that changed.
 * **Never stuck.** Each file's analysis has a time limit; a file that exceeds
   it, or trips a rule bug, is reported as a notification and the scan goes on.
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import hashlib
 import os
 import signal
@@ -41,6 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from resume_audit import __version__
+# plain JSON bookkeeping, no LibCST: a warm scan checks stored summaries with them
+from resume_audit.analysis.summaries import SummarySource
+from resume_audit.analysis.summary_store import StoredDigests, SummaryStore
 from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
@@ -60,6 +68,7 @@ from resume_audit.unused_suppressions import unused_suppressions
 if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, never
     # before: a warm scan whose every result comes from the cache does without it
     from resume_audit.analysis.facts import ModuleFacts
+    from resume_audit.analysis.project import Project
     from resume_audit.rules import Rule
 
 #: Below this many candidate files a pool costs more than it saves: each worker builds the
@@ -147,6 +156,8 @@ class FileResult:
     #: resolved path -> content hash of every module the analysis looked into
     deps: dict[str, str] = field(default_factory=dict)
     mention_words: list[str] = field(default_factory=list)
+    #: summary part -> digest of the value the analysis relied on (:meth:`Project.summaries_over`)
+    summary_deps: dict[str, str] = field(default_factory=dict)
     #: False when a module the analysis needed timed out: the result is not cached
     complete: bool = True
 
@@ -213,13 +224,32 @@ class _Alarm:
                 signal.setitimer(signal.ITIMER_REAL, remaining)
 
 
+class _KeptSummaries(SummarySource):
+    """The summary store as an analyser uses it: a summary computed while a module it needed
+    timed out, or from bytes that changed during the scan, serves this scan but is not kept."""
+
+    def __init__(self, store: SummarySource, analyzer: "Analyzer") -> None:
+        self.store = store
+        self.analyzer = analyzer
+
+    def lookup(self, kind: str, path: Path, project: Project) -> object | None:
+        return self.store.lookup(kind, path, project)
+
+    def record(self, kind: str, path: Path, value: object, paths: set[Path], words: set[str],
+               summaries: dict[str, str], project: Project) -> None:
+        if self.analyzer._incomplete or self.analyzer.texts.changed & paths:
+            return
+        self.store.record(kind, path, value, paths, words, summaries, project)
+
+
 class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per process."""
 
     def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
-                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED) -> None:
+                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED,
+                 summaries: SummarySource | None = None) -> None:
         from resume_audit.analysis.configs import ConfigEvaluator
         from resume_audit.analysis.effects import EffectModel
         from resume_audit.analysis.project import Project
@@ -247,7 +277,8 @@ class Analyzer:
         self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = Mentions(files, self.texts)
-        self.project = Project(files=files, loader=self._load, mentions=mentions)
+        self.project = Project(files=files, loader=self._load, mentions=mentions,
+                               summaries=_KeptSummaries(summaries, self) if summaries is not None else None)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 
@@ -335,6 +366,7 @@ class Analyzer:
         self._current = None
         result.deps = {p: self.hashes.get(p, "") for p in sorted(map(str, self.project.touched))}
         result.mention_words = sorted(self.project.mention_words)
+        result.summary_deps = dict(sorted(self.project.summary_deps.items()))
         return result
 
     def _check(self, module: ModuleFacts, result: FileResult) -> list[Finding]:
@@ -426,20 +458,33 @@ class _Analyzers:
         self.groups = groups
         self.make = make
         self.built: dict[int, Analyzer] = {}
+        #: groups whose summaries could not all be computed while checking the cache (a module
+        #: timed out): their remaining cached results are not trusted this scan
+        self.unsure: set[int] = set()
 
-    def analyse(self, group: int, path: Path) -> FileResult:
+    def of(self, group: int) -> Analyzer:
         if group not in self.built:
             self.built[group] = self.make(self.groups[group])
-        return self.built[group].analyse(path)
+        return self.built[group]
+
+    def analyse(self, group: int, path: Path) -> FileResult:
+        return self.of(group).analyse(path)
 
 
 _WORKER: _Analyzers | None = None
 
 
-def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan, repo) -> None:
+def _init_worker(files, groups, time_limit, hashes, texts, max_file_bytes, in_scan, repo, cache_dir, cache_keys) -> None:
     global _WORKER
-    _WORKER = _Analyzers(groups, lambda g: Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts, max_file_bytes,
-                                                    in_scan=in_scan, repo=repo))
+
+    def make(g: Group) -> Analyzer:
+        texts_here = SourceBytes(dict(texts), hashes)
+        mentions = Mentions(files, texts_here)
+        store = SummaryStore(cache_dir, cache_keys[g.index], hashes, mentions) if cache_dir is not None else None
+        return Analyzer(files, g.config, g.rule_ids, time_limit, hashes, texts_here, max_file_bytes, mentions,
+                        in_scan=in_scan, repo=repo, summaries=store)
+
+    _WORKER = _Analyzers(groups, make)
 
 
 def _work(items: list[tuple[int, Path]]) -> list[FileResult]:
@@ -649,11 +694,24 @@ def scan(
     texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
+
+    def make_analyzer(g: Group) -> Analyzer:
+        store = SummaryStore(cache_dir, caches[g.index].key, hashes, mentions) if cache_dir and caches else None
+        return Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts, max_file_bytes, mentions,
+                        in_scan=in_scan, repo=repo, summaries=store)
+
+    # built on first need: checking a cached result's summary dependencies asks the group's project
+    # (which reads the stored summaries, and parses only modules whose summaries are stale)
+    analyzers = _Analyzers(groups.all, make_analyzer)
+    # first from the stored summaries alone: a warm scan then imports no analysis at all
+    stored = {g.index: StoredDigests(SummaryStore(cache_dir, caches[g.index].key, hashes, mentions), mentions)
+              for g in groups.all} if cache_dir and caches else {}
     for checked, path in enumerate(candidates, 1):
         if caches and checked % 256 == 0:
             tell("checking the cache", checked, len(candidates))
         index = group_of[path].index
-        cached = caches[index].get(str(path), displays[path], hashes, mentions) if caches else None
+        cached = caches[index].get(str(path), displays[path], hashes, mentions,
+                                   functools.partial(_summary_digest, analyzers, stored.get(index), index)) if caches else None
         if cached is not None:
             results[path] = cached
         else:
@@ -663,7 +721,9 @@ def scan(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo)
+            max_workers=workers, initializer=_init_worker,
+            initargs=(files, groups.all, time_limit, hashes, texts.loaded, max_file_bytes, in_scan, repo, cache_dir,
+                      [c.key for c in caches] if caches else None)
         )
         try:
             by_display = {f.display: f.path for f in files}
@@ -681,8 +741,6 @@ def scan(
             raise
         pool.shutdown()
     elif todo:
-        analyzers = _Analyzers(groups.all, lambda g: Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts,
-                                                              max_file_bytes, mentions, in_scan=in_scan, repo=repo))
         for index, path in todo:
             results[path] = analyzers.analyse(index, path)
             tell("analysing", len(results), len(candidates))
@@ -730,6 +788,39 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+
+
+def _summary_digest(analyzers: _Analyzers, stored: StoredDigests | None, group: int, key: str) -> str | None:
+    """The current digest of a summary part a cached result of ``group`` depended on: from the
+    stored summaries when they are all still valid, else from the group's analysis. Computing a
+    stale summary parses the modules it rests on: on the per-file time limit, and a module that
+    is too slow, or a bug, makes the result a miss (its analysis then reports the problem)."""
+    if group in analyzers.unsure:
+        return None
+    if stored is not None:
+        try:
+            return stored.summary_digest(key)
+        except Exception:  # StaleSummary, or a damaged entry: the analysis decides
+            pass
+    analyzer = analyzers.of(group)
+    known = analyzer.project.known_digest(key)
+    if known is not None:
+        return known[0]  # most parts are asked by every cached result: no timer for a memo hit
+    analyzer._incomplete = False
+    try:
+        with _Alarm(analyzer.time_limit):
+            digest = analyzer.project.summary_digest(key)
+    except (_TimeLimit, RecursionError, Exception):
+        digest = None
+        analyzer._incomplete = True
+    finally:
+        analyzer._dependency_notes = []
+    if analyzer._incomplete:
+        # the project now holds answers computed without that module: no later check of this
+        # group's cached results may rest on them
+        analyzers.unsure.add(group)
+        return None
+    return digest
 
 
 def _failed(result: FileResult) -> bool:

@@ -19,7 +19,9 @@ Goals (issue 8): cold <= 2x bare; warm <= 0.2x cold; faster than semgrep.
       standard library's own files copied in, cycled), 100 agent files among them: the text
       searches and the pre-filter then pay for real file sizes (issue 16);
   ``--scaling 1000,5000,20000``: CLI cold / warm / one-file-change time and peak RSS per size of
-      the realistic tree, and seconds per thousand files, so growth is visible.
+      the realistic tree, and seconds per thousand files, so growth is visible. One agent file is
+      changed twice: a comment appended, then a module-level statement (a code change that moves
+      no project-wide fact).
 
     python benchmarks/bench_scan.py [--files 5000] [--semgrep /path/to/semgrep] [--json out.json]
     python benchmarks/bench_scan.py --filler stdlib --scaling 1000,5000,20000 --synthetic-only
@@ -172,15 +174,21 @@ def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
             cold = run_child([*exe, "--cache-dir", str(cache)], root)
             warm = run_child([*exe, "--cache-dir", str(cache)], root)
             edited = sorted((root / "app").rglob("agent_*.py"))[0]
-            edited.write_text(edited.read_text() + "\n# edited\n")
+            original = edited.read_text()
+            edited.write_text(original + "\n# edited\n")
             one_change = run_child([*exe, "--cache-dir", str(cache)], root)
+            # a change to the code (a module-level statement), not only to a comment: no project-wide
+            # fact moves, so only the edited file should be re-analysed (issue 16's early cut-off)
+            edited.write_text(original + "\n_edited = True\n")
+            one_code_change = run_child([*exe, "--cache-dir", str(cache)], root)
             mb = sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6
             rows.append({
                 "files": size, "megabytes": round(mb, 1),
                 "no_cache_s": round(no_cache[0], 2), "cold_s": round(cold[0], 2), "warm_s": round(warm[0], 2),
-                "one_change_s": round(one_change[0], 2),
+                "one_change_s": round(one_change[0], 2), "one_code_change_s": round(one_code_change[0], 2),
                 "s_per_1k_files_cold": round(cold[0] / size * 1000, 2),
                 "warm_over_cold": round(warm[0] / cold[0], 3), "one_change_over_cold": round(one_change[0] / cold[0], 3),
+                "one_code_change_over_cold": round(one_code_change[0] / cold[0], 3),
                 "peak_mb_cold": cold[2], "peak_mb_warm": warm[2],
             })
             print(json.dumps(rows[-1]), file=sys.stderr)

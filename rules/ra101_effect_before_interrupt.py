@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
-from resume_audit.analysis.langgraph_units import project_facts
+from resume_audit.analysis.langgraph_units import is_checkpointed_node
 from resume_audit.analysis.order import completes_before
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import langgraph
@@ -283,5 +283,4 @@ API twice.
     @staticmethod
     def _is_node(ctx: RuleContext, fn) -> bool:
         """A node of a checkpointed graph: LangGraph hands it ``config`` (a helper or a task gets none)."""
-        unit = project_facts(ctx.project).units.get(id(fn))
-        return unit is not None and unit.kind == "node"
+        return is_checkpointed_node(ctx.project, fn)

@@ -7,7 +7,7 @@ from typing import Iterable
 from resume_audit.findings import Finding, Related, Severity
 
 from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
-from resume_audit.analysis.langgraph_units import project_facts, unit_effects
+from resume_audit.analysis.langgraph_units import unit_effects, units_anchored_in
 from .base import Example, FixExample, Rule, RuleContext
 
 
@@ -323,10 +323,7 @@ is the repair.
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         # each checkpointed node/task/tool is reported from the module that makes it
         # checkpointed (its graph's compile(...) or entrypoint), wherever its code lives
-        units = project_facts(ctx.project).units
-        for unit in units.values():
-            if unit.anchor_module is not ctx.module:
-                continue
+        for unit in units_anchored_in(ctx.project, ctx.module):
             fn = unit.function
             for call, reached in unit_effects(ctx, fn):
                 what = reached.hit.label

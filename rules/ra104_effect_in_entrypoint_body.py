@@ -6,7 +6,7 @@ from typing import Iterable
 
 from resume_audit.findings import Finding, Related, Severity
 
-from resume_audit.analysis.langgraph_units import project_facts, regressing_overwrites, unit_effects
+from resume_audit.analysis.langgraph_units import entrypoint_for, regressing_overwrites, unit_effects
 from .base import Example, Rule, RuleContext
 
 
@@ -176,9 +176,8 @@ goes is a design decision.
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        entrypoints = project_facts(ctx.project).entrypoints
         for fn in ctx.module.functions:
-            ep = entrypoints.get(id(fn))
+            ep = entrypoint_for(ctx.project, fn)
             if ep is None or not ep.persisted:
                 continue
             anchor = Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body")

@@ -7,13 +7,14 @@ from typing import Iterable
 
 import libcst as cst
 
+from resume_audit.analysis.summaries import SummaryKind, register
 from resume_audit.analysis.syntax import keyword
 from resume_audit.analysis.facts import ModuleFacts
 from resume_audit.analysis.source_edits import import_edit, local_name_of
 from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
 from resume_audit.frameworks import langgraph, web
 
-from resume_audit.analysis.langgraph_units import in_memory_constructor, project_facts
+from resume_audit.analysis.langgraph_units import entrypoint_for, in_memory_constructor
 from resume_audit.frameworks.langgraph import interrupt_classifier
 
 from .base import Example, FixExample, Rule, RuleContext
@@ -319,9 +320,8 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             )
 
     # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
-    def _uses(self, module, ctx: RuleContext):
+    def _uses(self, module, project):
         """(checkpointer expr, scope, (hitl node, module, note)) for every checkpointed use in ``module``."""
-        project = ctx.project
         for info in module.all_calls:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
             if graph is not None:
@@ -335,9 +335,8 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
                 hitl = self._kwarg_hitl(info.node, module) or self._middleware_hitl(info, module, project)
             if cp is not None and hitl is not None:
                 yield cp, info.function, hitl
-        facts = project_facts(project)
         for fn in module.functions:
-            ep = facts.entrypoints.get(id(fn))
+            ep = entrypoint_for(project, fn)
             if ep is None or ep.checkpointer is None:
                 continue
             reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
@@ -382,15 +381,35 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
 
 
 def _collect(rule: InMemorySaverServed, ctx: RuleContext):
-    return ctx.project.cached(rule.id, "collected", lambda: _collect_all(rule, ctx))
-
-
-def _collect_all(rule: InMemorySaverServed, ctx: RuleContext):
-    project = ctx.project
+    """(construction, where, hitl, served) for every in-memory saver constructed in ``ctx.module``
+    that a checkpointed graph of a served app uses. The uses can sit in any langgraph module;
+    which modules find a construction here is read from their stored summaries, so only those
+    are parsed (and only their content, and the summaries' values, are dependencies)."""
+    project, here = ctx.project, ctx.module
     out = []
     seen: set[int] = set()
-    for module in project.modules_using(langgraph.PACKAGES):
-        for cp, scope, hitl in rule._uses(module, ctx):
+    for entry, landing_here in project.summaries_over(FOUND.name, _IMPORT_WORDS, str(here.path)):
+        if not landing_here:
+            continue
+        module = project.load(entry)
+        if module is None:
+            continue
+        for construction, where, hitl, served in _found_from(project, module):
+            if where is here and id(construction) not in seen:
+                seen.add(id(construction))
+                out.append((construction, where, hitl, served))
+    return out
+
+
+def _found_from(project, module):
+    """The in-memory savers ``module``'s checkpointed uses construct, in a served app (once each)."""
+    def find():
+        rule = InMemorySaverServed()
+        out = []
+        seen: set[int] = set()
+        if not module.uses_any(langgraph.PACKAGES):
+            return out
+        for cp, scope, hitl in rule._uses(module, project):
             found = in_memory_constructor(cp, scope, module, project)
             if found is None:
                 continue
@@ -401,7 +420,24 @@ def _collect_all(rule: InMemorySaverServed, ctx: RuleContext):
                 continue
             seen.add(id(construction))
             out.append((construction, where, hitl, _served_handler(where, module, project)))
+        return out
+
+    return project.cached("RA601-found", module.path, find)
+
+
+def _found_summary(project, module) -> list:
+    """The summary: ``[file, call index]`` of each construction :func:`_found_from` finds."""
+    out = []
+    for construction, where, _, _ in _found_from(project, module):
+        # (a factory's construction is reported where the factory is used: it may not be one of its calls)
+        index = next((i for i, c in enumerate(where.all_calls) if c.node is construction), -1)
+        out.append([str(where.path), index])
     return out
+
+
+#: which modules' uses find a construction in which file: a file's check parses only those modules
+FOUND = register(SummaryKind("RA601-found", _found_summary, []))
+_IMPORT_WORDS = tuple(w for p in langgraph.PACKAGES for w in (f"import {p}", f"from {p}"))
 
 
 def _served_handler(where, use_module, project):

@@ -24,6 +24,11 @@ NODE = (
 HELPER = "import requests\n\ndef notify(state):\n    requests.post('https://example.com/x', json=state)\n"
 
 
+def _result_entries(cache: Path) -> list[Path]:
+    """The per-file result entries (not the file table, not the per-module summaries)."""
+    return [p for p in cache.glob("*.json") if not p.name.startswith(("filetable-", "s-"))]
+
+
 def found(result) -> list[tuple[str, str, int]]:
     return [(f.rule_id, f.span.path, f.span.start_line) for f in result.findings]
 
@@ -33,7 +38,7 @@ def test_a_damaged_entry_is_a_miss_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "helpers.py").write_text(HELPER)
     cache = tmp_path / "cache"
     cold = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=cache)
-    (entry,) = [p for p in cache.glob("*.json") if not p.name.startswith("filetable-")]  # one result entry
+    (entry,) = _result_entries(cache)
     data = json.loads(entry.read_text())
     for field, wrong in (("deps", ["not", "a", "dict"]), ("mentions", 3), ("findings", [{"rule_id": 1}]), ("suppressed", "x")):
         damaged = {**data, field: wrong}  # the right key, the wrong shape
@@ -80,13 +85,13 @@ def test_entries_are_written_as_files_finish_and_orphaned_temporaries_go(tmp_pat
     # as their entries are there, so the long deadline only matters on a loaded machine (CI with
     # other jobs saw 40 s run out before the quick files had finished)
     deadline = time.monotonic() + 300
-    while len(list(cache.glob("*.json"))) < 20 and proc.poll() is None and time.monotonic() < deadline:
+    while len(_result_entries(cache)) < 20 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     still_running = proc.poll() is None
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert still_running, "the scan finished before it could be killed; make zz_slow.py slower"
-    assert len(list(cache.glob("*.json"))) >= 20, "the finished files' entries were not written before the kill"
+    assert len(_result_entries(cache)) >= 20, "the finished files' entries were not written before the kill"
     assert not orphan.exists()
     # the kept entries serve the next scan (the slow file, never finished, is cut short this time)
     warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache, time_limit=2)

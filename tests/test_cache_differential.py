@@ -3,7 +3,11 @@ every warm (cached) scan compared with a ``--no-cache`` scan of the same tree.
 
 The project has what made the cache wrong before: node files sharing helper chains two and three
 hops deep (``a1``/``a2`` -> ``h.notify`` -> ``h2.send`` -> ``h3.post`` -> ``requests.post``), graphs whose
-checkpointer comes and goes, files added, deleted and renamed. CI runs a fixed seed; set
+checkpointer comes and goes, files added, deleted and renamed -- and what the per-module summaries'
+early cut-off rests on: a node run by two graphs (which graph's file reports it is decided by the
+other's stored summary), a saver constructed in one module and used by a graph in another, served
+or not (RA601), edits inside a node's body and comment-only edits (the summaries stay the same, the
+results must too). CI runs a fixed seed; set
 ``RESUME_AUDIT_CACHE_SEED`` and ``RESUME_AUDIT_CACHE_STEPS`` for longer or other runs.
 """
 
@@ -28,6 +32,9 @@ SAVERS = {
     "memory": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=InMemorySaver()"),
     "sqlite": ("from langgraph.checkpoint.sqlite import SqliteSaver\nimport sqlite3\n",
                "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))"),
+    "shared": ("from savers import saver\n", "checkpointer=saver"),
+    # not checkpointed, with the same words as "memory": only the graph's summary tells the difference
+    "off": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=None"),
 }
 SINKS = {
     "requests": "import requests\n\ndef post(state):\n    requests.post('https://example.com/hook', json=state)\n",
@@ -45,8 +52,10 @@ class Project:
         self.sink = "requests"
         self.h2_calls_h3 = True
         self.h3_name = "h3"  # renamed to move the sink module
-        self.nodes = {"a1": {"helper": True, "interrupt": True}, "a2": {"helper": True, "interrupt": True}}
-        self.graphs = {"g1": {"saver": "memory", "nodes": ["a1"]}, "g2": {"saver": "none", "nodes": ["a2"]}}
+        self.nodes = {"a1": {"helper": True, "interrupt": True, "pad": 0}, "a2": {"helper": True, "interrupt": True, "pad": 0}}
+        self.graphs = {"g1": {"saver": "memory", "nodes": ["a1"], "comments": 0},
+                       "g2": {"saver": "none", "nodes": ["a2"], "comments": 0}}
+        self.served = False
 
     # -- rendering -------------------------------------------------------------------------
     def write(self) -> None:
@@ -67,6 +76,10 @@ class Project:
             "def send(state):\n    return None\n"
         out[self.root / "h2.py"] = h2
         out[self.root / f"{self.h3_name}.py"] = SINKS[self.sink]
+        out[self.root / "savers.py"] = "from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n"
+        if self.served:
+            out[self.root / "app.py"] = ("from fastapi import FastAPI\nfrom g1 import build_g1\n\napp = FastAPI()\n\n\n"
+                                         "@app.post('/run')\ndef run():\n    return build_g1().invoke({})\n")
         for name, node in self.nodes.items():
             lines = ["from langgraph.types import interrupt\n"]
             if node["helper"]:
@@ -75,6 +88,7 @@ class Project:
             if node["helper"]:
                 lines.append("    notify(state)\n")
             lines.append("    answer = interrupt('approve?')\n" if node["interrupt"] else "    answer = True\n")
+            lines.extend(f"    pad{i} = {i}\n" for i in range(node["pad"]))  # a body edit that changes no summary
             lines.append("    return {'answer': answer}\n")
             out[self.root / f"{name}.py"] = "".join(lines)
         for name, graph in self.graphs.items():
@@ -87,12 +101,13 @@ class Project:
             if graph["nodes"]:
                 text += f"    builder.add_edge(START, '{graph['nodes'][0]}')\n"
             text += f"    return builder.compile({arg})\n"
+            text += "# a comment\n" * graph["comments"]
             out[self.root / f"{name}.py"] = text
 
     # -- edits ---------------------------------------------------------------------------------
     def edit(self) -> str:
         rng = self.rng
-        choice = rng.choice(["sink", "h2", "rename", "saver", "node", "add", "delete", "move"])
+        choice = rng.choice(["sink", "h2", "rename", "saver", "node", "add", "delete", "move", "share", "pad", "comment", "serve"])
         if choice == "sink":
             self.sink = rng.choice(sorted(SINKS))
         elif choice == "h2":
@@ -110,7 +125,7 @@ class Project:
             name = f"a{len(self.nodes) + 1}"
             while name in self.nodes:
                 name += "x"
-            self.nodes[name] = {"helper": rng.random() < 0.7, "interrupt": True}
+            self.nodes[name] = {"helper": rng.random() < 0.7, "interrupt": True, "pad": 0}
             graph = rng.choice(sorted(self.graphs))
             self.graphs[graph]["nodes"].append(name)
         elif choice == "delete" and len(self.nodes) > 1:
@@ -125,6 +140,17 @@ class Project:
                 if node in graph["nodes"]:
                     graph["nodes"].remove(node)
             self.graphs[rng.choice(sorted(self.graphs))]["nodes"].append(node)
+        elif choice == "share":  # one node function run by both graphs
+            node = rng.choice(sorted(self.nodes))
+            for graph in self.graphs.values():
+                if node not in graph["nodes"]:
+                    graph["nodes"].append(node)
+        elif choice == "pad":
+            self.nodes[rng.choice(sorted(self.nodes))]["pad"] = rng.randrange(3)
+        elif choice == "comment":
+            self.graphs[rng.choice(sorted(self.graphs))]["comments"] = rng.randrange(3)
+        elif choice == "serve":
+            self.served = not self.served
         return choice
 
 

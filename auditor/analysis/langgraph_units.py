@@ -1,15 +1,22 @@
 """Which code LangGraph checkpoints: the analysis the EO rules (RA103, RA104, RA106),
 RA302 and RA601 share.
 
-Answers, once per project (kept in the project's memo, never in module globals): which functions run as nodes of a checkpointed graph, which run as
-``@task``s under a checkpointed ``@entrypoint`` or node, and which calls
-reach an effect *outside* any ``@task`` (a task's result is memoised, so
-calling one is not an effect of the caller).
+Answers (kept in the project's memo, never in module globals): which functions run as nodes of a
+checkpointed graph, which run as ``@task``s under a checkpointed ``@entrypoint`` or node, and
+which calls reach an effect *outside* any ``@task`` (a task's result is memoised, so calling one
+is not an effect of the caller).
+
+Units are found per module -- what the module's own graphs and entrypoints make checkpointed --
+and a function claimed by several modules is reported from one of them, decided from the other
+modules' stored claim summaries (:mod:`resume_audit.analysis.summaries`) rather than by parsing
+every langgraph module of the project: editing one graph re-analyses the others only if it
+changes what that graph claims.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
@@ -17,6 +24,7 @@ from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
 from resume_audit.analysis.project import Project, Reached
+from resume_audit.analysis.summaries import SummaryKind, register
 from resume_audit.analysis.syntax import argument, bool_value, is_none
 from resume_audit.frameworks import langgraph
 
@@ -35,65 +43,96 @@ class Unit:
 
 
 @dataclass
-class _ProjectFacts:
+class _ModuleUnits:
+    """What one module makes checkpointed: the nodes and tools of its checkpointed graphs (and
+    ``create_react_agent`` tools), and the tasks its checkpointed nodes and entrypoints reach,
+    in the order found. Another module may claim the same function first (see :func:`units_anchored_in`)."""
+
     units: dict[int, Unit]
-    entrypoints: dict[int, langgraph.Entrypoint]
 
 
-def project_facts(project: Project) -> _ProjectFacts:
-    return project.cached("langgraph-units", "facts", lambda: _build(project))
+#: the words a module importing langgraph holds (a byte search before any parse)
+_IMPORT_WORDS = tuple(w for p in langgraph.PACKAGES for w in (f"import {p}", f"from {p}"))
 
 
-def _build(project: Project) -> _ProjectFacts:
-    units: dict[int, Unit] = {}
-    entrypoints: dict[int, langgraph.Entrypoint] = {}
-    roots: list[Unit] = []
-    for module in project.modules_using(langgraph.PACKAGES):
-        for info in module.all_calls:
-            graph = langgraph.compiled_graph(info.node, info.function, module, project)
-            if graph is None or not graph.persisted:
-                continue
-            # a compiled subgraph added as a node runs under the parent's checkpointer
-            pending, seen_graphs = [graph], {id(graph.compile_call)}
-            while pending:
-                current = pending.pop()
-                for add_call, fn in langgraph.all_node_functions(current, project):
-                    if fn is not None and id(fn) not in units:
-                        unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
-                        units[id(fn)] = unit
-                        roots.append(unit)
-                    elif fn is None:
-                        scope = current.module.enclosing_function(add_call)
-                        target = langgraph.node_target(add_call)
-                        if target is None:
-                            continue
-                        sub = graph_anywhere(target, scope, current.module, project)
-                        if isinstance(sub, langgraph.CompiledGraph) and id(sub.compile_call) not in seen_graphs:
-                            seen_graphs.add(id(sub.compile_call))
-                            pending.append(sub)
-                            continue
-                        for tool in langgraph.tool_functions(target, scope, current.module, project):
-                            if id(tool) not in units:
-                                units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
-                                roots.append(units[id(tool)])
-        for info in module.all_calls:
-            if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
-                continue
-            cp = argument(info.node, 99, "checkpointer")
-            if cp is None or is_none(cp) or bool_value(cp) is False:
-                continue
-            for tool in langgraph.tool_functions(argument(info.node, 1, "tools"), info.function, module, project):
-                if id(tool) not in units:
-                    units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}")
-                    roots.append(units[id(tool)])
+def _uses_langgraph(module: ModuleFacts) -> bool:
+    """As :meth:`Project.modules_using` decides it, for one parsed module."""
+    return module.uses_any(langgraph.PACKAGES) and any(w in module.source for w in _IMPORT_WORDS)
+
+
+def module_entrypoints(project: Project, module: ModuleFacts) -> dict[int, langgraph.Entrypoint]:
+    """``@entrypoint`` functions of ``module`` (by id), persisted or not; none outside langgraph modules."""
+    def find() -> dict[int, langgraph.Entrypoint]:
+        out: dict[int, langgraph.Entrypoint] = {}
+        if not _uses_langgraph(module):
+            return out
         for fn in module.functions:
             if not fn.decorators and fn.parent is not None:
                 continue
             ep = langgraph.entrypoint_of(fn, project)
             if ep is not None:
-                entrypoints[id(fn)] = ep
-                if ep.persisted:
-                    roots.append(Unit(fn, "entrypoint", ep.node, module, f"entrypoint {fn.qualname}"))
+                out[id(fn)] = ep
+        return out
+
+    return project.cached("langgraph-entrypoints", module.path, find)
+
+
+def entrypoint_for(project: Project, fn: FunctionInfo) -> langgraph.Entrypoint | None:
+    """The ``@entrypoint`` ``fn`` is, if it is one (looks into ``fn``'s module only)."""
+    return module_entrypoints(project, fn.module).get(id(fn))
+
+
+def _module_units(project: Project, module: ModuleFacts) -> _ModuleUnits:
+    return project.cached("langgraph-module-units", module.path, lambda: _build_module(project, module))
+
+
+def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
+    units: dict[int, Unit] = {}
+    roots: list[Unit] = []
+    if not _uses_langgraph(module):
+        return _ModuleUnits(units)
+    for info in module.all_calls:
+        graph = langgraph.compiled_graph(info.node, info.function, module, project)
+        if graph is None or not graph.persisted:
+            continue
+        # a compiled subgraph added as a node runs under the parent's checkpointer
+        pending, seen_graphs = [graph], {id(graph.compile_call)}
+        while pending:
+            current = pending.pop()
+            for add_call, fn in langgraph.all_node_functions(current, project):
+                if fn is not None and id(fn) not in units:
+                    unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
+                    units[id(fn)] = unit
+                    roots.append(unit)
+                elif fn is None:
+                    scope = current.module.enclosing_function(add_call)
+                    target = langgraph.node_target(add_call)
+                    if target is None:
+                        continue
+                    sub = graph_anywhere(target, scope, current.module, project)
+                    if isinstance(sub, langgraph.CompiledGraph) and id(sub.compile_call) not in seen_graphs:
+                        seen_graphs.add(id(sub.compile_call))
+                        pending.append(sub)
+                        continue
+                    for tool in langgraph.tool_functions(target, scope, current.module, project):
+                        if id(tool) not in units:
+                            units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
+                            roots.append(units[id(tool)])
+    for info in module.all_calls:
+        if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
+            continue
+        cp = argument(info.node, 99, "checkpointer")
+        if cp is None or is_none(cp) or bool_value(cp) is False:
+            continue
+        for tool in langgraph.tool_functions(argument(info.node, 1, "tools"), info.function, module, project):
+            if id(tool) not in units:
+                units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}")
+                roots.append(units[id(tool)])
+    entrypoints = module_entrypoints(project, module)
+    for fn in module.functions:
+        ep = entrypoints.get(id(fn))
+        if ep is not None and ep.persisted:
+            roots.append(Unit(fn, "entrypoint", ep.node, module, f"entrypoint {fn.qualname}"))
     # tasks reached from checkpointed entrypoints and nodes (through project helpers)
     seen: set[int] = set()
     queue = [(u.function, u, 0) for u in roots]
@@ -107,7 +146,59 @@ def _build(project: Project) -> _ProjectFacts:
                 if langgraph.is_task(callee, project) and id(callee) not in units:
                     units[id(callee)] = Unit(callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}")
                 queue.append((callee, root, depth + 1))
-    return _ProjectFacts(units, entrypoints)
+    return _ModuleUnits(units)
+
+
+def _function_key(fn: FunctionInfo) -> list:
+    """``fn`` as a summary names it: its file and its place among the file's functions (stable
+    while the file's content is, and a summary naming it depends on that content)."""
+    index = next(i for i, f in enumerate(fn.module.functions) if f is fn)
+    return [str(fn.module.path), index]
+
+
+def _claims(project: Project, module: ModuleFacts) -> list:
+    """The summary: ``[file, function index, kind]`` of every unit ``module`` makes checkpointed."""
+    return [[*_function_key(u.function), u.kind] for u in _module_units(project, module).units.values()]
+
+
+#: which functions each module makes checkpointed: whether another module claims a function
+#: first is read from these, without parsing every langgraph module
+CLAIMS = register(SummaryKind("langgraph-claims", _claims, []))
+
+
+def is_checkpointed_node(project: Project, fn: FunctionInfo) -> bool:
+    """Whether some graph compiled with a checkpointer runs ``fn`` as a node (LangGraph then hands
+    it ``config``), read from every langgraph module's claim summary -- no module is parsed for it."""
+    path, index = _function_key(fn)
+    return any(claim[0] == path and claim[1] == index and claim[2] == "node"
+               for _, claims in project.summaries_over(CLAIMS.name, _IMPORT_WORDS) for claim in claims)
+
+
+def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
+    """The checkpointed units reported from ``module``: those its graphs and entrypoints make
+    checkpointed, unless another module claims the function first. A function that is a node
+    or tool of several modules' graphs belongs to the first of them (by path); a task belongs
+    to none of them if it is a node or tool anywhere, else to the last module that reaches it."""
+    own = _module_units(project, module).units
+    if not own:
+        return []
+    node_owner: dict[tuple[str, int], Path] = {}
+    task_owner: dict[tuple[str, int], Path] = {}
+    for entry, claims in project.summaries_over(CLAIMS.name, _IMPORT_WORDS):
+        for path, index, kind in claims:
+            key = (path, index)
+            if kind == "task":
+                task_owner[key] = entry.path
+            else:
+                node_owner.setdefault(key, entry.path)
+    out = []
+    for unit in own.values():
+        path, index = _function_key(unit.function)
+        key = (path, index)
+        owner = node_owner.get(key) if unit.kind != "task" else (None if key in node_owner else task_owner.get(key))
+        if owner == module.path:
+            out.append(unit)
+    return out
 
 
 def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False) -> Reached | None:
@@ -200,7 +291,7 @@ def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module:
     for name in project.resolver(module).names(expr, scope):
         fn = project.function(name, near=module)
         if fn is not None:
-            ep = project_facts(project).entrypoints.get(id(fn))
+            ep = entrypoint_for(project, fn)
             if ep is not None:
                 return ep
         target = _module_variable(name, project)

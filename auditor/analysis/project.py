@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, TypeVar
+from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, Sequence, TypeVar
 
 import libcst as cst
 
@@ -27,6 +27,9 @@ from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, Modul
 from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.modulenames import SourceFile
+from resume_audit.analysis.summaries import (
+    SUMMARY_KINDS, SummaryKind, SummarySource, register, select_part, split_summary_key, summary_key, value_digest,
+)
 
 T = TypeVar("T")
 #: ``Project.cached``'s "no placeholder" marker
@@ -35,11 +38,22 @@ _COMPUTING: Any = object()
 
 @dataclass(frozen=True)
 class _Memoised:
-    """A memoised answer with the modules and word searches it depended on."""
+    """A memoised answer with the modules, word searches and summary values it depended on."""
 
     value: Any
     paths: frozenset[Path]
     words: frozenset[str]
+    #: (summary key, digest of the value seen) -- see :meth:`Project.summaries_over`
+    summaries: frozenset[tuple[str, str]] = frozenset()
+
+
+@dataclass
+class _Frame:
+    """What one running computation has depended on so far."""
+
+    paths: set[Path]
+    words: set[str]
+    summaries: dict[str, str]
 
 #: How many levels of project helpers an effect (or interrupt) is traced through:
 #: node -> helper -> helper -> helper -> sink.
@@ -128,6 +142,32 @@ def _may_call(call: cst.Call, name: str) -> bool:
     return False
 
 
+def _called_names(project: "Project", module: ModuleFacts) -> list[str]:
+    """Every name ``module`` calls, or hands to a runner (:func:`_may_call` is true for a name
+    exactly when it is listed)."""
+    names: set[str] = set()
+    for info in module.all_calls:
+        called = _called_name(info.node)
+        if called is None:
+            continue
+        names.add(called)
+        if called not in CALLBACK_RUNNERS:
+            continue
+        for arg in info.node.args:
+            value = arg.value
+            if isinstance(value, cst.Call):
+                value = value.args[0].value if value.args else value
+            if isinstance(value, cst.Name):
+                names.add(value.value)
+            elif isinstance(value, cst.Attribute):
+                names.add(value.attr.value)
+    return sorted(names)
+
+
+#: which names a module calls: who may call ``change_answer`` without parsing every module that says so
+CALLED_NAMES = register(SummaryKind("called-names", _called_names, []))
+
+
 @dataclass(frozen=True)
 class Argument:
     """A value a caller passes to a parameter (or the parameter's default, ``call`` None)."""
@@ -156,6 +196,7 @@ class Project:
         files: Iterable[SourceFile] = (),
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
         mentions: Callable[[str], list[str]] | None = None,
+        summaries: "SummarySource | None" = None,
     ) -> None:
         self._files: dict[str, list[SourceFile]] = {}
         self._loaded: dict[Path, ModuleFacts | None] = {}
@@ -186,13 +227,21 @@ class Project:
         self._dir_tails: set[tuple[str, ...]] | None = None
         self._memos: dict[str, dict[Hashable, _Memoised]] = {}
         #: the dependencies of the memoised computations now running, innermost last
-        self._frames: list[tuple[set[Path], set[str]]] = []
+        self._frames: list[_Frame] = []
+        #: summary key -> digest of the value an analysis relied on (cache dependencies that stay
+        #: valid while the value does, whatever happened to the bytes behind it)
+        self.summary_deps: dict[str, str] = {}
+        #: per-module summaries: computed here, or read back from a previous scan's store
+        self._summaries = summaries if summaries is not None else SummarySource()
+        self._summary_values: dict[tuple[str, Path], Any] = {}
+        self._digests: dict[str, str | None] = {}
 
     # -- memoised answers and what they depended on ------------------------
     def begin_file(self) -> None:
         """Start recording one file's dependencies afresh (the engine calls it per analysed file)."""
         self.touched = set()
         self.mention_words = set()
+        self.summary_deps = {}
         self._frames = []
 
     def cached(self, namespace: str, key: Hashable, compute: Callable[[], T], *, in_progress: Any = _COMPUTING) -> T:
@@ -209,12 +258,12 @@ class Project:
         memo = self._memos.setdefault(namespace, {})
         found = memo.get(key)
         if found is not None:
-            if found.paths or found.words:
-                self._charge(found.paths, found.words)
+            if found.paths or found.words or found.summaries:
+                self._charge(found.paths, found.words, dict(found.summaries))
             return found.value
         if in_progress is not _COMPUTING:
             memo[key] = _Memoised(in_progress, frozenset(), frozenset())
-        frame: tuple[set[Path], set[str]] = (set(), set())
+        frame = _Frame(set(), set(), {})
         self._frames.append(frame)
         try:
             value = compute()
@@ -226,19 +275,86 @@ class Project:
             # is this one; found by identity -- two frames with equal contents are different frames
             while self._frames and self._frames.pop() is not frame:
                 pass
-        memo[key] = _Memoised(value, frozenset(frame[0]), frozenset(frame[1]))
-        if frame[0] or frame[1]:
-            self._charge(frame[0], frame[1])
+        memo[key] = _Memoised(value, frozenset(frame.paths), frozenset(frame.words), frozenset(frame.summaries.items()))
+        if frame.paths or frame.words or frame.summaries:
+            self._charge(frame.paths, frame.words, frame.summaries)
         return value
 
-    def _charge(self, paths: AbstractSet[Path], words: AbstractSet[str]) -> None:
+    def _charge(self, paths: AbstractSet[Path], words: AbstractSet[str], summaries: dict[str, str] | None = None) -> None:
         """Record dependencies for the file under analysis and the computation now running."""
         self.touched.update(paths)
         self.mention_words.update(words)
+        if summaries:
+            self.summary_deps.update(summaries)
         if self._frames:
-            top_paths, top_words = self._frames[-1]
-            top_paths.update(paths)
-            top_words.update(words)
+            top = self._frames[-1]
+            top.paths.update(paths)
+            top.words.update(words)
+            if summaries:
+                top.summaries.update(summaries)
+
+    # -- per-module summaries (early cut-off) -------------------------------
+    def summaries_over(self, kind: str, words: Sequence[str], select: str = "") -> list[tuple[SourceFile, Any]]:
+        """The part ``select`` of the ``kind`` summary of every file whose text holds one of
+        ``words`` (by path) -- e.g. what every langgraph module makes checkpointed -- charged as
+        one *value* (see :mod:`resume_audit.analysis.summaries`): the analysis depends on what the
+        summaries say, not on the bytes they were computed from, so an edit of a module that
+        leaves its summary unchanged invalidates no cached result that only asked this. One
+        dependency for the whole question, not one per module: a result's cache entry stays small
+        however many modules answer."""
+        parts = self._parts_over(kind, words, select)
+        self._charge(frozenset(), frozenset(), {summary_key(kind, words, select): value_digest([[str(e.path), part] for e, part in parts])})
+        return parts
+
+    def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:
+        entries: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self.files_mentioning(word):
+                entries.setdefault(entry.path, entry)
+        return [(entries[p], select_part(kind, self.summary_value(kind, entries[p]), select)) for p in sorted(entries)]
+
+    def summary_digest(self, key: str) -> str | None:
+        """The current digest of the summaries' value ``key`` names (None: an unknown kind)."""
+        if key in self._digests:
+            return self._digests[key]
+        kind, words, select = split_summary_key(key)
+        digest: str | None = None
+        if kind in SUMMARY_KINDS:
+            digest = value_digest([[str(e.path), part] for e, part in self._parts_over(kind, words, select)])
+        self._digests[key] = digest  # summaries are fixed for the scan: every cached result asks the same
+        return digest
+
+    def known_digest(self, key: str) -> tuple[str | None] | None:
+        """``(digest,)`` when :meth:`summary_digest` already answered ``key`` this scan, else None."""
+        return (self._digests[key],) if key in self._digests else None
+
+    def summary_value(self, kind: str, entry: SourceFile) -> Any:
+        """Module ``entry``'s whole summary of ``kind``: from this scan's memo, else from the
+        store (valid while every module and word search it rested on is unchanged), else
+        computed -- in a frame of its own, so the modules the computation parsed are charged to
+        the summary, never to the file whose analysis asked."""
+        memo_key = (kind, entry.path)
+        if memo_key in self._summary_values:
+            return self._summary_values[memo_key]
+        stored = self._summaries.lookup(kind, entry.path, self)
+        if stored is not None:
+            self._summary_values[memo_key] = stored
+            return stored
+        self._summary_values[memo_key] = SUMMARY_KINDS[kind].empty  # a cycle sees nothing new
+        saved = (self.touched, self.mention_words, self.summary_deps, self._frames)
+        self.touched, self.mention_words, self.summary_deps, self._frames = set(), set(), {}, []
+        try:
+            module = self.load(entry)
+            value = SUMMARY_KINDS[kind].compute(self, module) if module is not None else SUMMARY_KINDS[kind].empty
+            deps = _Frame(set(self.touched), set(self.mention_words), dict(self.summary_deps))
+        except BaseException:
+            self._summary_values.pop(memo_key, None)
+            raise
+        finally:
+            self.touched, self.mention_words, self.summary_deps, self._frames = saved
+        self._summary_values[memo_key] = value
+        self._summaries.record(kind, entry.path, value, deps.paths, deps.words, deps.summaries, self)
+        return value
 
     # -- modules ----------------------------------------------------------
     def load(self, entry: SourceFile) -> ModuleFacts | None:
@@ -365,6 +481,21 @@ class Project:
         out = []
         for path in sorted(seen):
             m = self.load(seen[path])
+            if m is not None:
+                out.append(m)
+        return out
+
+    def modules_calling(self, words: Iterable[str], name: str) -> list[ModuleFacts]:
+        """Parsed modules that may call a function named ``name`` (by that name, or handing it to
+        a runner): those whose text holds one of ``words``, narrowed by their summary of called
+        names. A module that only defines or mentions the name is neither parsed nor a
+        dependency: its summary says it calls no such function, and stays so through edits
+        that call nothing new of that name."""
+        out = []
+        for entry, calls in self.summaries_over(CALLED_NAMES.name, list(words), name):
+            if not calls:
+                continue
+            m = self.load(entry)
             if m is not None:
                 out.append(m)
         return out
@@ -514,7 +645,7 @@ class Project:
         p = fn.param(param)
         if p is not None and p.default is not None:
             out.append(Argument(p.default, fn.parent, fn.module, None))
-        for module in self.modules_mentioning(_call_words(fn.name)):
+        for module in self.modules_calling(_call_words(fn.name), fn.name):
             for call in module.all_calls:
                 if not _may_call(call.node, fn.name):
                     continue
@@ -528,7 +659,7 @@ class Project:
         where a value ``fn`` returns is used. Memoised."""
         return self.cached("callers", id(fn), lambda: [
             (call, module)
-            for module in self.modules_mentioning([f"{fn.name}("])
+            for module in self.modules_calling([f"{fn.name}("], fn.name)
             for call in module.all_calls
             if _called_name(call.node) == fn.name and any(c is fn for c in self._direct_callees(call, module))
         ])

@@ -1,0 +1,118 @@
+"""Per-module summaries: the project-wide facts one module contributes, as plain JSON values.
+
+Some questions are about the whole project -- which functions some checkpointed graph runs as
+nodes, which modules call a function named ``change_answer`` -- and answering them parses every
+module that could contribute. If a file's cached result depended on the *bytes* of all those
+modules, editing one would invalidate every result that asked. Instead each module's
+contribution is a summary (a JSON value, computed from that module and what its analysis
+reached), and a result depends on the summary's *value*: an edit that leaves it unchanged (a
+change inside a node's body that is still the same node) invalidates nothing else (early
+cut-off). Summaries are stored between scans (:mod:`resume_audit.analysis.summary_store`),
+so checking that a value is unchanged parses only the modules that changed.
+
+A kind of summary is registered here by the analysis that owns it; the project
+(:meth:`~resume_audit.analysis.project.Project.summaries_over`) computes, stores and charges them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.facts import ModuleFacts
+    from resume_audit.analysis.project import Project
+
+
+def _whole(value: Any, select: str) -> Any:
+    return value
+
+
+def _holds(value: Any, name: str) -> Any:
+    return name in value
+
+
+def _indexes_at(value: Any, path: str) -> Any:
+    return [index for where, index in value if where == path]
+
+
+#: how each kind's part is picked (see :class:`SummaryKind`), declared here rather than with the
+#: computation: a warm scan checks stored summaries without importing the analysis that computes them
+SELECT: dict[str, Callable[[Any, str], Any]] = {
+    "called-names": _holds,  # does the module call this name
+    "langgraph-claims": _whole,
+    "RA601-found": _indexes_at,  # the module's savers that land in this file
+}
+
+
+@dataclass(frozen=True)
+class SummaryKind:
+    """One kind of per-module summary.
+
+    ``compute`` must return JSON data made of lists, strings, numbers and booleans (never
+    tuples or None), so a value read back from the store equals the one computed.
+    Its ``select`` (in :data:`SELECT`) picks the part a question needs (``""``: all of it): a
+    result depends only on that part, so a change elsewhere in the summary does not invalidate it."""
+
+    name: str
+    compute: Callable[["Project", "ModuleFacts"], Any]
+    empty: Any
+
+
+#: every registered kind, by name
+SUMMARY_KINDS: dict[str, SummaryKind] = {}
+
+
+def register(kind: SummaryKind) -> SummaryKind:
+    if kind.name not in SELECT:
+        raise ValueError(f"summary kind {kind.name!r}: declare how its parts are picked in SELECT")
+    SUMMARY_KINDS[kind.name] = kind
+    return kind
+
+
+def select_part(kind: str, value: Any, select: str) -> Any:
+    return SELECT[kind](value, select) if select else value
+
+
+def value_digest(value: Any) -> str:
+    """A digest of a JSON value (tuples and lists alike)."""
+    return _text_digest(json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+
+@lru_cache(maxsize=4096)
+def _text_digest(text: str) -> str:
+    """(memoised: most parts a result reads are the same few small values, ``[]`` and ``false``)"""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+_SEP = "\x1f"
+_WORD_SEP = "\x1e"
+
+
+def summary_key(kind: str, words: Sequence[str], select: str) -> str:
+    """How a cache entry names the summaries it depended on: those of ``kind`` of the files
+    mentioning ``words``, part ``select``."""
+    return _SEP.join((kind, _WORD_SEP.join(words), select))
+
+
+def split_summary_key(key: str) -> tuple[str, list[str], str]:
+    """``(kind, words, select)``."""
+    kind, words, select = key.split(_SEP, 2)
+    return kind, words.split(_WORD_SEP), select
+
+
+class SummarySource:
+    """Where earlier scans' summaries come from: nowhere (every summary is computed). The
+    persisted store (:class:`~resume_audit.analysis.summary_store.SummaryStore`) overrides both."""
+
+    def lookup(self, kind: str, path: Path, project: "Project") -> Any | None:
+        """A stored summary still valid for the scan, or None."""
+        return None
+
+    def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
+               summaries: dict[str, str], project: "Project") -> None:
+        """Keep a computed summary with what it depended on."""
