@@ -61,11 +61,12 @@ def median(xs: list[float]) -> float:
 
 
 def bench(root: Path, variants: dict[str, str], repeats: int, cold_repeats: int, no_cache_runs: bool,
-          work: Path) -> dict:
+          work: Path, one_change: bool = False) -> dict:
     scan = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull,
             "--fail-on", "never", "-q"]
     envs = {name: environment(path) for name, path in variants.items()}
-    times: dict[str, dict[str, list[float]]] = {n: {"version": [], "cold": [], "warm": [], "no_cache": []} for n in variants}
+    times: dict[str, dict[str, list[float]]] = {n: {"version": [], "cold": [], "warm": [], "no_cache": [], "one_change": []}
+                                                for n in variants}
     peaks: dict[str, dict[str, int]] = {n: {} for n in variants}
     caches = {n: work / f"cache-{n}" for n in variants}
     for rnd in range(cold_repeats):  # cold: an empty cache, filled by the run (the last fill stays for the warm runs)
@@ -84,6 +85,19 @@ def bench(root: Path, variants: dict[str, str], repeats: int, cold_repeats: int,
             wall, peak = run([*scan, "--cache-dir", str(caches[name])], env, root)
             times[name]["warm"].append(wall)
             peaks[name]["warm"] = max(peaks[name].get("warm", 0), peak)
+    if one_change:
+        # one agent file edited between rounds (a module-level statement, a code change that moves
+        # no project-wide fact): every variant's cache is one change behind when its turn comes
+        edited = (sorted((root / "app").rglob("agent_*.py")) or sorted(root.rglob("*.py")))[0]
+        original = edited.read_text()
+        try:
+            for rnd in range(repeats):
+                edited.write_text(original + f"\n_edited = {rnd}\n")
+                for name, env in envs.items():
+                    wall, _ = run([*scan, "--cache-dir", str(caches[name])], env, root)
+                    times[name]["one_change"].append(wall)
+        finally:
+            edited.write_text(original)
     if no_cache_runs:
         for rnd in range(cold_repeats):
             for name, env in envs.items():
@@ -97,6 +111,8 @@ def bench(root: Path, variants: dict[str, str], repeats: int, cold_repeats: int,
         row = {k: median(v) for k, v in t.items() if v}
         row["warm_min"] = round(min(t["warm"]), 3)
         row["warm_over_cold"] = round(row["warm"] / row["cold"], 3)
+        if t["one_change"]:
+            row["one_change_over_cold"] = round(row["one_change"] / row["cold"], 3)
         row["peak_mb"] = peaks[name]
         row["runs"] = {k: [round(x, 3) for x in v] for k, v in t.items() if v}
         out[name] = row
@@ -111,6 +127,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7, help="warm and --version runs per variant")
     ap.add_argument("--cold-repeats", type=int, default=2, help="cold (and --no-cache) runs per variant")
     ap.add_argument("--no-cache-runs", action="store_true", help="also time --no-cache scans (peak RSS of a whole read)")
+    ap.add_argument("--one-change", action="store_true",
+                    help="also time scans after one agent file is edited (interleaved, one edit per round)")
     ap.add_argument("--tree", type=Path, default=None, help="scan this tree instead of generating one per size")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
@@ -129,7 +147,7 @@ def main() -> None:
             files = sum(1 for _ in root.rglob("*.py"))
             print(f"{files} files under {root}", file=sys.stderr)
             row = {"files": files, "variants": bench(root, variants, args.repeats, args.cold_repeats,
-                                                     args.no_cache_runs, work)}
+                                                     args.no_cache_runs, work, args.one_change)}
             results.append(row)
             print(json.dumps(row, indent=1))
             if not args.tree:

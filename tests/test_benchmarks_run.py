@@ -7,6 +7,7 @@ this only keeps the scripts from rotting when an interface they drive changes.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,18 +33,20 @@ def test_bench_scan_small_synthetic_tree(tmp_path: Path):
 
 def test_bench_warm_runs_two_installs_interleaved(tmp_path: Path):
     """bench_warm.py times named installs side by side; here the current environment twice, on a
-    small tree it is told to scan."""
+    small tree it is told to scan, with one file edited between rounds (on a copy: it is written)."""
     out = tmp_path / "warm.json"
+    tree = tmp_path / "myagent"
+    shutil.copytree(REPO / "fixtures" / "myagent", tree)
     run = subprocess.run(
-        [sys.executable, "benchmarks/bench_warm.py", "--variant", "a=", "--variant", "b=", "--tree", "fixtures/myagent",
-         "--repeats", "1", "--cold-repeats", "1", "--json", str(out)],
+        [sys.executable, "benchmarks/bench_warm.py", "--variant", "a=", "--variant", "b=", "--tree", str(tree),
+         "--repeats", "1", "--cold-repeats", "1", "--one-change", "--json", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, run.stderr
     [row] = json.loads(out.read_text())
     assert row["files"] > 0 and set(row["variants"]) == {"a", "b"}
     for v in row["variants"].values():
-        assert v["cold"] > 0 and v["warm"] > 0 and v["version"] > 0 and v["peak_mb"]["warm"] > 0
+        assert v["cold"] > 0 and v["warm"] > 0 and v["version"] > 0 and v["peak_mb"]["warm"] > 0 and v["one_change"] > 0
 
 
 def test_bench_dynamic_tiny_run():
