@@ -100,6 +100,8 @@ class StoredDigests:
         self.store = store
         self.files_mentioning = files_mentioning
         self._digests: dict[str, str | None] = {}
+        #: each module's stored summary is read and checked once per scan, whatever the part asked
+        self._values: dict[tuple[str, Path], Any] = {}
 
     def summary_digest(self, key: str) -> str | None:
         if key in self._digests:
@@ -112,7 +114,9 @@ class StoredDigests:
         for path in paths:
             # a stored summary is checked against the digests of the parts it read: this object
             # answers those too (it stands in for the project the store is normally given)
-            value = self.store.lookup(kind, path, self)  # type: ignore[arg-type]
+            if (kind, path) not in self._values:
+                self._values[kind, path] = self.store.lookup(kind, path, self)  # type: ignore[arg-type]
+            value = self._values[kind, path]
             if value is None:
                 raise StaleSummary(key)
             parts.append([str(path), select_part(kind, value, select)])
