@@ -124,9 +124,7 @@ class RuleContext:
 
     # -- spans --------------------------------------------------------------
     def span(self, node: cst.CSTNode, module: "ModuleFacts | None" = None) -> Span:
-        m = module or self.module
-        (sl, sc), (el, ec) = m.position(node)
-        return Span(m.display_path, sl, sc + 1, el, ec + 1)
+        return (module or self.module).span(node)
 
     # -- effects --------------------------------------------------------------
     def effect_reached(self, call: "CallInfo", module: "ModuleFacts | None" = None) -> "Reached[Effect] | None":

@@ -491,7 +491,7 @@ def _only_use_removed(module: ModuleFacts, construction: cst.Call) -> Edit | Non
     if not isinstance(construction.func, cst.Name):
         return None
     name = construction.func.value
-    if len(re.findall(rf"\b{re.escape(name)}\b", module.tree.code)) != 2:
+    if len(re.findall(rf"\b{re.escape(name)}\b", module.source)) != 2:
         return None
     for statement in module.tree.body:
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -501,7 +501,6 @@ def _only_use_removed(module: ModuleFacts, construction: cst.Call) -> Edit | Non
                 and imp.names[0].asname is None and imp.names[0].name.value == name
                 and not any(line.comment is not None for line in statement.leading_lines)
                 and statement.trailing_whitespace.comment is None):
-            span = module.position(statement)
-            line = span[0][0]
+            line = module.span(statement).start_line
             return Edit(Span(module.display_path, line, 1, line + 1, 1), "")
     return None

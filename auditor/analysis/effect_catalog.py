@@ -23,6 +23,7 @@ without a release, list its calls in ``[tool.resume-audit] effects``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 
 @dataclass(frozen=True)
@@ -322,8 +323,6 @@ class KeyedApi:
     keyword: str
     #: how long the provider remembers a key: a repeat after that acts again
     retention: str
-    #: the maximum key length the provider accepts
-    max_length: int
     #: what was checked, and against which release
     evidence: str
 
@@ -336,8 +335,7 @@ KEYED_APIS: tuple[KeyedApi, ...] = (
         # StripeClient services take request options in an options={...} dict instead
         ("*StripeClient*", "*StripeObject*"),
         "idempotency_key",
-        "at least 24 hours",
-        255,
+        "at least 24 hours",  # keys of up to 255 characters: the fix hashes its parts
         "stripe 16.1.0: every resource method's params extend RequestOptions, whose idempotency_key "
         "is split off (_request_options.extract_options_from_dict) and sent as the Idempotency-Key header",
     ),
@@ -346,8 +344,6 @@ KEYED_APIS: tuple[KeyedApi, ...] = (
 
 def keyed_api(names: set[str] | frozenset[str]) -> "tuple[KeyedApi, str] | None":
     """The keyed API a call resolving to one of ``names`` belongs to, with the name that matched."""
-    from fnmatch import fnmatchcase
-
     for api in KEYED_APIS:
         for name in sorted(names):
             if any(fnmatchcase(name, p) for p in api.patterns) and not any(fnmatchcase(name, x) for x in api.excluded):

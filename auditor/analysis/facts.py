@@ -20,6 +20,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from resume_audit.findings import Span
+
 #: An Euler-tour index: every node gets one number when the walk enters it and a
 #: larger one when it leaves, from a single counter. ``a`` completes before ``b``
 #: starts iff ``done(a) < order(b)``; ``a`` contains ``b`` iff
@@ -172,6 +174,11 @@ class ModuleFacts:
         return self._meta[node][2]
 
     # -- positions (computed on first use: only modules with findings pay) ---
+    def span(self, node: cst.CSTNode) -> Span:
+        """Where ``node`` is, as findings and edits name places (1-based columns, end exclusive)."""
+        (sl, sc), (el, ec) = self.position(node)
+        return Span(self.display_path, sl, sc + 1, el, ec + 1)
+
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
         top = self._top_statement(node)
         if top is not None and self._positions is None:

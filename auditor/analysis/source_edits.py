@@ -1,8 +1,8 @@
 """Edits that several rules' automatic fixes make: add an import, add a parameter, add a keyword.
 
 Each returns an :class:`~resume_audit.findings.Edit` that changes only the text it must -- an
-inserted line, an inserted parameter, one call regenerated from its own CST (which keeps the
-comments inside it) -- or ``None`` when the edit cannot be made without guessing (the name is
+inserted line, an inserted parameter, an inserted keyword argument (the call around it keeps its
+comments and layout) -- or ``None`` when the edit cannot be made without guessing (the name is
 already bound to something else, a call passes ``**kwargs``). A fix that gets ``None`` for any
 of its edits is not offered.
 """
@@ -13,11 +13,6 @@ import libcst as cst
 
 from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
 from resume_audit.findings import Edit, Span
-
-
-def _span(module: ModuleFacts, node: cst.CSTNode) -> Span:
-    (sl, sc), (el, ec) = module.position(node)
-    return Span(module.display_path, sl, sc + 1, el, ec + 1)
 
 
 def local_name_of(module: ModuleFacts, qualified: frozenset[str] | set[str]) -> str | None:
@@ -43,12 +38,12 @@ def import_edit(module: ModuleFacts, statement: str, binds: str) -> Edit | None:
     for statement_node in module.tree.body:
         if isinstance(statement_node, cst.SimpleStatementLine) and any(
                 isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement_node.body):
-            line = _span(module, statement_node.body[-1]).end_line + 1
+            line = module.span(statement_node.body[-1]).end_line + 1
     if line is None:
         body = module.tree.body
         docstring = (body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1
                      and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
-        line = _span(module, body[0]).end_line + 1 if docstring else 1
+        line = module.span(body[0]).end_line + 1 if docstring else 1
     return Edit(Span(module.display_path, line, 1, line, 1), f"{statement}\n")
 
 
@@ -61,7 +56,7 @@ def add_parameter_edit(fn: FunctionInfo, text: str) -> Edit | None:
     if not params.params or params.params[-1].default is not None:
         return None
     last = params.params[-1]
-    end = _span(fn.module, last.annotation.annotation if last.annotation is not None else last.name)
+    end = fn.module.span(last.annotation.annotation if last.annotation is not None else last.name)
     return Edit(Span(fn.module.display_path, end.end_line, end.end_col, end.end_line, end.end_col), f", {text}")
 
 
@@ -77,11 +72,11 @@ def add_keyword_edit(module: ModuleFacts, call: cst.Call, keyword: str, value: s
     last = args[-1]
     text = f"{keyword}={value}"
     if isinstance(last.comma, cst.Comma):
-        comma = _span(module, last.comma)
+        comma = module.span(last.comma)
         if isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
-            indent = " " * (_span(module, last).start_col - 1)
+            indent = " " * (module.span(last).start_col - 1)
             line = comma.end_line + 1  # after the line the comma ends (and any comment on it)
             return Edit(Span(module.display_path, line, 1, line, 1), f"{indent}{text},\n")
         return Edit(Span(module.display_path, comma.end_line, comma.end_col, comma.end_line, comma.end_col), f" {text},")
-    end = _span(module, last)
+    end = module.span(last)
     return Edit(Span(module.display_path, end.end_line, end.end_col, end.end_line, end.end_col), f", {text}")
