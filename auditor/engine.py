@@ -695,17 +695,18 @@ def scan(
     mentions = Mentions(files, texts, table)
     displays = {f.path: f.display for f in files}
 
+    stores = {g.index: SummaryStore(cache_dir, caches[g.index].key, hashes, mentions)
+              for g in groups.all} if cache_dir and caches else {}
+
     def make_analyzer(g: Group) -> Analyzer:
-        store = SummaryStore(cache_dir, caches[g.index].key, hashes, mentions) if cache_dir and caches else None
         return Analyzer(files, g.config, list(g.rule_ids), time_limit, hashes, texts, max_file_bytes, mentions,
-                        in_scan=in_scan, repo=repo, summaries=store)
+                        in_scan=in_scan, repo=repo, summaries=stores.get(g.index))
 
     # built on first need: checking a cached result's summary dependencies asks the group's project
     # (which reads the stored summaries, and parses only modules whose summaries are stale)
     analyzers = _Analyzers(groups.all, make_analyzer)
     # first from the stored summaries alone: a warm scan then imports no analysis at all
-    stored = {g.index: StoredDigests(SummaryStore(cache_dir, caches[g.index].key, hashes, mentions), mentions)
-              for g in groups.all} if cache_dir and caches else {}
+    stored = {index: StoredDigests(store, mentions) for index, store in stores.items()}
     for checked, path in enumerate(candidates, 1):
         if caches and checked % 256 == 0:
             tell("checking the cache", checked, len(candidates))

@@ -28,7 +28,7 @@ from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.modulenames import SourceFile
 from resume_audit.analysis.summaries import (
-    SUMMARY_KINDS, SummaryKind, SummarySource, register, select_part, split_summary_key, summary_key, value_digest,
+    SUMMARY_KINDS, SummaryKind, SummarySource, register, select_part, split_summary_key, summary_key, parts_digest,
 )
 
 T = TypeVar("T")
@@ -303,7 +303,7 @@ class Project:
         dependency for the whole question, not one per module: a result's cache entry stays small
         however many modules answer."""
         parts = self._parts_over(kind, words, select)
-        self._charge(frozenset(), frozenset(), {summary_key(kind, words, select): value_digest([[str(e.path), part] for e, part in parts])})
+        self._charge(frozenset(), frozenset(), {summary_key(kind, words, select): parts_digest((e.path, part) for e, part in parts)})
         return parts
 
     def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:
@@ -320,7 +320,7 @@ class Project:
         kind, words, select = split_summary_key(key)
         digest: str | None = None
         if kind in SUMMARY_KINDS:
-            digest = value_digest([[str(e.path), part] for e, part in self._parts_over(kind, words, select)])
+            digest = parts_digest((e.path, part) for e, part in self._parts_over(kind, words, select))
         self._digests[key] = digest  # summaries are fixed for the scan: every cached result asks the same
         return digest
 

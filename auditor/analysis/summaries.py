@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:
     from resume_audit.analysis.facts import ModuleFacts
@@ -87,6 +87,13 @@ def value_digest(value: Any) -> str:
 def _text_digest(text: str) -> str:
     """(memoised: most parts a result reads are the same few small values, ``[]`` and ``false``)"""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def parts_digest(parts: Iterable[tuple[Path, Any]]) -> str:
+    """The digest a cached result records for one question: every answering module's path and its
+    part, in path order. The analysis and the stored-summary check (a warm scan) both call this,
+    so the two cannot disagree on a value they agree on."""
+    return value_digest([[str(path), part] for path, part in sorted(parts, key=lambda item: item[0])])
 
 
 _SEP = "\x1f"

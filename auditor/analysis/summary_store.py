@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from resume_audit.analysis.summaries import SELECT, SummarySource, select_part, split_summary_key, value_digest
+from resume_audit.analysis.summaries import SELECT, SummarySource, parts_digest, select_part, split_summary_key
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -119,6 +119,6 @@ class StoredDigests:
             value = self._values[kind, path]
             if value is None:
                 raise StaleSummary(key)
-            parts.append([str(path), select_part(kind, value, select)])
-        digest = self._digests[key] = value_digest(parts)
+            parts.append((path, select_part(kind, value, select)))
+        digest = self._digests[key] = parts_digest(parts)
         return digest
