@@ -194,6 +194,28 @@ def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_c
     assert [name for name, _ in calls] == [HOLD, HOLD, BALANCE, BALANCE]
     # the same calls, now each repeat carries its first call's key: Stripe answers it without acting
     assert calls[0][1] and calls[0][1] == calls[1][1] and calls[2][1] and calls[2][1] == calls[3][1] != calls[0][1]
+    # two workers resuming the one park at once (real processes, in lockstep at every saver write:
+    # both read the park before either stores progress): both charge; the fixed program's two
+    # charges carry one key
+    for name, program in (("before", before), ("after", after)):
+        folder = tmp_path / f"race-{name}"
+        (folder / "barrier").mkdir(parents=True)
+        shutil.copy(program / "booking_graph.py", folder)
+        assert _probe(folder, "sync", "start", json.dumps(BOOKING), module="booking_graph", factory="build",
+                      effects=f"{HOLD},{BALANCE}") == 0
+        env = {**os.environ, "PYTHONPATH": str(folder), "RA_PROBE_STUB": "1", "RA_PROBE_BARRIER": f"{folder / 'barrier'}:2"}
+        racers = [subprocess.Popen([sys.executable, str(PROBE), "resume", "booking_graph", "build", f"{HOLD},{BALANCE}",
+                                    str(folder / "calls.txt"), str(folder / "probe.db"), "t-1", '"yes"'],
+                                   cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                   for _ in range(2)]
+        for racer in racers:
+            assert racer.wait(timeout=120) == 0, racer.stderr.read() if racer.stderr else ""
+        charges = [key for effect, key in _booking_calls(folder) if effect == BALANCE]
+        assert len(charges) == 2, _booking_calls(folder)
+        if name == "before":
+            assert charges == [None, None]  # two charges the provider cannot tell apart: paid twice
+        else:
+            assert charges[0] and charges[0] == charges[1]  # one key: the provider answers the second
     # a different booking thread gets different keys
     other = tmp_path / "probe-other"
     other.mkdir()
