@@ -135,7 +135,7 @@ class ResultCache:
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f"{os.getpid()}-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
+                fh.write(json.dumps(data))  # one shot: json.dump streams through the pure-Python encoder
             os.replace(tmp, self._entry(path))
         except OSError:
             if tmp is not None:

@@ -173,7 +173,7 @@ class FileTable:
         try:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f"{os.getpid()}-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"format": TABLE_FORMAT, "words": words, "files": files}, fh)
+                fh.write(json.dumps({"format": TABLE_FORMAT, "words": words, "files": files}))  # one shot: the C encoder
             os.replace(tmp, self.path)
         except OSError:
             if tmp is not None:

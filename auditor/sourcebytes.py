@@ -13,8 +13,9 @@ import bisect
 import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Sequence
 
 from resume_audit.modulenames import SourceFile
 from resume_audit.filetable import FileTable
@@ -53,43 +54,116 @@ def read_regular(path: Path, display: str) -> tuple[bytes, os.stat_result] | Not
         os.close(fd)
 
 
+#: bytes of file text a corpus holds in memory; the rest of a big tree's text waits in a spill
+#: file (see :class:`Corpus`). A 5,000-file tree of ordinary modules is ~90 MB: held whole.
+HELD_BYTES = 128 * 1024 * 1024
+
+#: how much spilled text one read brings back for searching
+_WINDOW_BYTES = 8 * 1024 * 1024
+
+
 class Corpus:
     """The bytes of many files in one buffer, NUL-separated (no word a rule searches for holds a
     NUL): each word is then one C-level search over the tree, and a file's bytes exist once in
     memory rather than once per file and again in a joined copy (a 20,000-file tree held 344 MB
-    twice)."""
+    twice).
 
-    def __init__(self) -> None:
+    Memory is bounded: past ``budget`` bytes, text goes to an unlinked spill file in the
+    system's temporary folder and a search reads it back a window at a
+    time -- the exact bytes the scan hashed, never re-read from the tree. A search over spilled
+    text costs a read of it, so several words are best asked together (:meth:`find_many`)."""
+
+    def __init__(self, budget: int | None = None) -> None:
         self.buffer = bytearray()
+        self.budget = HELD_BYTES if budget is None else budget
         self.spans: dict[Path, tuple[int, int]] = {}
         self._starts: list[int] = []
         self._keys: list[str] = []
+        #: spilled files: offsets in the spill file, in order
+        self._spill: "IO[bytes] | None" = None
+        self._spill_size = 0
+        self.spilled: dict[Path, tuple[int, int]] = {}
+        self._spill_starts: list[int] = []
+        self._spill_keys: list[str] = []
+
+    def __contains__(self, path: Path) -> bool:
+        return path in self.spans or path in self.spilled
+
+    def __len__(self) -> int:
+        return len(self.spans) + len(self.spilled)
 
     def add(self, path: Path, raw: bytes) -> None:
-        start = len(self.buffer)
-        self.buffer += raw
-        self.buffer += b"\0"
-        self.spans[path] = (start, start + len(raw))
-        self._starts.append(start)
-        self._keys.append(str(path))
+        if len(self.buffer) + len(raw) + 1 <= self.budget or not raw:
+            start = len(self.buffer)
+            self.buffer += raw
+            self.buffer += b"\0"
+            self.spans[path] = (start, start + len(raw))
+            self._starts.append(start)
+            self._keys.append(str(path))
+            return
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="resume-audit-corpus-")
+        start = self._spill_size
+        self._spill.write(raw)
+        self._spill.write(b"\0")
+        self._spill_size += len(raw) + 1
+        self.spilled[path] = (start, start + len(raw))
+        self._spill_starts.append(start)
+        self._spill_keys.append(str(path))
 
     def get(self, path: Path) -> bytes | None:
         span = self.spans.get(path)
-        return bytes(self.buffer[span[0]:span[1]]) if span is not None else None
+        if span is not None:
+            return bytes(self.buffer[span[0]:span[1]])
+        span = self.spilled.get(path)
+        if span is None or self._spill is None:
+            return None
+        self._spill.flush()
+        return os.pread(self._spill.fileno(), span[1] - span[0], span[0])
+
+    def close(self) -> None:
+        """Drop the spill file (also dropped when the corpus is collected or the process ends)."""
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
 
     def find_all(self, needle: bytes) -> list[str]:
-        """Files (resolved paths as str) whose text contains ``needle``; after a hit, the search
-        resumes at the next file."""
-        out = []
-        blob, starts = self.buffer, self._starts
-        at = blob.find(needle) if needle else -1
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            out.append(self._keys[i])
-            if i + 1 >= len(starts):
-                break
-            at = blob.find(needle, starts[i + 1])
-        return sorted(out)
+        """Files (resolved paths as str) whose text contains ``needle``."""
+        return self.find_many([needle])[needle]
+
+    def find_many(self, needles: Sequence[bytes]) -> dict[bytes, list[str]]:
+        """Per needle, the files (resolved paths as str) whose text contains it: one pass over
+        the spilled text for all of them."""
+        found: dict[bytes, list[str]] = {n: _find_in(self.buffer, 0, self._starts, self._keys, n) for n in needles}
+        if self._spill is not None and self._spill_keys:
+            self._spill.flush()
+            fd, starts, keys = self._spill.fileno(), self._spill_starts, self._spill_keys
+            first = 0
+            while first < len(starts):
+                # a window of whole files: no needle (which holds no NUL) spans two of them
+                last = bisect.bisect_right(starts, starts[first] + _WINDOW_BYTES) - 1
+                last = max(last, first)
+                end = starts[last + 1] if last + 1 < len(starts) else self._spill_size
+                window = os.pread(fd, end - starts[first], starts[first])
+                local = [st - starts[first] for st in starts[first:last + 1]]
+                for n in needles:
+                    found[n].extend(_find_in(window, 0, local, keys[first:last + 1], n))
+                first = last + 1
+        return {n: sorted(keys) for n, keys in found.items()}
+
+
+def _find_in(blob: "bytes | bytearray", at: int, starts: list[int], keys: list[str], needle: bytes) -> list[str]:
+    """The keys of the NUL-separated files of ``blob`` (starting at ``starts``) holding ``needle``;
+    after a hit, the search resumes at the next file."""
+    out: list[str] = []
+    at = blob.find(needle) if needle and starts else -1
+    while at >= 0:
+        i = bisect.bisect_right(starts, at) - 1
+        out.append(keys[i])
+        if i + 1 >= len(starts):
+            break
+        at = blob.find(needle, starts[i + 1])
+    return out
 
 
 class SourceBytes:
@@ -104,7 +178,8 @@ class SourceBytes:
         #: files whose bytes, read late, no longer match the hash the scan recorded
         self.changed: set[Path] = set()
 
-    def get(self, path: Path) -> bytes | None:
+    def get(self, path: Path, keep: bool = True) -> bytes | None:
+        """``keep=False``: a file read from disk is not kept (its caller keeps the bytes)."""
         raw = self.loaded.get(path)
         if raw is not None:
             return raw
@@ -121,7 +196,8 @@ class SourceBytes:
         raw = result[0]
         if content_hash(raw) != expected:
             self.changed.add(path)
-        self.loaded[path] = raw
+        if keep:
+            self.loaded[path] = raw
         return raw
 
 
@@ -143,24 +219,41 @@ class Mentions:
 
     def __call__(self, word: str) -> list[str]:
         found = self._memo.get(word)
-        if found is not None:
-            return found
-        if self.table is not None:
-            found = self.table.mentions(word, self._present)
         if found is None:
-            found = self._whole_corpus().find_all(word.encode())
-            if self.table is not None:
-                self.table.learn(word, found, self._keys)
-        self._memo[word] = found
+            found = self.many([word])[word]
         return found
+
+    def many(self, words: Sequence[str]) -> dict[str, list[str]]:
+        """:meth:`__call__` for several words at once: the ones neither memoised nor tracked by
+        the file table are searched together, in one pass over any spilled text."""
+        out: dict[str, list[str]] = {}
+        missing: list[str] = []
+        for word in dict.fromkeys(words):
+            found = self._memo.get(word)
+            if found is None and self.table is not None:
+                found = self.table.mentions(word, self._present)
+            if found is None:
+                missing.append(word)
+            else:
+                self._memo[word] = out[word] = found
+        if missing:
+            hits = self._whole_corpus().find_many([w.encode() for w in missing])
+            for word in missing:
+                found = hits[word.encode()]
+                if self.table is not None:
+                    self.table.learn(word, found, self._keys)
+                self._memo[word] = out[word] = found
+        return out
 
     def _whole_corpus(self) -> Corpus:
         if self._corpus is None:
             have = self.texts.corpus
-            if all(f.path in have.spans for f in self.files) and len(have.spans) == len(self.files):
+            if all(f.path in have for f in self.files) and len(have) == len(self.files):
                 self._corpus = have
             else:
-                self._corpus = Corpus()
+                # a warm run read only the changed files: the rest come from disk, checked
+                # against their hashes, into a corpus as bounded as the cold run's
+                self._corpus = Corpus(have.budget)
                 for f in self.files:
-                    self._corpus.add(f.path, self.texts.get(f.path) or b"")
+                    self._corpus.add(f.path, self.texts.get(f.path, keep=False) or b"")
         return self._corpus

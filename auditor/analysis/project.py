@@ -308,6 +308,7 @@ class Project:
 
     def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:
         entries: dict[Path, SourceFile] = {}
+        self._search_together(words)
         for word in words:
             for entry in self.files_mentioning(word):
                 entries.setdefault(entry.path, entry)
@@ -475,6 +476,8 @@ class Project:
         """Parsed modules whose text contains any of ``words`` (a byte search first, so a
         whole-project question such as "which modules import langgraph" parses only those)."""
         seen: dict[Path, SourceFile] = {}
+        words = list(words)
+        self._search_together(words)
         for word in words:
             for entry in self.files_mentioning(word):
                 seen.setdefault(entry.path, entry)
@@ -511,6 +514,15 @@ class Project:
             if module is not None and module.display_path == display:
                 return module
         return None
+
+    def _search_together(self, words: Sequence[str]) -> None:
+        """Have the engine's index search ``words`` in one pass (a big tree's text is partly
+        spilled to disk, and reading it back once per word would cost a read per word); each
+        is then answered from its memo by :meth:`files_mentioning`, charged as usual."""
+        many = getattr(self._find_mentions, "many", None)
+        pending = [w for w in words if w not in self._mentions]
+        if many is not None and len(pending) > 1:
+            many(pending)
 
     def files_mentioning(self, word: str) -> list[SourceFile]:
         """Project files whose text contains ``word`` (a cheap test that avoids parsing

@@ -78,7 +78,7 @@ class SummaryStore(SummarySource):
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f"{os.getpid()}-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
+                fh.write(json.dumps(data))  # one shot: the C encoder
             os.replace(tmp, self._entry(kind, path))
         except OSError:
             if tmp is not None:
@@ -102,14 +102,21 @@ class StoredDigests:
         self._digests: dict[str, str | None] = {}
         #: each module's stored summary is read and checked once per scan, whatever the part asked
         self._values: dict[tuple[str, Path], Any] = {}
+        self._stale: set[str] = set()
+        #: the modules each set of words names, sorted: every cached result asks about the same few
+        self._paths: dict[tuple[str, ...], list[Path]] = {}
 
     def summary_digest(self, key: str) -> str | None:
         if key in self._digests:
             return self._digests[key]
+        if key in self._stale:
+            raise StaleSummary(key)
         kind, words, select = split_summary_key(key)
         if kind not in SELECT:
             raise StaleSummary(key)  # not a kind this version knows: the analysis decides
-        paths = sorted({Path(p) for word in words for p in self.files_mentioning(word)})
+        paths = self._paths.get(tuple(words))
+        if paths is None:
+            paths = self._paths[tuple(words)] = sorted({Path(p) for word in words for p in self.files_mentioning(word)})
         parts = []
         for path in paths:
             # a stored summary is checked against the digests of the parts it read: this object
@@ -118,6 +125,7 @@ class StoredDigests:
                 self._values[kind, path] = self.store.lookup(kind, path, self)  # type: ignore[arg-type]
             value = self._values[kind, path]
             if value is None:
+                self._stale.add(key)
                 raise StaleSummary(key)
             parts.append((path, select_part(kind, value, select)))
         digest = self._digests[key] = parts_digest(parts)
