@@ -56,7 +56,7 @@ def read_regular(path: Path, display: str) -> tuple[bytes, os.stat_result] | Not
 
 #: bytes of file text a corpus holds in memory; the rest of a big tree's text waits in a spill
 #: file (see :class:`Corpus`). A 5,000-file tree of ordinary modules is ~90 MB: held whole.
-HELD_BYTES = 128 * 1024 * 1024
+HELD_BYTES = 96 * 1024 * 1024
 
 #: how much spilled text one read brings back for searching
 _WINDOW_BYTES = 8 * 1024 * 1024
