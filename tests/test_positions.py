@@ -11,9 +11,10 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from resume_audit.analysis.facts import _statement_positions
+from resume_audit.analysis.facts import _statement_positions, build_module_facts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,6 +26,22 @@ EDGE_CASES = {
     "duplicate statements": "pass\nimport os\npass\nimport os\ndef only_once():\n    return 1\n",
     "header comment and no final newline": "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n'''doc'''\nx = [\n    1,\n]",
     "unicode": "s = 'héllo wörld'  # ünïcode\ndef π():\n    return 'ß'\n",
+    # nested lines: placed by their own code, generated with the indentation of their blocks
+    "nested blocks and continuations": (
+        "class A:\n    def m(self, x):\n        # a comment\n        if x:\n            y = f(x,\n                  2)\n"
+        "        else:\n            y = 3  # three\n        for i in x:\n            while i:\n                i -= 1; g(i)\n"
+        "        return y\n\ndef t():\n\tif 1:\n\t\tz = call(1,\n\t\t\t2)\n\treturn z\n"
+    ),
+    "match cases": (
+        "def h(cmd):\n    match cmd:\n        case [a, b]:\n            run(a)\n            run(b)\n"
+        "        case _:\n            pass\n    return None\n"
+    ),
+    "repeated nested lines": "def a():\n    return x\n\ndef b():\n    return x\n\ndef c():\n    return charge(1)\n",
+    "crlf nested": "def f(x):\r\n    try:\r\n        pay(x,\r\n            1)\r\n    except E:\r\n        raise\r\n",
+    # the last line has no newline, and its text is an earlier line's: never placed on that one
+    "same last line, no final newline": "x = 1\ny = 2\nx = 1",
+    "same last nested line, no final newline": "def f():\n    return x\ndef g():\n    pass\n    return x",
+    "odd indents": "def f():\n  if 1:\n     a = 1\n     if 2:\n      b = [\n  1]\n",
 }
 
 
@@ -36,7 +53,7 @@ def _check(source: str) -> int:
         got = _statement_positions(wrapper.module, source, stmt)
         if not got:
             # only a statement whose code occurs more than once may fall back
-            assert source.count(wrapper.module.code_for_node(stmt)) != 1
+            assert not _found_once_at_a_line_start(source, _as_searched(wrapper.module, wrapper.module.code_for_node(stmt)))
             continue
         computed, offset = got
         for node, rng in computed.items():
@@ -47,9 +64,66 @@ def _check(source: str) -> int:
     return placed
 
 
+def _check_nested(source: str) -> int:
+    """Every simple statement line inside a block, placed by its own code, lands where LibCST's
+    whole-module positions put it; and every node a module's facts place (by whichever path)
+    does too."""
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    full = wrapper.resolve(PositionProvider)
+    facts = build_module_facts(Path("m.py"), "m.py", "m", False, source, wrapper.module)
+    lines = [n for n in full if isinstance(n, cst.SimpleStatementLine) and n not in wrapper.module.body]
+    placed = 0
+    for line in lines:
+        got = _statement_positions(wrapper.module, source, line, facts._indents_of(line))
+        if not got:
+            # only a line whose code (with its indentation) occurs more than once may fall back
+            assert not _found_once_at_a_line_start(source, _as_searched(wrapper.module, _indented_code(wrapper.module, line, facts._indents_of(line)))), source
+            continue
+        computed, offset = got
+        for node, rng in computed.items():
+            want = full[node]
+            assert (rng.start.line + offset, rng.start.column, rng.end.line + offset, rng.end.column) == (
+                want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
+        placed += 1
+    for node, want in full.items():
+        if node is not wrapper.module:
+            assert facts.position(node) == ((want.start.line, want.start.column), (want.end.line, want.end.column))
+    return placed
+
+
+def _found_once_at_a_line_start(source: str, code: str) -> bool:
+    """Would this code have placed its statement (a byte-order mark before the first line, for
+    one, makes it fall back)."""
+    at = source.find(code)
+    return source.count(code) == 1 and (at == 0 or source[at - 1] in "\r\n")
+
+
+def _as_searched(module: cst.Module, code: str) -> str:
+    """A statement's code as the source is searched for it: without its final newline when the
+    file's last line has none (the last statement then counts as an occurrence too)."""
+    return code if module.has_trailing_newline else code.rstrip("\r\n")
+
+
+def _indented_code(module: cst.Module, line: cst.CSTNode, indents: list[str]) -> str:
+    """The line's code as generated inside its blocks (what must occur once in the source)."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for indent in indents:
+        state.increase_indent(indent)
+    line._codegen(state)
+    return "".join(state.tokens)
+
+
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_cases(name):
     assert _check(EDGE_CASES[name]) > 0
+    _check_nested(EDGE_CASES[name])
+
+
+def test_nested_lines_are_placed_on_their_own():
+    for name in ("nested blocks and continuations", "match cases", "crlf nested", "odd indents"):
+        assert _check_nested(EDGE_CASES[name]) > 0, name
+    # `return x` twice: those two fall back, `return charge(1)` is placed
+    assert _check_nested(EDGE_CASES["repeated nested lines"]) == 1
 
 
 def test_every_fixture_program():
@@ -57,3 +131,5 @@ def test_every_fixture_program():
     assert len(files) > 100
     placed = sum(_check(f.read_text(encoding="utf-8")) for f in files)
     assert placed > 500
+    nested = sum(_check_nested(f.read_text(encoding="utf-8")) for f in files)
+    assert nested > 1000

@@ -182,6 +182,18 @@ class ModuleFacts:
     def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
         top = self._top_statement(node)
         if top is not None and self._positions is None:
+            # first the simple statement line the node is on, when it is nested in a block: a
+            # finding in a node's body then costs the code of one line, not of the whole def
+            line = self._nested_line(node, top)
+            if line is not None:
+                placed: Any = self._statement_positions.get(line)
+                if placed is None:
+                    placed = self._statement_positions[line] = _statement_positions(
+                        self.tree, self.source, line, self._indents_of(line)) or False
+                if placed and node in placed[0]:
+                    computed, offset = placed
+                    rng = computed[node]
+                    return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
             shifted: Any = self._statement_positions.get(top)
             if shifted is None:
                 shifted = self._statement_positions[top] = _statement_positions(self.tree, self.source, top) or False
@@ -193,6 +205,26 @@ class ModuleFacts:
             self._positions = _positions_of(self.tree, self.wrapper)
         rng = self._positions[node]  # type: ignore[index]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+    def _nested_line(self, node: cst.CSTNode, top: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        """The ``SimpleStatementLine`` that is or holds ``node``, when it is not itself the
+        module-level statement (None for a def's name, a decorator, an ``if`` test...)."""
+        for cur in (node, *self.ancestors(node)):
+            if cur is top:
+                return None
+            if isinstance(cur, cst.SimpleStatementLine):
+                return cur
+        return None
+
+    def _indents_of(self, line: cst.CSTNode) -> list[str]:
+        """The indentation LibCST's code generation has pushed when it reaches ``line``: one
+        entry per enclosing ``IndentedBlock`` and ``match`` (whose cases are indented), outermost
+        first."""
+        indents = []
+        for anc in self.ancestors(line):
+            if isinstance(anc, (cst.IndentedBlock, cst.Match)):
+                indents.append(self.tree.default_indent if anc.indent is None else anc.indent)
+        return indents[::-1]
 
     def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The module-level statement ``node`` is (in), or None for the module itself."""
@@ -281,28 +313,41 @@ class ModuleFacts:
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
-def _statement_positions(tree: cst.Module, source: str, stmt: cst.CSTNode):
-    """Positions of the nodes of one module-level statement, without generating the whole
-    module: the statement's code (leading comments and blank lines included) is generated
-    alone, found in the source -- it must occur exactly once, at the start of a line -- and its
-    lines are shifted by the lines before it. Columns need no shift: a module-level statement
-    starts at column 0. None when the statement's code is not found exactly once (the caller
-    falls back to the whole module), so a wrong position is never reported."""
+def _statement_positions(tree: cst.Module, source: str, stmt: cst.CSTNode, indents: list[str] | None = None):
+    """Positions of the nodes of one statement, without generating the whole module: the
+    statement's code (leading comments and blank lines included) is generated alone, found in
+    the source -- it must occur exactly once, at the start of a line -- and its lines are
+    shifted by the lines before it. Columns need no shift: a module-level statement starts at
+    column 0, and a nested one (``indents``: the indentation its enclosing blocks push, as
+    :meth:`ModuleFacts._indents_of` gives it) is generated with that indentation, on its first
+    line and on the continuation lines LibCST indents. None when the statement's code is not
+    found exactly once (the caller falls back to a bigger statement, then the whole module), so
+    a wrong position is never reported."""
     try:
         provider = PositionProvider()
         state = PositionProvidingCodegenState(
             default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
         )
+        for indent in indents or ():
+            state.increase_indent(indent)
         stmt._codegen(state)
         code = "".join(state.tokens)
     except Exception:  # pragma: no cover - a LibCST that reorganised its codegen
         return None
     if not code:
         return None
-    at = source.find(code)
-    if at < 0 or source.find(code, at + 1) >= 0 or (at > 0 and source[at - 1] not in "\r\n"):
+    needle = code
+    if not tree.has_trailing_newline:
+        # the file's last line has no newline, so the last statement's code (which ends with
+        # one) is not in the source as generated: without its final newline, that statement
+        # counts as an occurrence too, or "x = 1" at the end would be placed on an earlier "x = 1"
+        final = _FINAL_NEWLINE.search(code)
+        needle = code[: final.start()] if final is not None else code
+    at = source.find(needle)
+    if at < 0 or source.find(needle, at + 1) >= 0 or (at > 0 and source[at - 1] not in "\r\n"):
         return None
     return provider._computed, len(_NEWLINE.findall(source, 0, at))
 
