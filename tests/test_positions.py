@@ -50,18 +50,24 @@ def _check(source: str) -> int:
     full = wrapper.resolve(PositionProvider)
     placed = 0
     for stmt in wrapper.module.body:
-        got = _statement_positions(wrapper.module, source, stmt)
-        if not got:
-            # only a statement whose code occurs more than once may fall back
-            assert not _found_once_at_a_line_start(source, _as_searched(wrapper.module, wrapper.module.code_for_node(stmt)))
-            continue
-        computed, offset = got
-        for node, rng in computed.items():
-            want = full[node]
-            assert (rng.start.line + offset, rng.start.column, rng.end.line + offset, rng.end.column) == (
-                want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
-        placed += 1
+        placed += _placed_right(source, full, _statement_positions(wrapper.module, source, stmt),
+                                wrapper.module.code_for_node(stmt), wrapper.module)
     return placed
+
+
+def _placed_right(source: str, full, got, code: str, module: cst.Module) -> int:
+    """1 when a statement was placed by its own code and every node of it sits where LibCST's
+    whole-module positions (``full``) put it; 0 when it fell back, which only a statement whose
+    code (``code``, as generated) is not found once at a line start may do."""
+    if not got:
+        assert not _found_once_at_a_line_start(source, _as_searched(module, code)), source
+        return 0
+    computed, offset = got
+    for node, rng in computed.items():
+        want = full[node]
+        assert (rng.start.line + offset, rng.start.column, rng.end.line + offset, rng.end.column) == (
+            want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
+    return 1
 
 
 def _check_nested(source: str) -> int:
@@ -74,17 +80,9 @@ def _check_nested(source: str) -> int:
     lines = [n for n in full if isinstance(n, cst.SimpleStatementLine) and n not in wrapper.module.body]
     placed = 0
     for line in lines:
-        got = _statement_positions(wrapper.module, source, line, facts._indents_of(line))
-        if not got:
-            # only a line whose code (with its indentation) occurs more than once may fall back
-            assert not _found_once_at_a_line_start(source, _as_searched(wrapper.module, _indented_code(wrapper.module, line, facts._indents_of(line)))), source
-            continue
-        computed, offset = got
-        for node, rng in computed.items():
-            want = full[node]
-            assert (rng.start.line + offset, rng.start.column, rng.end.line + offset, rng.end.column) == (
-                want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
-        placed += 1
+        indents = facts._indents_of(line)
+        placed += _placed_right(source, full, _statement_positions(wrapper.module, source, line, indents),
+                                _indented_code(wrapper.module, line, indents), wrapper.module)
     for node, want in full.items():
         if node is not wrapper.module:
             assert facts.position(node) == ((want.start.line, want.start.column), (want.end.line, want.end.column))
