@@ -57,9 +57,15 @@ def _as_trigger(value: "str | Trigger") -> Trigger:
 
 def import_words(framework: str) -> tuple[bytes, ...]:
     """``import P`` / ``from P`` for each package of ``framework``."""
-    return tuple(
-        w.encode() for package in FRAMEWORK_PACKAGES.get(framework, (framework,)) for w in (f"import {package}", f"from {package}")
-    )
+    return tuple(w for package in _packages(framework) for w in _import_phrases(package))
+
+
+def _packages(framework: str) -> tuple[str, ...]:
+    return tuple(FRAMEWORK_PACKAGES.get(framework, (framework,)))
+
+
+def _import_phrases(package: str) -> tuple[bytes, bytes]:
+    return f"import {package}".encode(), f"from {package}".encode()
 
 
 class RuleTriggers(Protocol):
@@ -110,13 +116,15 @@ class Prefilter:
         self.triggers: tuple[Trigger, ...] = tuple(triggers)
         self.frameworks = tuple(sorted({f for rule in self.rules for f in rule.frameworks}
                                        | {t.framework for t in triggers if t.framework}))
-        self._imports = {f: import_words(f) for f in self.frameworks}
+        self._imports = {f: tuple((p.encode(), _import_phrases(p)) for p in _packages(f)) for f in self.frameworks}
         self._markers = {f: tuple(tuple(w.encode() for w in t.words) for t in FRAMEWORK_MARKERS.get(f, ()))
                          for f in self.frameworks}
         self._trigger_words = tuple(tuple(w.encode() for w in t.words) for t in triggers)
 
     def _uses(self, framework: str, raw: bytes) -> bool:
-        return any(w in raw for w in self._imports[framework]) or any(
+        # ``import P`` and ``from P`` both hold ``P``: one search for the package rules out both
+        # in the files that never name it (nearly all of a big tree), each a pass over the file
+        return any(package in raw and any(w in raw for w in words) for package, words in self._imports[framework]) or any(
             all(w in raw for w in marker) for marker in self._markers[framework])
 
     def match(self, raw: bytes) -> FileMatch:
