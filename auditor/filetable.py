@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 from resume_audit.findings import Notification, NotificationKind, Severity
-from resume_audit.prefilter import FileMatch
+from resume_audit.prefilter import NO_MATCH, FileMatch
 
 TABLE_FORMAT = 1
 #: a file modified this recently is re-read next time whatever its signature says
@@ -75,6 +75,10 @@ class FileTable:
         self._index: dict[str, list[str]] | None = None
         #: something to write back: a file read, a word learned, a file or word no longer there
         self._dirty = False
+        #: the rows as loaded, for the files whose state has not changed since, and the word list
+        #: their word ids index: saving an unchanged file's row writes it back as it was read
+        self._rows: dict[str, list] = {}
+        self._row_words: list[str] = []
         if self.path is not None:
             self._load()
 
@@ -86,17 +90,21 @@ class FileTable:
                 return
             words: list[str] = [str(w) for w in data["words"]]
             states: dict[str, FileState] = {}
-            for path, (sig, digest, size, frameworks, triggers, problem, word_ids) in data["files"].items():
+            rows: dict[str, list] = data["files"]
+            for path, (sig, digest, size, frameworks, triggers, problem, word_ids) in rows.items():
                 states[str(path)] = FileState(
                     tuple(int(x) for x in sig) if sig is not None else None,  # type: ignore[arg-type]
                     str(digest), int(size),
-                    FileMatch(frozenset(map(str, frameworks)), frozenset(int(t) for t in triggers)),
+                    # most files of a big tree match nothing: one shared empty match for them
+                    FileMatch(frozenset(map(str, frameworks)), frozenset(int(t) for t in triggers))
+                    if frameworks or triggers else NO_MATCH,
                     (str(problem[0]), str(problem[1])) if problem else None,
                     {words[i] for i in word_ids},
                 )
         except (OSError, ValueError, TypeError, KeyError, IndexError):  # unreadable or damaged: start afresh
             return
         self.states, self.tracked = states, set(words)
+        self._rows, self._row_words = rows, words
 
     # -- files ----------------------------------------------------------------------------
     def known(self, path: str, info: os.stat_result) -> FileState | None:
@@ -116,6 +124,7 @@ class FileTable:
             {w for w in self.tracked if w.encode() in raw},
         )
         self.states[path] = state
+        self._rows.pop(path, None)
         self._index = None
         self._dirty = True
         return state
@@ -149,6 +158,7 @@ class FileTable:
         self._asked.add(word)
         self._index = None
         self._dirty = True
+        self._rows = {}  # every file's word set may have changed
 
     # -- saving --------------------------------------------------------------------------------
     def save(self, present: Iterable[str]) -> None:
@@ -160,8 +170,13 @@ class FileTable:
             return  # nothing learned: the file on disk already says all this
         words = sorted(self._asked)
         index = {w: i for i, w in enumerate(words)}
+        kept = self._rows if words == self._row_words else {}
         files = {}
         for p in present:
+            row = kept.get(p)
+            if row is not None:
+                files[p] = row
+                continue
             s = self.states.get(p)
             if s is None:
                 continue

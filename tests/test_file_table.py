@@ -155,3 +155,60 @@ def test_bytes_read_late_are_checked_against_the_recorded_hash(tmp_path: Path) -
     assert texts.get(path) == b"x = 2\n"
     assert texts.changed == {path}  # a result resting on these bytes is not cached under the old hash
     assert SourceBytes({}, {}).get(path) is None  # not a file of the scan
+
+
+def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save after one file changed writes the other files' rows back as they were read; the
+    changed file's row, and every row once a new word is learned, are built afresh."""
+    from resume_audit.prefilter import FileMatch
+
+    monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
+    files = {}
+    for name, text in {"a.py": b"import langgraph\ncharge()\n", "b.py": b"x = 1\n", "c.py": b"charge(2)\n"}.items():
+        (tmp_path / name).write_bytes(text)
+        files[str(tmp_path / name)] = text
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def fill(table: filetable.FileTable, only: set[str] | None = None) -> None:
+        for p, raw in files.items():
+            if only is None or p in only:
+                table.record(p, os.stat(p), content_hash(raw), raw, FileMatch(frozenset({"langgraph"}) if b"langgraph" in raw else frozenset(), frozenset()), None)
+
+    def reloaded() -> dict[str, tuple]:
+        again = filetable.FileTable(cache, ["k"])
+        return {p: (s.signature, s.hash, s.size, s.match, s.words) for p, s in again.states.items()}
+
+    first = filetable.FileTable(cache, ["k"])
+    fill(first)
+    first.learn("charge(", [p for p, raw in files.items() if b"charge(" in raw], list(files))
+    first.save(files)
+    before = reloaded()
+    assert before[str(tmp_path / "c.py")][4] == {"charge("}
+
+    # one file changes: its row is new, the others come back as they were
+    changed = str(tmp_path / "b.py")
+    files[changed] = b"charge(3)\nx = 2\n"
+    (tmp_path / "b.py").write_bytes(files[changed])
+    second = filetable.FileTable(cache, ["k"])
+    assert second.mentions("charge(", set(files)) is not None  # asked again this scan
+    fill(second, only={changed})
+    second.save(files)
+    after = reloaded()
+    assert {p: v for p, v in after.items() if p != changed} == {p: v for p, v in before.items() if p != changed}
+    assert after[changed][1] == content_hash(files[changed]) and after[changed][4] == {"charge("}
+
+    # a new word: every row records it
+    third = filetable.FileTable(cache, ["k"])
+    third.mentions("charge(", set(files))
+    third.learn("x = ", [p for p, raw in files.items() if b"x = " in raw], list(files))
+    third.save(files)
+    assert {p: v[4] for p, v in reloaded().items()} == {
+        str(tmp_path / "a.py"): {"charge("}, changed: {"charge(", "x = "}, str(tmp_path / "c.py"): {"charge("}}
+
+    # a scan that asks only one of the two words: the word ids shift, every row is rebuilt
+    fourth = filetable.FileTable(cache, ["k"])
+    fourth.mentions("x = ", set(files))
+    fourth.save(files)
+    assert {p: v[4] for p, v in reloaded().items()} == {
+        str(tmp_path / "a.py"): set(), changed: {"x = "}, str(tmp_path / "c.py"): set()}
