@@ -49,6 +49,19 @@ def test_bench_warm_runs_two_installs_interleaved(tmp_path: Path):
         assert v["cold"] > 0 and v["warm"] > 0 and v["version"] > 0 and v["peak_mb"]["warm"] > 0 and v["one_change"] > 0
 
 
+def test_bench_trace_only_splits_candidates_from_traced_modules(tmp_path: Path):
+    """bench_trace_only.py on the bundled example: its agent files are candidates, the helpers
+    they call are loaded only by tracing, and the two add up to every module the scan loaded."""
+    out = tmp_path / "trace.json"
+    run = subprocess.run([sys.executable, "benchmarks/bench_trace_only.py", "--tree", "fixtures/myagent", "--json", str(out)],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    row = json.loads(out.read_text())
+    assert row["findings"] > 0 and row["candidates_loaded"] > 0 and row["trace_only_modules"] > 0
+    assert row["candidates_loaded"] + row["trace_only_modules"] == row["modules_loaded"]
+    assert 0 < row["trace_only_ast_parse_s"] and 0 < row["trace_only_load_s"] <= row["load_s"]
+
+
 def test_bench_dynamic_tiny_run():
     pytest.importorskip("langgraph.checkpoint.sqlite")
     run = subprocess.run(
