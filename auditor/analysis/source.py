@@ -28,15 +28,31 @@ from resume_audit.findings import Notification, NotificationKind
 MAX_NESTING = 1000
 
 
+#: equal-span steps an expression subtree may take on top of its span (an f-string's parts can
+#: carry the whole string's position); generous: it only makes the walk look further
+_SPAN_SLACK = 50
+
+
 def _max_depth(tree: ast.AST) -> int:
+    """The deepest nesting in ``tree``, or any depth over :data:`MAX_NESTING` once one is seen.
+
+    An expression on one line cannot nest deeper than it is long: every step down to a child is
+    a shorter stretch of the line (a boolean chain's operands included, each a few bytes), so a
+    subtree whose depth plus length stays under the limit is not walked -- nearly every
+    expression of ordinary code. Only long or multi-line expressions are walked into, so any
+    path deeper than the limit is still found."""
     deepest = 0
-    stack = [(tree, 0)]
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > deepest:
             deepest = depth
             if deepest > MAX_NESTING:
                 return deepest
+        if isinstance(node, ast.expr) and not isinstance(node, ast.JoinedStr) and node.lineno == node.end_lineno:
+            end = node.end_col_offset
+            if end is not None and depth + (end - node.col_offset) + _SPAN_SLACK <= MAX_NESTING:
+                continue
         # ``a and b and c`` is one flat node to the compiler but a left-nested chain to LibCST,
         # whose native parser overflows its stack (a segfault, no report at all) near 8,000 terms
         step = len(node.values) if isinstance(node, ast.BoolOp) else 1
