@@ -28,7 +28,7 @@ from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.modulenames import SourceFile
 from resume_audit.analysis.summaries import (
-    SUMMARY_KINDS, SummaryKind, SummarySource, register, select_part, split_summary_key, summary_key, parts_digest,
+    SUMMARY_KINDS, PartsIndex, SummaryKind, SummarySource, register, split_summary_key, summary_key, parts_digest,
 )
 
 T = TypeVar("T")
@@ -235,6 +235,10 @@ class Project:
         self._summaries = summaries if summaries is not None else SummarySource()
         self._summary_values: dict[tuple[str, Path], Any] = {}
         self._digests: dict[str, str | None] = {}
+        #: (kind, words) -> the modules' summaries indexed by select, and the modules by path
+        self._parts_indexes: dict[tuple[str, tuple[str, ...]], tuple[PartsIndex, dict[Path, SourceFile]]] = {}
+        #: summaries being computed right now (their memo holds a placeholder meanwhile)
+        self._summaries_computing = 0
 
     # -- memoised answers and what they depended on ------------------------
     def begin_file(self) -> None:
@@ -307,12 +311,26 @@ class Project:
         return parts
 
     def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:
-        entries: dict[Path, SourceFile] = {}
-        self._search_together(words)
-        for word in words:
-            for entry in self.files_mentioning(word):
-                entries.setdefault(entry.path, entry)
-        return [(entries[p], select_part(kind, self.summary_value(kind, entries[p]), select)) for p in sorted(entries)]
+        """The non-empty parts ``select`` of the ``kind`` summaries of the files mentioning
+        ``words``, in path order. The modules' values are gathered once per scan and question
+        (every file asks the same one with its own select), unless a summary of the kind is being
+        computed meanwhile: its placeholder must not be kept as its value."""
+        key = (kind, tuple(words))
+        built = self._parts_indexes.get(key)
+        if built is not None:
+            index, entries = built
+            self._charge(frozenset(), frozenset(words))  # as files_mentioning charges a first asker
+        else:
+            entries = {}
+            self._search_together(words)
+            for word in words:
+                for entry in self.files_mentioning(word):
+                    entries.setdefault(entry.path, entry)
+            in_progress = self._summaries_computing
+            index = PartsIndex(kind, [(p, self.summary_value(kind, e)) for p, e in entries.items()])
+            if not in_progress and not self._summaries_computing:
+                self._parts_indexes[key] = (index, entries)
+        return [(entries[p], part) for p, part in index.parts(select)]
 
     def summary_digest(self, key: str) -> str | None:
         """The current digest of the summaries' value ``key`` names (None: an unknown kind)."""
@@ -344,6 +362,7 @@ class Project:
         self._summary_values[memo_key] = SUMMARY_KINDS[kind].empty  # a cycle sees nothing new
         saved = (self.touched, self.mention_words, self.summary_deps, self._frames)
         self.touched, self.mention_words, self.summary_deps, self._frames = set(), set(), {}, []
+        self._summaries_computing += 1
         try:
             module = self.load(entry)
             value = SUMMARY_KINDS[kind].compute(self, module) if module is not None else SUMMARY_KINDS[kind].empty
@@ -352,6 +371,7 @@ class Project:
             self._summary_values.pop(memo_key, None)
             raise
         finally:
+            self._summaries_computing -= 1
             self.touched, self.mention_words, self.summary_deps, self._frames = saved
         self._summary_values[memo_key] = value
         self._summaries.record(kind, entry.path, value, deps.paths, deps.words, deps.summaries, self)

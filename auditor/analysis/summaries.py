@@ -89,10 +89,54 @@ def _text_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def _by_place(value: Any) -> Iterable[tuple[str, Any]]:
+    out: dict[str, list[Any]] = {}
+    for where, index in value:
+        out.setdefault(where, []).append(index)
+    return out.items()
+
+
+#: kinds whose part depends on the select (a file, a name): ``(select, part)`` for every select
+#: whose part is non-empty, so a question's parts are looked up rather than picked from every
+#: module once per select -- a scan asks one such question per file, which was files x modules
+INVERT: dict[str, Callable[[Any], Iterable[tuple[str, Any]]]] = {
+    "called-names": lambda value: ((name, True) for name in dict.fromkeys(value)),
+    "RA601-found": _by_place,
+}
+
+
+class PartsIndex:
+    """The non-empty parts of one kind's summaries of some modules, by select.
+
+    An empty part (no claim, no saver landing here, the name not called) says nothing a
+    question's answer uses, so questions and their digests are over the non-empty parts only:
+    the project's analysis and the stored-summary check both build their answers here."""
+
+    def __init__(self, kind: str, values: Sequence[tuple[Path, Any]]) -> None:
+        self.kind = kind
+        self.values = sorted(values, key=lambda item: item[0])
+        self._by_select: dict[str, list[tuple[Path, Any]]] | None = None
+        self._picked: dict[str, list[tuple[Path, Any]]] = {}
+
+    def parts(self, select: str) -> list[tuple[Path, Any]]:
+        invert = INVERT.get(self.kind)
+        if invert is not None and select:
+            if self._by_select is None:
+                self._by_select = {}
+                for path, value in self.values:
+                    for key, part in invert(value):
+                        self._by_select.setdefault(key, []).append((path, part))
+            return self._by_select.get(select, [])
+        if select not in self._picked:
+            self._picked[select] = [(path, part) for path, value in self.values
+                                    for part in (select_part(self.kind, value, select),) if part]
+        return self._picked[select]
+
+
 def parts_digest(parts: Iterable[tuple[Path, Any]]) -> str:
     """The digest a cached result records for one question: every answering module's path and its
-    part, in path order. The analysis and the stored-summary check (a warm scan) both call this,
-    so the two cannot disagree on a value they agree on."""
+    (non-empty: :class:`PartsIndex`) part, in path order. The analysis and the stored-summary
+    check (a warm scan) both call this, so the two cannot disagree on a value they agree on."""
     return value_digest([[str(path), part] for path, part in sorted(parts, key=lambda item: item[0])])
 
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from resume_audit.analysis.summaries import SELECT, SummarySource, parts_digest, select_part, split_summary_key
+from resume_audit.analysis.summaries import SELECT, PartsIndex, SummarySource, parts_digest, split_summary_key
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -102,31 +102,33 @@ class StoredDigests:
         self._digests: dict[str, str | None] = {}
         #: each module's stored summary is read and checked once per scan, whatever the part asked
         self._values: dict[tuple[str, Path], Any] = {}
-        self._stale: set[str] = set()
-        #: the modules each set of words names, sorted: every cached result asks about the same few
-        self._paths: dict[tuple[str, ...], list[Path]] = {}
+        #: (kind, words) with a stale module: every select of them goes to the analysis
+        self._stale_questions: set[tuple[str, tuple[str, ...]]] = set()
+        #: (kind, words) -> the stored summaries of the modules mentioning them, by select
+        self._indexes: dict[tuple[str, tuple[str, ...]], PartsIndex] = {}
 
     def summary_digest(self, key: str) -> str | None:
         if key in self._digests:
             return self._digests[key]
-        if key in self._stale:
-            raise StaleSummary(key)
         kind, words, select = split_summary_key(key)
         if kind not in SELECT:
             raise StaleSummary(key)  # not a kind this version knows: the analysis decides
-        paths = self._paths.get(tuple(words))
-        if paths is None:
-            paths = self._paths[tuple(words)] = sorted({Path(p) for word in words for p in self.files_mentioning(word)})
-        parts = []
-        for path in paths:
-            # a stored summary is checked against the digests of the parts it read: this object
-            # answers those too (it stands in for the project the store is normally given)
-            if (kind, path) not in self._values:
-                self._values[kind, path] = self.store.lookup(kind, path, self)  # type: ignore[arg-type]
-            value = self._values[kind, path]
-            if value is None:
-                self._stale.add(key)
-                raise StaleSummary(key)
-            parts.append((path, select_part(kind, value, select)))
-        digest = self._digests[key] = parts_digest(parts)
+        if (kind, tuple(words)) in self._stale_questions:
+            raise StaleSummary(key)
+        index = self._indexes.get((kind, tuple(words)))
+        if index is None:
+            values = []
+            for path in sorted({Path(p) for word in words for p in self.files_mentioning(word)}):
+                # a stored summary is checked against the digests of the parts it read: this object
+                # answers those too (it stands in for the project the store is normally given)
+                if (kind, path) not in self._values:
+                    self._values[kind, path] = self.store.lookup(kind, path, self)  # type: ignore[arg-type]
+                value = self._values[kind, path]
+                if value is None:
+                    self._stale_questions.add((kind, tuple(words)))
+                    raise StaleSummary(key)
+                values.append((path, value))
+            # every cached result asks the same question with its own select: indexed once
+            index = self._indexes[kind, tuple(words)] = PartsIndex(kind, values)
+        digest = self._digests[key] = parts_digest(index.parts(select))
         return digest
