@@ -17,12 +17,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from resume_audit import serialize
 from resume_audit.processes import pid_alive
+from resume_audit.jsonfile import write_json_atomically
 
 if TYPE_CHECKING:
     from resume_audit.engine import FileResult
@@ -131,16 +131,7 @@ class ResultCache:
             "suppression_comments": [serialize.suppression_comment_to_dict(c) for c in result.suppression_comments],
             "suppressions_used": [list(u) for u in result.suppressions_used],
         }
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f"{os.getpid()}-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(data))  # one shot: json.dump streams through the pure-Python encoder
-            os.replace(tmp, self._entry(path))
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        write_json_atomically(self._entry(path), data)
 
 
 def _remove_orphaned_temporaries(directory: Path) -> None:

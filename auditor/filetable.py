@@ -17,11 +17,9 @@ learned. JSON, as the result cache: the table must never be a way to run code.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Iterable
 
 from resume_audit.findings import Notification, NotificationKind, Severity
 from resume_audit.prefilter import NO_MATCH, FileMatch
+from resume_audit.jsonfile import write_json_atomically
 
 TABLE_FORMAT = 1
 #: a file modified this recently is re-read next time whatever its signature says
@@ -184,13 +183,4 @@ class FileTable:
                         sorted(s.match.frameworks), sorted(s.match.triggers),
                         list(s.problem) if s.problem else None,
                         sorted(index[w] for w in s.words if w in index)]
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f"{os.getpid()}-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps({"format": TABLE_FORMAT, "words": words, "files": files}))  # one shot: the C encoder
-            os.replace(tmp, self.path)
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        write_json_atomically(self.path, {"format": TABLE_FORMAT, "words": words, "files": files})

@@ -19,14 +19,13 @@ import functools
 import hashlib
 import importlib.util
 import json
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resume_audit.prefilter import Trigger
+from resume_audit.jsonfile import write_json_atomically
 
 SNAPSHOT_FORMAT = 1
 
@@ -106,17 +105,9 @@ def _write(path: Path, rules: tuple[RuleInfo, ...]) -> None:
          "triggers": [[list(t.words), t.framework] for t in r.triggers]}
         for r in rules
     ]}
-    tmp = None
-    try:
+    with contextlib.suppress(OSError):  # an unwritable cache: the next scan imports the rules again
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{os.getpid()}-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except OSError:  # an unwritable cache: the next scan imports the rules again
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        write_json_atomically(path, data)
 
 
 _known: tuple[RuleInfo, ...] | None = None

@@ -10,15 +10,13 @@ foreign entry is a miss, never a crash.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.analysis.summaries import SELECT, PartsIndex, SummarySource, parts_digest, split_summary_key
+from resume_audit.jsonfile import write_json_atomically
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -74,16 +72,7 @@ class SummaryStore(SummarySource):
             "key": self.key, "kind": kind, "path": str(path), "deps": deps,
             "mentions": {w: self.mentions(w) for w in sorted(words)}, "summaries": summaries, "value": value,
         }
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f"{os.getpid()}-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(data))  # one shot: the C encoder
-            os.replace(tmp, self._entry(kind, path))
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        write_json_atomically(self._entry(kind, path), data)
 
 
 class StaleSummary(Exception):
