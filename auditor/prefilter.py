@@ -55,11 +55,6 @@ def _as_trigger(value: "str | Trigger") -> Trigger:
     return value if isinstance(value, Trigger) else Trigger((value,))
 
 
-def import_words(framework: str) -> tuple[bytes, ...]:
-    """``import P`` / ``from P`` for each package of ``framework``."""
-    return tuple(w for package in _packages(framework) for w in _import_phrases(package))
-
-
 def _packages(framework: str) -> tuple[str, ...]:
     return tuple(FRAMEWORK_PACKAGES.get(framework, (framework,)))
 

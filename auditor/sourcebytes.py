@@ -128,10 +128,6 @@ class Corpus:
             self._spill.close()
             self._spill = None
 
-    def find_all(self, needle: bytes) -> list[str]:
-        """Files (resolved paths as str) whose text contains ``needle``."""
-        return self.find_many([needle])[needle]
-
     def find_many(self, needles: Sequence[bytes]) -> dict[bytes, list[str]]:
         """Per needle, the files (resolved paths as str) whose text contains it: one pass over
         the spilled text for all of them."""

@@ -53,9 +53,9 @@ def test_spilled_search_equals_the_held_one(budget: int, window: int, monkeypatc
         if budget == 0:
             assert not split.spans or all(e - s == 0 for s, e in split.spans.values())  # only empty files stay
         expected = {w: sorted(str(p) for p, raw in files if w in raw) for w in WORDS}
-        assert {w: held.find_all(w) for w in WORDS} == expected
+        assert {w: held.find_many([w])[w] for w in WORDS} == expected
         assert split.find_many(WORDS) == expected
-        assert {w: split.find_all(w) for w in WORDS} == expected
+        assert {w: split.find_many([w])[w] for w in WORDS} == expected
         for path, raw in files:
             assert split.get(path) == raw
             assert path in split

@@ -185,26 +185,26 @@ class ModuleFacts:
             # first the simple statement line the node is on, when it is nested in a block: a
             # finding in a node's body then costs the code of one line, not of the whole def
             line = self._nested_line(node, top)
-            if line is not None:
-                placed: Any = self._statement_positions.get(line)
-                if placed is None:
-                    placed = self._statement_positions[line] = _statement_positions(
-                        self.tree, self.source, line, self._indents_of(line)) or False
-                if placed and node in placed[0]:
-                    computed, offset = placed
-                    rng = computed[node]
-                    return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
-            shifted: Any = self._statement_positions.get(top)
-            if shifted is None:
-                shifted = self._statement_positions[top] = _statement_positions(self.tree, self.source, top) or False
-            if shifted:
-                computed, offset = shifted
-                rng = computed[node]
-                return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
+            placed = (self._placed_in(line, node, self._indents_of(line)) if line is not None else None) \
+                or self._placed_in(top, node, [])
+            if placed is not None:
+                return placed
         if self._positions is None:
             self._positions = _positions_of(self.tree, self.wrapper)
         rng = self._positions[node]  # type: ignore[index]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+    def _placed_in(self, stmt: cst.CSTNode, node: cst.CSTNode, indents: list[str]) -> tuple[Pos, Pos] | None:
+        """``node``'s position from generating ``stmt`` alone (memoised per statement), or None
+        when that statement's code cannot be placed (see :func:`_statement_positions`)."""
+        placed: Any = self._statement_positions.get(stmt)
+        if placed is None:
+            placed = self._statement_positions[stmt] = _statement_positions(self.tree, self.source, stmt, indents) or False
+        if not placed or node not in placed[0]:
+            return None
+        computed, offset = placed
+        rng = computed[node]
+        return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
 
     def _nested_line(self, node: cst.CSTNode, top: cst.CSTNode) -> cst.SimpleStatementLine | None:
         """The ``SimpleStatementLine`` that is or holds ``node``, when it is not itself the

@@ -326,9 +326,8 @@ class Project:
             for word in words:
                 for entry in self.files_mentioning(word):
                     entries.setdefault(entry.path, entry)
-            in_progress = self._summaries_computing
             index = PartsIndex(kind, [(p, self.summary_value(kind, e)) for p, e in entries.items()])
-            if not in_progress and not self._summaries_computing:
+            if not self._summaries_computing:  # (the values it just computed are final by now)
                 self._parts_indexes[key] = (index, entries)
         return [(entries[p], part) for p, part in index.parts(select)]
 
