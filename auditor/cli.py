@@ -7,6 +7,7 @@ or an unused suppression comment); 2 -- usage, configuration or internal error.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -193,6 +194,11 @@ def scan(
     )
     if not no_cache:
         request.cache_dir = cache_dir or default_cache_dir((root or default_root(list(paths))).resolve())
+    # one scan, then the process ends: the scan's syntax trees (held in reference cycles) are
+    # left to the process's end rather than walked and freed by a collection when the scan
+    # returns (a quarter of a second on 5,000 files); with the collector off, the interpreter's
+    # exit does not collect either
+    gc.disable()
     try:
         with scan_progress(enabled=not quiet) as progress:  # on a terminal's stderr, once the scan has run a second
             outcome = run_scan(request, progress)

@@ -1,0 +1,128 @@
+"""The process pool computes each per-module summary once per scan (issue 16).
+
+Every file's whole-project questions ("which functions does some checkpointed graph run as
+nodes") read the summaries of every LangGraph module, so a pool whose workers each answered them
+parsed every such module once per worker. The pool's first phase splits the summaries across
+the workers and hands them all to every worker before the files are analysed. These tests run a
+worker's two phases in this process, as two workers would: the second "worker" analyses a file
+without parsing the module whose summary the first computed -- and finds the same findings as a
+worker that parsed it itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from resume_audit import engine
+from resume_audit.config import Config
+from resume_audit.modulenames import SourceFile, module_name_for
+from resume_audit.prefilter import frameworks_in_scan
+from resume_audit.repo_root import AS_REPORTED
+from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash
+
+AGENT = '''from typing import TypedDict
+
+import requests
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+
+class State(TypedDict):
+    cents: int
+    approved: bool
+
+
+def review(state: State) -> dict:
+    requests.post("https://payments.example.com/charge", json={"cents": state["cents"]})
+    answer = interrupt({"charge": state["cents"]})
+    return {"approved": answer == "yes"}
+
+
+def build():
+    builder = StateGraph(State)
+    builder.add_node("review", review)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+'''
+
+OTHER = '''from langgraph.graph import StateGraph
+
+
+def make(state_type):
+    return StateGraph(state_type)
+'''
+
+
+def _setup(root: Path) -> tuple[engine._WorkerSetup, Path, Path]:
+    (root / "agent.py").write_text(AGENT)
+    (root / "other.py").write_text(OTHER)
+    files, raw = [], {}
+    for path in sorted(root.glob("*.py")):
+        resolved = path.resolve()
+        name, is_package = module_name_for(resolved, resolved=True)
+        files.append(SourceFile(resolved, path.name, name, is_package))
+        raw[resolved] = resolved.read_bytes()
+    hashes = {str(p): content_hash(b) for p, b in raw.items()}
+    corpus = Corpus()
+    for p, b in raw.items():
+        corpus.add(p, b)
+    texts = SourceBytes(dict(raw), hashes, corpus)
+    rules = engine.active_rule_infos(Config())
+    prefilter = engine.prefilter_of(rules)
+    group = engine.Group(0, Config(), tuple(r.id for r in rules))
+    setup = engine._WorkerSetup(
+        files, [group], 60.0, hashes, texts, engine.DEFAULT_MAX_FILE_BYTES,
+        frameworks_in_scan(prefilter.match(b) for b in raw.values()), AS_REPORTED, None, None, Mentions(files, texts),
+    )
+    return setup, (root / "agent.py").resolve(), (root / "other.py").resolve()
+
+
+def _observable(result: engine.FileResult) -> tuple:
+    return ([(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
+            [(n.kind, n.path, n.message) for n in result.notifications], result.summary_deps)
+
+
+def _loaded(path: Path) -> bool:
+    assert engine._WORKER is not None
+    return engine._WORKER.built[0].project._loaded.get(path) is not None
+
+
+def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "_WORKER", None)
+    setup, agent, other = _setup(tmp_path)
+
+    engine._init_worker(setup)  # the first worker: summarises the other module
+    summarised = engine._summarise([(0, other)])
+    assert {kind for _, kind, where, _ in summarised.values if where == other} >= {"langgraph-claims", "called-names"}
+    shared = {0: {(kind, where): value for _, kind, where, value in summarised.values}}
+
+    engine._init_worker(setup)  # the second worker: handed the summary, never parses other.py
+    [served] = engine._work(engine._Chunk([(0, agent)], shared))
+    assert not _loaded(other)
+
+    engine._init_worker(setup)  # a worker handed nothing parses other.py to answer the same question
+    [alone] = engine._work(engine._Chunk([(0, agent)], {}))
+    assert _loaded(other)
+
+    assert [f.rule_id for f in served.findings] == ["RA101"]
+    assert _observable(served) == _observable(alone)
+
+
+def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module that cannot be summarised in time leaves no partial summary behind: nothing is
+    shared, and the worker's analyser (whose memos would rest on the missing module) is dropped;
+    the file's own analysis then meets the limit again and reports it, as a serial scan would."""
+    monkeypatch.setattr(engine, "_WORKER", None)
+    setup, agent, other = _setup(tmp_path)
+    engine._init_worker(dataclasses.replace(setup, time_limit=1e-6))
+    assert engine._WORKER is not None
+    summarised = engine._summarise([(0, other)])
+    assert summarised.values == []
+    assert 0 not in engine._WORKER.built
+    [result] = engine._work(engine._Chunk([(0, agent)], {}))
+    assert [n.kind.value for n in result.notifications] == ["timeout"]
