@@ -116,6 +116,39 @@ def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None
     return None
 
 
+def _validates_only(hook: object) -> bool:
+    """Whether LibCST's node construction hook does nothing but validate the node (checked on
+    the installed release: if a later one makes it do more, parsing keeps it)."""
+    code = getattr(hook, "__code__", None)
+    return code is not None and code.co_names == ("_validate",)
+
+
+_VALIDATING_HOOK = cst.CSTNode.__post_init__
+#: LibCST validates every node it builds (a fifth of its parse time); a tree its own parser
+#: builds from source CPython accepted needs none of it. False: the installed LibCST's hook does
+#: more than validate, and every parse keeps it.
+CAN_SKIP_VALIDATION = _validates_only(_VALIDATING_HOOK)
+_HOOK_LOCK = threading.Lock()
+
+
+def _skip_validation(self: cst.CSTNode) -> None:
+    return None
+
+
+def _parse_module(text: str, trusted: bool) -> cst.Module:
+    """``cst.parse_module``; for ``trusted`` text (CPython's parser accepted it) without the
+    per-node validation, which only re-checks what the parser already guarantees. The hook is
+    swapped under a lock and always put back, so only trees this parser builds skip it."""
+    if not (trusted and CAN_SKIP_VALIDATION):
+        return cst.parse_module(text)
+    with _HOOK_LOCK:
+        cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(text)
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATING_HOOK  # type: ignore[method-assign]
+
+
 def parse_source(source: SourceText) -> cst.Module | Notification:
     """Parse with LibCST; a syntax error becomes a parse-error notification with its position.
 
@@ -128,7 +161,7 @@ def parse_source(source: SourceText) -> cst.Module | Notification:
         return screened
     try:
         with _alarm_deferred():
-            return cst.parse_module(source.text)
+            return _parse_module(source.text, trusted=screened is None)
     except cst.ParserSyntaxError as exc:
         if screened is not None:
             line, column, reason = screened
