@@ -32,12 +32,10 @@ Nothing here imports or executes scanned code.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
 import gc
 import hashlib
-import multiprocessing
 import os
 import signal
 import sys
@@ -45,7 +43,6 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -69,8 +66,12 @@ from resume_audit.ruleindex import RuleInfo, static_rules, tool_fingerprint
 from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
 from resume_audit.unused_suppressions import unused_suppressions
 
-if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, never
-    # before: a warm scan whose every result comes from the cache does without it
+if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, and
+    # the process pool's modules when a pool starts, never before: a warm scan whose every result
+    # comes from the cache does without them
+    import concurrent.futures
+    from multiprocessing.context import BaseContext
+
     from resume_audit.analysis.facts import ModuleFacts
     from resume_audit.analysis.project import Project
     from resume_audit.rules import Rule
@@ -556,6 +557,8 @@ _WORKER: _Analyzers | None = None
 def _pool_context() -> BaseContext:
     """Forked workers where that is safe to ask for (Linux): they inherit the scan's state
     instead of rebuilding it. Elsewhere the platform's default (spawn on macOS and Windows)."""
+    import multiprocessing
+
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
 
 
@@ -871,6 +874,8 @@ def _scan(
         forked = context.get_start_method() == "fork"
         setup = _WorkerSetup(files, groups.all, time_limit, hashes, texts if forked else texts.loaded, max_file_bytes, in_scan,
                              repo, cache_dir, [c.key for c in caches] if caches else None, mentions if forked else None)
+        import concurrent.futures
+
         pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
                                                       initargs=(setup,))
         try:

@@ -37,7 +37,9 @@ except SystemExit:
 # the summary bookkeeping (JSON and hashes: stored summaries are checked on a warm run) is no analysis
 light = ("resume_audit.analysis.summaries", "resume_audit.analysis.summary_store")
 # pydantic: typer 0.29 imports it and builds a validator per option on every run (~0.13 s)
-heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic") or m.startswith(("libcst.", "pydantic.", "resume_audit.rules", "resume_audit.analysis.", "resume_audit.frameworks"))
+# multiprocessing, concurrent.futures: only a scan that starts a process pool needs them
+heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic", "multiprocessing", "concurrent.futures")
+               or m.startswith(("libcst.", "pydantic.", "resume_audit.rules", "resume_audit.analysis.", "resume_audit.frameworks"))
                and m not in light)
 print(json.dumps(heavy))
 '''
