@@ -297,6 +297,8 @@ class Analyzer:
         self._dependency_notes: list[Notification] = []
         if mentions is None:  # a pool worker: its own index over the texts it was handed
             mentions = Mentions(files, self.texts)
+        #: which files mention a word (what the cache records for every word a result relied on)
+        self.mentions = mentions
         self.summaries = _KeptSummaries(summaries if summaries is not None else SummarySource(), self)
         self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=self.summaries)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
@@ -545,6 +547,15 @@ class _Summarised:
 
 
 @dataclass(frozen=True)
+class _Analysed:
+    """A worker's second-phase answer: the results, and which files mention each word they
+    relied on (the result cache records those; the scan's own process need not search again)."""
+
+    results: list[FileResult]
+    mentions: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
 class _Chunk:
     """A worker's second-phase task: files to analyse, with every summary the first phase kept."""
 
@@ -594,11 +605,17 @@ def _summarise(items: list[tuple[int, Path]]) -> _Summarised:
     return _Summarised(values)
 
 
-def _work(chunk: _Chunk) -> list[FileResult]:
+def _work(chunk: _Chunk) -> _Analysed:
     assert _WORKER is not None
     for group, values in chunk.shared.items():
         _WORKER.shared.setdefault(group, {}).update(values)
-    return [_WORKER.analyse(group, p) for group, p in chunk.items]
+    results: list[FileResult] = []
+    mentions: dict[str, list[str]] = {}
+    for group, path in chunk.items:
+        result = _WORKER.analyse(group, path)
+        results.append(result)
+        mentions.update((word, _WORKER.of(group).mentions(word)) for word in result.mention_words)
+    return _Analysed(results, mentions)
 
 
 def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -867,8 +884,9 @@ def scan(
                 for index, kind, where, value in summarised.values:
                     shared.setdefault(index, {})[(kind, where)] = value
                 tell("summarising", min(done * len(chunks[0]), len(todo)), len(todo))
-            for chunk_result in pool.map(_work, [_Chunk(items, shared) for items in chunks]):
-                for r in chunk_result:
+            for analysed in pool.map(_work, [_Chunk(items, shared) for items in chunks]):
+                mentions.remember(analysed.mentions)
+                for r in analysed.results:
                     path = by_display[r.display]
                     results[path] = r
                     tell("analysing", len(results), len(candidates))

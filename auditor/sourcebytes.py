@@ -291,6 +291,15 @@ class Mentions:
                 self._memo[word] = out[word] = found
         return out
 
+    def remember(self, answers: dict[str, list[str]]) -> None:
+        """Answers another process of this scan found (a pool worker, searching the same text):
+        kept as if searched here, so the result cache does not search every word again."""
+        for word, found in answers.items():
+            if word not in self._memo:
+                if self.table is not None:
+                    self.table.learn(word, found, self._keys)
+                self._memo[word] = found
+
     def _whole_corpus(self) -> Corpus:
         if self._corpus is None:
             have = self.texts.corpus

@@ -102,11 +102,11 @@ def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: P
     shared = {0: {(kind, where): value for _, kind, where, value in summarised.values}}
 
     engine._init_worker(setup)  # the second worker: handed the summary, never parses other.py
-    [served] = engine._work(engine._Chunk([(0, agent)], shared))
+    [served] = engine._work(engine._Chunk([(0, agent)], shared)).results
     assert not _loaded(other)
 
     engine._init_worker(setup)  # a worker handed nothing parses other.py to answer the same question
-    [alone] = engine._work(engine._Chunk([(0, agent)], {}))
+    [alone] = engine._work(engine._Chunk([(0, agent)], {})).results
     assert _loaded(other)
 
     assert [f.rule_id for f in served.findings] == ["RA101"]
@@ -124,5 +124,5 @@ def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(
     summarised = engine._summarise([(0, other)])
     assert summarised.values == []
     assert 0 not in engine._WORKER.built
-    [result] = engine._work(engine._Chunk([(0, agent)], {}))
+    [result] = engine._work(engine._Chunk([(0, agent)], {})).results
     assert [n.kind.value for n in result.notifications] == ["timeout"]
