@@ -126,3 +126,24 @@ def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(
     assert 0 not in engine._WORKER.built
     [result] = engine._work(engine._Chunk([(0, agent)], {})).results
     assert [n.kind.value for n in result.notifications] == ["timeout"]
+
+
+def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where workers are not forked (macOS and Windows spawn them), they are handed the files'
+    text instead of inheriting the scan's word index, and search words themselves: same report."""
+    import multiprocessing
+
+    from resume_audit.engine import scan
+
+    for i in range(3):
+        (tmp_path / f"agent_{i}.py").write_text(AGENT.replace("State", f"State{i}"))
+    (tmp_path / "other.py").write_text(OTHER)
+    serial = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=None)
+    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(engine, "_pool_context", lambda: multiprocessing.get_context("spawn"))
+    spawned = scan([tmp_path], Config(), tmp_path, jobs=2, cache_dir=tmp_path.parent / "spawn-cache")
+    assert [f.rule_id for f in serial.findings] == ["RA101"] * 3
+    assert [(f.rule_id, f.span, f.message, f.fingerprint) for f in spawned.findings] == \
+        [(f.rule_id, f.span, f.message, f.fingerprint) for f in serial.findings]
+    assert [(n.kind, n.path, n.message) for n in spawned.notifications] == \
+        [(n.kind, n.path, n.message) for n in serial.notifications]
