@@ -38,7 +38,6 @@ import gc
 import hashlib
 import os
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -54,11 +53,12 @@ from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
 from resume_audit.decoding import SourceText, decode_source
-from resume_audit.discovery import discover
+from resume_audit.discovery import SourcePath, discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
-from resume_audit.filetable import FileTable
-from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter, frameworks_in_scan, prefilter_for
-from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash, read_regular
+from resume_audit.filetable import FileState, FileTable
+from resume_audit.prefilter import FileMatch, Prefilter, frameworks_in_scan, prefilter_for
+from resume_audit.reading import read_files
+from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, read_regular
 from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.modulenames import SourceFile, module_name_for
@@ -67,11 +67,8 @@ from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_c
 from resume_audit.unused_suppressions import unused_suppressions
 
 if TYPE_CHECKING:  # the analysis (LibCST and the rules) is imported when a file is analysed, and
-    # the process pool's modules when a pool starts, never before: a warm scan whose every result
-    # comes from the cache does without them
-    import concurrent.futures
-    from multiprocessing.context import BaseContext
-
+    # the process pool's modules (:mod:`resume_audit.processpool`) when a pool starts, never before:
+    # a warm scan whose every result comes from the cache does without them
     from resume_audit.analysis.facts import ModuleFacts
     from resume_audit.analysis.project import Project
     from resume_audit.rules import Rule
@@ -566,14 +563,6 @@ class _Chunk:
 _WORKER: _Analyzers | None = None
 
 
-def _pool_context() -> BaseContext:
-    """Forked workers where that is safe to ask for (Linux): they inherit the scan's state
-    instead of rebuilding it. Elsewhere the platform's default (spawn on macOS and Windows)."""
-    import multiprocessing
-
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-
-
 def _init_worker(setup: _WorkerSetup) -> None:
     global _WORKER
 
@@ -616,21 +605,6 @@ def _work(chunk: _Chunk) -> _Analysed:
         results.append(result)
         mentions.update((word, _WORKER.of(group).mentions(word)) for word in result.mention_words)
     return _Analysed(results, mentions)
-
-
-def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
-    """Kill a process pool's workers and drop its queue (``kill_workers`` from Python 3.14; the
-    executor's worker table before that)."""
-    kill = getattr(pool, "kill_workers", None)
-    if callable(kill):
-        kill()
-    else:
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            try:
-                proc.kill()
-            except Exception:
-                pass
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _chunks(items: list[tuple[int, Path]], n: int) -> list[list[tuple[int, Path]]]:
@@ -758,29 +732,33 @@ def scan(
     matches: dict[Path, FileMatch] = {}
     # what the last scan learned per file: an unchanged file is only stat-ed, never read
     table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(read_rule_ids)]) if cache_dir else None
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    walked: list[tuple[SourcePath, FileState | None]] = []
     for source_path in discover(paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications,
                                 configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude):
         group_of[source_path.resolved] = groups.of(source_path.path)
-        discovered += 1
-        if discovered % 256 == 0:
-            tell("reading files", discovered, None)
-        key = str(source_path.resolved)
         state = None
         if table is not None:
             with contextlib.suppress(OSError):
-                state = table.known(key, os.stat(source_path.path))
+                state = table.known(str(source_path.resolved), os.stat(source_path.path))
+        walked.append((source_path, state))
+    # the files the table cannot vouch for are read (by reader processes when there are many),
+    # in the order they were found
+    reads = read_files([(sp.path, sp.resolved, sp.display) for sp, state in walked if state is None], prefilter, workers)
+    for source_path, state in walked:
+        discovered += 1
+        if discovered % 256 == 0:
+            tell("reading files", discovered, len(walked))
+        key = str(source_path.resolved)
         if state is None:
-            read = read_regular(source_path.path, source_path.display)
-            if isinstance(read, Notification):
-                notifications.append(read)
+            read = next(reads)
+            if read.raw is None or read.info is None:
+                if read.problem is not None:
+                    notifications.append(read.problem)
                 continue
-            raw, info = read
-            digest = content_hash(raw)
-            decoded = decode_source(raw, source_path.resolved, source_path.display)  # a bad file is reported whatever it holds
-            problem = decoded if isinstance(decoded, Notification) else None
-            found = prefilter.match(raw) if problem is None else NO_MATCH
+            raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
             if table is not None:
-                table.record(key, info, digest, raw, found, problem)
+                table.record(key, read.info, digest, raw, found, problem)
             corpus.add(source_path.resolved, raw)
             if not found.empty:
                 raw_texts[source_path.resolved] = raw
@@ -864,9 +842,10 @@ def scan(
             todo.append((index, path))
     todo.sort(key=lambda item: item[0])  # a worker's chunk then mostly needs one group's analyser
 
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        context = _pool_context()
+        from resume_audit.processpool import pool_context, stop_pool
+
+        context = pool_context()
         forked = context.get_start_method() == "fork"
         setup = _WorkerSetup(files, groups.all, time_limit, hashes, texts if forked else texts.loaded, max_file_bytes, in_scan,
                              repo, cache_dir, [c.key for c in caches] if caches else None, mentions if forked else None)
@@ -895,7 +874,7 @@ def scan(
         except BaseException:
             # Ctrl-C, SIGTERM (the CLI raises it here), a failure: stop the workers now rather than
             # letting the executor's exit wait for every queued chunk
-            _kill_workers(pool)
+            stop_pool(pool)
             raise
         pool.shutdown()
     elif todo:

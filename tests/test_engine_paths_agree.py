@@ -1,7 +1,8 @@
 """Every bundled fixture gives the same scan through every path the engine can take (issue 16):
 no cache, a cache being filled (cold), a cache read back with every file re-read (the file table's
 signatures not yet trusted), a warm cache where unchanged files are only ``stat``-ed, and the
-process pool (summaries computed by one worker and served to the other), with and without a cache."""
+process pool (files read by reader processes, summaries computed by one worker and served to the
+other), with and without a cache."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, filetable
+from resume_audit import engine, filetable, reading
 from resume_audit.config import Config
 from resume_audit.engine import scan
 from resume_audit.findings import ScanResult
@@ -43,6 +44,7 @@ def test_all_engine_paths_agree(tree: Path, tmp_path: Path, monkeypatch: pytest.
     scan([root], Config(), root, jobs=1, cache_dir=cache)  # records trusted signatures
     assert _observable(scan([root], Config(), root, jobs=1, cache_dir=cache)) == uncached  # stat only
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)  # read by reader processes too
     pooled = tmp_path / "pooled"
     assert _observable(scan([root], Config(), root, jobs=2, cache_dir=None)) == uncached
     assert _observable(scan([root], Config(), root, jobs=2, cache_dir=pooled)) == uncached  # filling

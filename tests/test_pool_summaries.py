@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine
+from resume_audit import engine, processpool
 from resume_audit.config import Config
 from resume_audit.modulenames import SourceFile, module_name_for
 from resume_audit.prefilter import frameworks_in_scan
@@ -140,7 +140,7 @@ def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "other.py").write_text(OTHER)
     serial = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=None)
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
-    monkeypatch.setattr(engine, "_pool_context", lambda: multiprocessing.get_context("spawn"))
+    monkeypatch.setattr(processpool, "pool_context", lambda: multiprocessing.get_context("spawn"))
     spawned = scan([tmp_path], Config(), tmp_path, jobs=2, cache_dir=tmp_path.parent / "spawn-cache")
     assert [f.rule_id for f in serial.findings] == ["RA101"] * 3
     assert [(f.rule_id, f.span, f.message, f.fingerprint) for f in spawned.findings] == \

@@ -1,0 +1,106 @@
+"""Reading the scan's files: bytes, content hash, decodability and the pre-filter's verdict.
+
+Every file of a cold scan is read, hashed, checked for decodability and pre-filtered before
+anything is analysed: on a tree of 20,000 ordinary modules most of a cold scan's time, all of it
+in one process while the other cores wait. With many files to read (and worker processes
+forked, so the pre-filter is inherited rather than sent), the files are read in chunks by a
+process pool, a few chunks ahead of the scan taking them in discovery order: the scan sees the
+same bytes, hashes and verdicts in the same order as from reading them itself, and holds no more
+text at once than a few chunks (its corpus keeps its own memory bound).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from resume_audit.decoding import decode_source
+from resume_audit.findings import Notification
+from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter
+from resume_audit.sourcebytes import content_hash, read_regular
+
+#: Fewer files to read than this are read in the scan's own process: starting readers costs more.
+PARALLEL_READ_THRESHOLD = 1000
+#: files per reader task, and tasks in flight per reader (what bounds the text held at once)
+CHUNK_FILES = 128
+AHEAD_PER_WORKER = 2
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file as read: its bytes and the ``stat`` taken before reading (both None when it
+    could not be read: ``problem`` says why), its content hash, the problem that keeps it from
+    being analysed (unreadable, undecodable) and what the pre-filter found in it."""
+
+    raw: bytes | None
+    info: os.stat_result | None
+    digest: str
+    problem: Notification | None
+    match: FileMatch
+
+
+def read_file(path: Path, resolved: Path, display: str, prefilter: Prefilter) -> FileRead:
+    read = read_regular(path, display)
+    if isinstance(read, Notification):
+        return FileRead(None, None, "", read, NO_MATCH)
+    raw, info = read
+    decoded = decode_source(raw, resolved, display)  # a bad file is reported whatever it holds
+    problem = decoded if isinstance(decoded, Notification) else None
+    return FileRead(raw, info, content_hash(raw), problem, prefilter.match(raw) if problem is None else NO_MATCH)
+
+
+#: the pre-filter of a reader process (set by :func:`_init_reader`)
+_PREFILTER: Prefilter | None = None
+
+
+def _init_reader(prefilter: Prefilter) -> None:
+    global _PREFILTER
+    _PREFILTER = prefilter
+
+
+def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
+    assert _PREFILTER is not None
+    return [read_file(path, resolved, display, _PREFILTER) for path, resolved, display in items]
+
+
+def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:
+    """:func:`read_file` of each ``(path, resolved path, display path)``, in order: in this
+    process, or by ``workers`` forked reader processes when there are enough files."""
+    # only forked readers: a spawned one would be sent the pre-filter and import the package first
+    if workers < 2 or len(items) < PARALLEL_READ_THRESHOLD or not sys.platform.startswith("linux"):
+        for path, resolved, display in items:
+            yield read_file(path, resolved, display, prefilter)
+        return
+    yield from _read_in_pool(items, prefilter, workers)
+
+
+def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:
+    import concurrent.futures
+
+    from resume_audit.processpool import pool_context, stop_pool
+
+    chunks: Iterator[list[tuple[Path, Path, str]]] = (list(items[i:i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES))
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
+                                                  initializer=_init_reader, initargs=(prefilter,))
+    pending: collections.deque[concurrent.futures.Future[list[FileRead]]] = collections.deque()
+    try:
+        for chunk in chunks:
+            pending.append(pool.submit(_read_chunk, chunk))
+            if len(pending) >= workers * AHEAD_PER_WORKER:
+                break
+        while pending:
+            done = pending.popleft().result()
+            following = next(chunks, None)
+            if following is not None:
+                pending.append(pool.submit(_read_chunk, following))
+            yield from done
+    except BaseException:
+        # Ctrl-C, SIGTERM, the scan stopping early (the generator closed): no queued chunk is waited for
+        stop_pool(pool)
+        raise
+    pool.shutdown()
+

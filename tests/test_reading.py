@@ -1,0 +1,57 @@
+"""Reader processes see what the scan's own process would (issue 16): the same bytes, hashes,
+problems and pre-filter verdicts, in the same order -- bad files included."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from resume_audit import reading
+from resume_audit.config import Config
+from resume_audit.engine import active_rule_infos, prefilter_of
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _tree(tmp_path: Path) -> list[tuple[Path, Path, str]]:
+    (tmp_path / "latin1.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9'\n")
+    (tmp_path / "bad_utf8.py").write_bytes(b"name = '\xff\xfe'\n")
+    (tmp_path / "bad_cookie.py").write_bytes(b"# -*- coding: rot13 -*-\nx = 1\n")
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "gone.py").write_text("x = 1\n")
+    paths = sorted(FIXTURES.rglob("*.py")) + sorted(tmp_path.glob("*.py")) + [tmp_path / "missing.py"]
+    (tmp_path / "gone.py").unlink()
+    return [(p, p.resolve(), p.name) for p in paths]
+
+
+def test_readers_read_what_this_process_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _tree(tmp_path)
+    prefilter = prefilter_of(active_rule_infos(Config()))
+    here = list(reading.read_files(items, prefilter, workers=1))
+    monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)
+    monkeypatch.setattr(reading, "CHUNK_FILES", 7)  # many chunks, several in flight at once
+    pooled = list(reading.read_files(items, prefilter, workers=2))
+    assert len(here) == len(items) > 300
+    assert [(r.raw, r.digest, r.problem, r.match) for r in pooled] == [(r.raw, r.digest, r.problem, r.match) for r in here]
+    assert sum(r.raw is None for r in here) == 3  # the FIFO, the deleted and the missing file
+    assert sum(r.problem is not None and r.raw is not None for r in here) == 2  # undecodable
+    assert sum(not r.match.empty for r in here) > 100
+
+
+def test_no_reader_outlives_a_scan_that_stops_reading_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _tree(tmp_path)
+    prefilter = prefilter_of(active_rule_infos(Config()))
+    monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)
+    monkeypatch.setattr(reading, "CHUNK_FILES", 5)
+    before = set(multiprocessing.active_children())
+    reads = reading.read_files(items, prefilter, workers=2)
+    next(reads)
+    readers = set(multiprocessing.active_children()) - before
+    assert readers
+    reads.close()  # what the scan's loop does when it stops (Ctrl-C, an error)
+    for proc in readers:
+        proc.join(timeout=10)
+        assert not proc.is_alive()
