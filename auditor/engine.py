@@ -9,8 +9,11 @@
   ``stripe.Charge.create`` inside ``tools/payments.py``), so every file is
   indexed by module name, and the modules an analysis reaches are parsed on
   demand.
-* **Parallel.** Candidate files are analysed by a standard process pool; the
-  output order is deterministic (sorted by location) whatever the schedule.
+* **Parallel.** Many files are read, hashed and pre-filtered by reader processes
+  (:mod:`resume_audit.reading`); candidate files are analysed by a standard process
+  pool in two phases -- first the per-module summaries every file's whole-project
+  questions read, split across the workers and handed to all of them, then the
+  files. The output order is deterministic (sorted by location) whatever the schedule.
 * **Per-file configuration.** Each file is analysed under the configuration
   that applies to it (:mod:`resume_audit.configtree`: a monorepo's packages
   keep their own rules and effect sinks). Files sharing a configuration form a
