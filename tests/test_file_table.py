@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, filetable, sourcebytes
+from resume_audit import engine, filetable, reading, sourcebytes
 from resume_audit.config import Config
 from resume_audit.engine import scan
 from resume_audit.findings import ScanResult
@@ -57,7 +57,7 @@ def _seen(result: ScanResult) -> tuple:
 
 
 class _Reads:
-    """Counts every file the scan reads, through both places that read."""
+    """Counts every file the scan reads, through every place that reads."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[Path] = []
@@ -68,6 +68,7 @@ class _Reads:
             return real(path, display)
 
         monkeypatch.setattr(engine, "read_regular", counting)
+        monkeypatch.setattr(reading, "read_regular", counting)
         monkeypatch.setattr(sourcebytes, "read_regular", counting)
 
 
