@@ -176,14 +176,15 @@ def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: 
     (tmp_path / "helpers.py").write_text("import stripe\n\ndef pay(state):\n    stripe.Charge.create(amount=1)\n")
     expected = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=None)
     assert any(f.rule_id == "RA101" for f in expected.findings)
-    real_discover = engine.discover
+    real_read_files = engine.read_files
 
-    def discover_then_change(*args, **kwargs):
-        yield from real_discover(*args, **kwargs)
-        (tmp_path / "helpers.py").unlink()
+    def read_then_change(*args, **kwargs):
+        reads = list(real_read_files(*args, **kwargs))  # every file read...
+        (tmp_path / "helpers.py").unlink()  # ...then changed before the scan analyses them
         (tmp_path / "graph.py").write_text("x = 1\n")
+        yield from reads
 
-    monkeypatch.setattr(engine, "discover", discover_then_change)
+    monkeypatch.setattr(engine, "read_files", read_then_change)
     during = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=tmp_path / "cache")
     monkeypatch.undo()
     assert [(f.rule_id, f.span.start_line, f.fingerprint) for f in during.findings] == [
