@@ -97,10 +97,13 @@ def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter,
             following = next(chunks, None)
             if following is not None:
                 pending.append(pool.submit(_read_chunk, following))
+            if not pending:
+                # every chunk is in: the readers (and the pool's thread) are gone before the scan
+                # takes the last files -- it forks its analysis workers next, and never asks again
+                pool.shutdown()
             yield from done
     except BaseException:
         # Ctrl-C, SIGTERM, the scan stopping early (the generator closed): no queued chunk is waited for
         stop_pool(pool)
         raise
-    pool.shutdown()
 

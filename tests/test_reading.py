@@ -55,3 +55,21 @@ def test_no_reader_outlives_a_scan_that_stops_reading_early(tmp_path: Path, monk
     for proc in readers:
         proc.join(timeout=10)
         assert not proc.is_alive()
+
+
+def test_the_readers_are_gone_once_the_last_file_is_handed_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan takes exactly as many files as it asked for and then forks its analysis workers:
+    no reader process, and no thread of the readers' pool, may still be running by then."""
+    import threading
+
+    items = _tree(tmp_path)
+    prefilter = prefilter_of(active_rule_infos(Config()))
+    monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)
+    monkeypatch.setattr(reading, "CHUNK_FILES", 9)
+    before = set(multiprocessing.active_children())
+    threads = threading.active_count()
+    reads = reading.read_files(items, prefilter, workers=2)
+    taken = [next(reads) for _ in items]  # never asking for one more, as the scan does
+    assert len(taken) == len(items)
+    assert set(multiprocessing.active_children()) - before == set()
+    assert threading.active_count() == threads
