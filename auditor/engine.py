@@ -862,10 +862,12 @@ def scan(
             # across the workers; then the files, each worker handed every summary
             shared: dict[int, dict[tuple[str, Path], object]] = {}
             chunks = _chunks(todo, workers)
-            for done, summarised in enumerate(pool.map(_summarise, chunks), 1):
+            summarised_files = 0
+            for items, summarised in zip(chunks, pool.map(_summarise, chunks)):
                 for index, kind, where, value in summarised.values:
                     shared.setdefault(index, {})[(kind, where)] = value
-                tell("summarising", min(done * len(chunks[0]), len(todo)), len(todo))
+                summarised_files += len(items)
+                tell("summarising", summarised_files, len(todo))
             for analysed in pool.map(_work, [_Chunk(items, shared) for items in chunks]):
                 mentions.remember(analysed.mentions)
                 for r in analysed.results:

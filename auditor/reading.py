@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -70,12 +69,15 @@ def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
 def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:
     """:func:`read_file` of each ``(path, resolved path, display path)``, in order: in this
     process, or by ``workers`` forked reader processes when there are enough files."""
-    # only forked readers: a spawned one would be sent the pre-filter and import the package first
-    if workers < 2 or len(items) < PARALLEL_READ_THRESHOLD or not sys.platform.startswith("linux"):
-        for path, resolved, display in items:
-            yield read_file(path, resolved, display, prefilter)
-        return
-    yield from _read_in_pool(items, prefilter, workers)
+    if workers > 1 and len(items) >= PARALLEL_READ_THRESHOLD:
+        from resume_audit.processpool import pool_context
+
+        # only forked readers: a spawned one would be sent the pre-filter and import the package first
+        if pool_context().get_start_method() == "fork":
+            yield from _read_in_pool(items, prefilter, workers)
+            return
+    for path, resolved, display in items:
+        yield read_file(path, resolved, display, prefilter)
 
 
 def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:

@@ -285,10 +285,7 @@ class Mentions:
         if missing:
             hits = self._whole_corpus().find_many([w.encode() for w in missing])
             for word in missing:
-                found = hits[word.encode()]
-                if self.table is not None:
-                    self.table.learn(word, found, self._keys)
-                self._memo[word] = out[word] = found
+                out[word] = self._keep(word, hits[word.encode()])
         return out
 
     def remember(self, answers: dict[str, list[str]]) -> None:
@@ -296,9 +293,14 @@ class Mentions:
         kept as if searched here, so the result cache does not search every word again."""
         for word, found in answers.items():
             if word not in self._memo:
-                if self.table is not None:
-                    self.table.learn(word, found, self._keys)
-                self._memo[word] = found
+                self._keep(word, found)
+
+    def _keep(self, word: str, found: list[str]) -> list[str]:
+        """A search's answer over every file: memoised, and learned by the file table."""
+        if self.table is not None:
+            self.table.learn(word, found, self._keys)
+        self._memo[word] = found
+        return found
 
     def _whole_corpus(self) -> Corpus:
         if self._corpus is None:
