@@ -745,40 +745,42 @@ def scan(
             with contextlib.suppress(OSError):
                 state = table.known(str(source_path.resolved), os.stat(source_path.path))
         walked.append((source_path, state))
-    # the files the table cannot vouch for are read (by reader processes when there are many),
-    # in the order they were found
-    reads = read_files([(sp.path, sp.resolved, sp.display) for sp, state in walked if state is None], prefilter, workers)
-    for source_path, state in walked:
-        discovered += 1
-        if discovered % 256 == 0:
-            tell("reading files", discovered, len(walked))
-        key = str(source_path.resolved)
-        if state is None:
-            read = next(reads)
-            if read.raw is None or read.info is None:
-                if read.problem is not None:
-                    notifications.append(read.problem)
+    # the files the table cannot vouch for are read (by reader processes when there are many), in
+    # the order they were found; closed on the way out, not when collected: Ctrl-C or SIGTERM between
+    # two files stops the readers now (a suspended generator lives on in the exception's traceback)
+    with contextlib.closing(read_files([(sp.path, sp.resolved, sp.display) for sp, state in walked if state is None],
+                                       prefilter, workers)) as reads:
+        for source_path, state in walked:
+            discovered += 1
+            if discovered % 256 == 0:
+                tell("reading files", discovered, len(walked))
+            key = str(source_path.resolved)
+            if state is None:
+                read = next(reads)
+                if read.raw is None or read.info is None:
+                    if read.problem is not None:
+                        notifications.append(read.problem)
+                    continue
+                raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
+                if table is not None:
+                    table.record(key, read.info, digest, raw, found, problem)
+                corpus.add(source_path.resolved, raw)
+                if not found.empty:
+                    raw_texts[source_path.resolved] = raw
+                size = len(raw)
+            else:
+                digest, found, size = state.hash, state.match, state.size
+                problem = state.notification(source_path.display)
+            name, is_package = module_name_for(source_path.resolved, resolved=True)
+            entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
+            files.append(entry)
+            hashes[key] = digest
+            sizes[entry.path] = size
+            if problem is not None:
+                notifications.append(problem)
                 continue
-            raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
-            if table is not None:
-                table.record(key, read.info, digest, raw, found, problem)
-            corpus.add(source_path.resolved, raw)
             if not found.empty:
-                raw_texts[source_path.resolved] = raw
-            size = len(raw)
-        else:
-            digest, found, size = state.hash, state.match, state.size
-            problem = state.notification(source_path.display)
-        name, is_package = module_name_for(source_path.resolved, resolved=True)
-        entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
-        files.append(entry)
-        hashes[key] = digest
-        sizes[entry.path] = size
-        if problem is not None:
-            notifications.append(problem)
-            continue
-        if not found.empty:
-            matches[entry.path] = found
+                matches[entry.path] = found
     if not groups.all:  # nothing to scan: report the rules the configuration would have run
         groups.of_dir(common_dir(paths) if paths else root)
     rule_ids = groups.rule_ids()

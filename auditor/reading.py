@@ -15,7 +15,7 @@ import collections
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Generator, Iterator, Sequence
 
 from resume_audit.decoding import decode_source
 from resume_audit.findings import Notification
@@ -66,7 +66,7 @@ def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
     return [read_file(path, resolved, display, _PREFILTER) for path, resolved, display in items]
 
 
-def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:
+def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Generator[FileRead, None, None]:
     """:func:`read_file` of each ``(path, resolved path, display path)``, in order: in this
     process, or by ``workers`` forked reader processes when there are enough files."""
     if workers > 1 and len(items) >= PARALLEL_READ_THRESHOLD:
@@ -80,7 +80,7 @@ def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, wo
         yield read_file(path, resolved, display, prefilter)
 
 
-def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Iterator[FileRead]:
+def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Generator[FileRead, None, None]:
     import concurrent.futures
 
     from resume_audit.processpool import pool_context, stop_pool

@@ -290,11 +290,14 @@ def test_an_effect_without_a_colon_is_a_usage_error():
     assert proc.returncode == 2 and "expected MODULE:FUNCTION" in proc.stderr and "internal error" not in proc.stderr
 
 
-def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
+@pytest.mark.parametrize("phase", ["reading", "analysis"])
+def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path, phase):
     """SIGTERM to the scan process only (as a CI runner cancelling the step sends it): the command
-    exits 143 promptly and leaves no worker behind. Before: the process died with the signal and
-    orphaned its workers; with the signal handled but the pool left to the executor's exit, it
-    waited for every queued chunk (about 40 s for this tree on two cores)."""
+    exits 143 promptly and leaves no worker behind, whether the signal finds the reader processes
+    (the first children of a scan of this many files) or the analysis workers forked after them.
+    Before: the process died with the signal and orphaned its workers; with the signal handled but
+    the pool left to the executor's exit, it waited for every queued chunk (about 40 s for this tree
+    on two cores); a reader killed while writing its chunk back hung the exit for ever (seen in CI)."""
     import signal
     import subprocess
     import sys
@@ -308,8 +311,8 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
-    def workers() -> list[int]:
-        out = []
+    def workers() -> set[int]:
+        out = set()
         for entry in os.listdir("/proc"):
             try:
                 with open(f"/proc/{entry}/stat", "rb") as fh:
@@ -317,19 +320,23 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path):
             except (OSError, ValueError):
                 continue
             if entry.isdigit() and int(fields[1]) == proc.pid and fields[0] != b"Z":
-                out.append(int(entry))
+                out.add(int(entry))
         return out
 
-    deadline = time.monotonic() + 60
-    while len(workers()) < 2:
-        assert proc.poll() is None and time.monotonic() < deadline, "the scan ended before its pool started"
-        time.sleep(0.05)
-    pool = workers()
+    def wait_for_two(other_than: set[int]) -> set[int]:
+        deadline = time.monotonic() + 60
+        while len(workers() - other_than) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, f"the scan ended before its {phase} pool started"
+            time.sleep(0.01)
+        return workers() - other_than
+
+    readers = wait_for_two(set())
+    pool = readers if phase == "reading" else wait_for_two(readers)
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=15)  # far less than draining the queue takes
     assert proc.returncode == 143, err[-2000:]
     time.sleep(0.5)
-    alive = [pid for pid in pool if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]
+    alive = [pid for pid in pool | readers if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]
     assert alive == []
 
 

@@ -1,0 +1,57 @@
+"""``processpool.stop_pool`` ends a pool at once, whatever its workers were doing when killed.
+
+Found by CI: a SIGTERM that killed a reader process half way through writing its chunk of files
+back left the pool's manager thread inside ``recv`` waiting for the rest of the message; the
+interpreter joins that thread at exit, so the command printed "terminated" and then hung.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# A worker writes the first bytes of a result message (a length header and part of the body) to
+# the pool's result pipe and then sleeps: the state a worker killed mid-write leaves behind. The
+# parent waits until the manager thread is reading that message, stops the pool and exits.
+_HALF_WRITTEN_RESULT = textwrap.dedent(
+    """
+    import concurrent.futures, os, struct, sys, time
+    from resume_audit.processpool import pool_context, stop_pool
+
+    pool = None
+
+    def half_write() -> None:
+        writer = pool._result_queue._writer
+        os.write(writer.fileno(), struct.pack("!i", 1_000_000) + b"x" * 1000)
+        time.sleep(120)
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=pool_context())
+    future = pool.submit(half_write)
+    time.sleep(1.0)  # the manager thread is now inside recv() for the half message
+    stop_pool(pool)
+    print("stopped", flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker reaches the pool's pipe through fork")
+def test_a_worker_killed_mid_write_does_not_hang_the_exit() -> None:
+    """Fails without closing the parent's copy of the result pipe's write end (the exit hangs)."""
+    proc = subprocess.run([sys.executable, "-c", _HALF_WRITTEN_RESULT], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "stopped", proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_pool_stopped_before_it_started_work_ends() -> None:
+    """The pool's own bookkeeping (not yet any worker, no result queue read) is no obstacle."""
+    import concurrent.futures
+
+    from resume_audit.processpool import pool_context, stop_pool
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=pool_context())
+    stop_pool(pool)
+    with pytest.raises(RuntimeError):
+        pool.submit(print)
