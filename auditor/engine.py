@@ -61,6 +61,7 @@ from resume_audit.findings import Finding, Notification, NotificationKind, ScanR
 from resume_audit.filetable import FileState, FileTable
 from resume_audit.prefilter import FileMatch, Prefilter, frameworks_in_scan, prefilter_for
 from resume_audit.reading import read_files
+from resume_audit.treewords import WHOLE_TREE_WORDS
 from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, read_regular
 from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
@@ -682,6 +683,19 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _preload_analysis() -> None:
+    """Import the analysis and every rule (LibCST with them): what a worker's first file would
+    import, ~0.3 s of every forked worker's start otherwise."""
+    import importlib
+
+    from resume_audit.analysis import configs, effects, project, source  # noqa: F401
+    from resume_audit.frameworks import langchain_tools  # noqa: F401
+    from resume_audit.rules import all_rules
+
+    all_rules()
+    importlib.import_module("libcst.native")  # LibCST's parser, imported on its first parse
+
+
 @_cyclic_gc_paused()
 def scan(
     paths: Sequence[Path],
@@ -748,8 +762,12 @@ def scan(
     # the files the table cannot vouch for are read (by reader processes when there are many), in
     # the order they were found; closed on the way out, not when collected: Ctrl-C or SIGTERM between
     # two files stops the readers now (a suspended generator lives on in the exception's traceback)
+    # readers also say which files hold the words every scan searches the whole tree for: the
+    # answers then come from them, once, not from a search of the text by every analysis worker
+    presearched: dict[str, list[str]] | None = {word: [] for word in WHOLE_TREE_WORDS}
+    preloaded = False
     with contextlib.closing(read_files([(sp.path, sp.resolved, sp.display) for sp, state in walked if state is None],
-                                       prefilter, workers)) as reads:
+                                       prefilter, workers, WHOLE_TREE_WORDS)) as reads:
         for source_path, state in walked:
             discovered += 1
             if discovered % 256 == 0:
@@ -762,6 +780,16 @@ def scan(
                         notifications.append(read.problem)
                     continue
                 raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
+                if read.words is None:
+                    presearched = None
+                elif presearched is not None:
+                    for word in read.words:
+                        presearched[word].append(key)
+                    if not found.empty and not preloaded:
+                        # readers are reading and this process mostly waits: import the analysis
+                        # now, so the workers it forks later inherit it rather than each import it
+                        _preload_analysis()
+                        preloaded = True
                 if table is not None:
                     table.record(key, read.info, digest, raw, found, problem)
                 corpus.add(source_path.resolved, raw)
@@ -771,6 +799,7 @@ def scan(
             else:
                 digest, found, size = state.hash, state.match, state.size
                 problem = state.notification(source_path.display)
+                presearched = None  # a file not read: the readers' answers miss it
             name, is_package = module_name_for(source_path.resolved, resolved=True)
             entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
             files.append(entry)
@@ -821,6 +850,8 @@ def scan(
     todo: list[tuple[int, Path]] = []
     texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
+    if presearched is not None and candidates:
+        mentions.remember({word: sorted(found) for word, found in presearched.items()})
     displays = {f.path: f.display for f in files}
 
     stores = {g.index: SummaryStore(cache_dir, caches[g.index].key, hashes, mentions)

@@ -6,12 +6,15 @@ in one process while the other cores wait. With many files to read (and worker p
 forked, so the pre-filter is inherited rather than sent), the files are read in chunks by a
 process pool, a few chunks ahead of the scan taking them in discovery order: the scan sees the
 same bytes, hashes and verdicts in the same order as from reading them itself, and holds no more
-text at once than a few chunks (its corpus keeps its own memory bound).
+text at once than a few chunks (its corpus keeps its own memory bound). Readers also answer, for
+their chunk, which files hold each of the words every scan searches the whole tree for
+(:mod:`resume_audit.treewords`), while they hold its bytes.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import Generator, Iterator, Sequence
 from resume_audit.decoding import decode_source
 from resume_audit.findings import Notification
 from resume_audit.prefilter import NO_MATCH, FileMatch, Prefilter
-from resume_audit.sourcebytes import content_hash, read_regular
+from resume_audit.sourcebytes import content_hash, files_holding, read_regular
 
 #: Fewer files to read than this are read in the scan's own process: starting readers costs more.
 PARALLEL_READ_THRESHOLD = 1000
@@ -40,6 +43,9 @@ class FileRead:
     digest: str
     problem: Notification | None
     match: FileMatch
+    #: which of the words asked of the reader the file holds; None: none were asked (read in the
+    #: scan's own process, which searches its corpus instead)
+    words: frozenset[str] | None = None
 
 
 def read_file(path: Path, resolved: Path, display: str, prefilter: Prefilter) -> FileRead:
@@ -52,42 +58,50 @@ def read_file(path: Path, resolved: Path, display: str, prefilter: Prefilter) ->
     return FileRead(raw, info, content_hash(raw), problem, prefilter.match(raw) if problem is None else NO_MATCH)
 
 
-#: the pre-filter of a reader process (set by :func:`_init_reader`)
+#: the pre-filter of a reader process, and the words it answers per file (set by :func:`_init_reader`)
 _PREFILTER: Prefilter | None = None
+_WORDS: tuple[str, ...] = ()
 
 
-def _init_reader(prefilter: Prefilter) -> None:
-    global _PREFILTER
-    _PREFILTER = prefilter
+def _init_reader(prefilter: Prefilter, words: tuple[str, ...]) -> None:
+    global _PREFILTER, _WORDS
+    _PREFILTER, _WORDS = prefilter, words
 
 
 def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
     assert _PREFILTER is not None
-    return [read_file(path, resolved, display, _PREFILTER) for path, resolved, display in items]
+    reads = [read_file(path, resolved, display, _PREFILTER) for path, resolved, display in items]
+    if not _WORDS:
+        return reads
+    held = files_holding([read.raw for read in reads], _WORDS)
+    return [dataclasses.replace(read, words=found) for read, found in zip(reads, held)]
 
 
-def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Generator[FileRead, None, None]:
+def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int,
+               words: Sequence[str] = ()) -> Generator[FileRead, None, None]:
     """:func:`read_file` of each ``(path, resolved path, display path)``, in order: in this
-    process, or by ``workers`` forked reader processes when there are enough files."""
+    process, or by ``workers`` forked reader processes when there are enough files -- which also
+    say which of ``words`` each file holds (:attr:`FileRead.words`)."""
     if workers > 1 and len(items) >= PARALLEL_READ_THRESHOLD:
         from resume_audit.processpool import pool_context
 
         # only forked readers: a spawned one would be sent the pre-filter and import the package first
         if pool_context().get_start_method() == "fork":
-            yield from _read_in_pool(items, prefilter, workers)
+            yield from _read_in_pool(items, prefilter, workers, tuple(words))
             return
     for path, resolved, display in items:
         yield read_file(path, resolved, display, prefilter)
 
 
-def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int) -> Generator[FileRead, None, None]:
+def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int,
+                  words: tuple[str, ...]) -> Generator[FileRead, None, None]:
     import concurrent.futures
 
     from resume_audit.processpool import pool_context, stop_pool
 
     chunks: Iterator[list[tuple[Path, Path, str]]] = (list(items[i:i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES))
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
-                                                  initializer=_init_reader, initargs=(prefilter,))
+                                                  initializer=_init_reader, initargs=(prefilter, words))
     pending: collections.deque[concurrent.futures.Future[list[FileRead]]] = collections.deque()
     try:
         for chunk in chunks:

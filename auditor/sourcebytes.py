@@ -198,6 +198,30 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
     return out
 
 
+def files_holding(texts: Sequence[bytes | None], words: Sequence[str]) -> list[frozenset[str]]:
+    """Per text (None: a file that could not be read), which of ``words`` it holds: the answer
+    :meth:`Corpus.find_many` gives for these files, by the same search over them NUL-joined."""
+    present = [i for i, raw in enumerate(texts) if raw is not None]
+    held: list[frozenset[str]] = [frozenset()] * len(texts)
+    if not present or not words:
+        return held
+    starts: list[int] = []
+    at = 0
+    for i in present:
+        starts.append(at)
+        at += len(texts[i] or b"") + 1
+    blob = b"\0".join(texts[i] or b"" for i in present)
+    keys = [str(n) for n in range(len(present))]
+    found: dict[int, set[str]] = {}
+    for needle, hits in _search(blob, starts, keys, [w.encode() for w in words]).items():
+        word = needle.decode()
+        for key in hits:
+            found.setdefault(present[int(key)], set()).add(word)
+    for i, ws in found.items():
+        held[i] = frozenset(ws)
+    return held
+
+
 def _find_in(blob: "bytes | bytearray", starts: list[int], keys: list[str], needle: bytes) -> list[str]:
     """The keys of the NUL-separated files of ``blob`` (starting at ``starts``) holding ``needle``;
     after a hit, the search resumes at the next file."""

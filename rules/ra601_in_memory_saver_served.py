@@ -16,6 +16,7 @@ from resume_audit.frameworks import langgraph, web
 
 from resume_audit.analysis.langgraph_units import entrypoint_for, in_memory_constructor
 from resume_audit.frameworks.langgraph import interrupt_classifier
+from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS
 
 from .base import Example, FixExample, Rule, RuleContext
 
@@ -437,7 +438,7 @@ def _found_summary(project, module) -> list:
 
 #: which modules' uses find a construction in which file: a file's check parses only those modules
 FOUND = register(SummaryKind("RA601-found", _found_summary, []))
-_IMPORT_WORDS = tuple(w for p in langgraph.PACKAGES for w in (f"import {p}", f"from {p}"))
+_IMPORT_WORDS = LANGGRAPH_IMPORT_WORDS
 
 
 def _served_handler(where, use_module, project):

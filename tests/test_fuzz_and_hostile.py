@@ -330,10 +330,15 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path, phase):
             time.sleep(0.01)
         return workers() - other_than
 
-    readers = wait_for_two(set())
-    pool = readers if phase == "reading" else wait_for_two(readers)
-    proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=15)  # far less than draining the queue takes
+    try:
+        readers = wait_for_two(set())
+        pool = readers if phase == "reading" else wait_for_two(readers)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=15)  # far less than draining the queue takes
+    finally:
+        if proc.poll() is None:  # a failed run must not leave the scan behind
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 143, err[-2000:]
     time.sleep(0.5)
     alive = [pid for pid in pool | readers if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]

@@ -73,3 +73,38 @@ def test_the_readers_are_gone_once_the_last_file_is_handed_out(tmp_path: Path, m
     assert len(taken) == len(items)
     assert set(multiprocessing.active_children()) - before == set()
     assert threading.active_count() == threads
+
+
+def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readers' per-file answers for the words every scan asks (and a few more: a dotted
+    import, a phrase with a comma, a word in no file) are what the corpus search finds."""
+    from resume_audit.sourcebytes import Corpus
+    from resume_audit.treewords import WHOLE_TREE_WORDS
+
+    items = _tree(tmp_path)
+    prefilter = prefilter_of(active_rule_infos(Config()))
+    words = (*WHOLE_TREE_WORDS, "import langgraph.graph", "interrupt(", "no file holds this")
+    assert all(r.words is None for r in reading.read_files(items, prefilter, workers=1, words=words))
+    monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)
+    monkeypatch.setattr(reading, "CHUNK_FILES", 7)
+    pooled = list(reading.read_files(items, prefilter, workers=2, words=words))
+    corpus = Corpus()
+    for (path, resolved, _), r in zip(items, pooled):
+        if r.raw is not None:
+            corpus.add(resolved, r.raw)
+    searched = corpus.find_many([w.encode() for w in words])
+    by_reader = {w: sorted(str(resolved) for (_, resolved, _), r in zip(items, pooled) if r.words and w in r.words) for w in words}
+    assert by_reader == {w: searched[w.encode()] for w in words}
+    assert by_reader["from langgraph"] and by_reader["from fastapi"] and by_reader["no file holds this"] == []
+    assert all(r.words is not None for r in pooled)
+
+
+def test_the_whole_tree_words_are_the_words_the_analyses_ask() -> None:
+    """The readers answer the words the web index and the langgraph questions search for: a
+    package added to one list and not the other would leave the workers searching again."""
+    from resume_audit.frameworks import langgraph, web
+    from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS, WHOLE_TREE_WORDS, import_words
+
+    assert import_words(langgraph.PACKAGES) == LANGGRAPH_IMPORT_WORDS
+    assert set(web.SERVING_WORDS) | set(LANGGRAPH_IMPORT_WORDS) == set(WHOLE_TREE_WORDS)
+    assert {f"import {p}" for p in web.HTTP_PACKAGES + web.QUEUE_PACKAGES} <= set(WHOLE_TREE_WORDS)

@@ -27,6 +27,7 @@ from resume_audit.analysis.project import Project, Reached
 from resume_audit.analysis.summaries import SummaryKind, register
 from resume_audit.analysis.syntax import argument, bool_value, is_none
 from resume_audit.frameworks import langgraph
+from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class _ModuleUnits:
 
 
 #: the words a module importing langgraph holds (a byte search before any parse)
-_IMPORT_WORDS = tuple(w for p in langgraph.PACKAGES for w in (f"import {p}", f"from {p}"))
+_IMPORT_WORDS = LANGGRAPH_IMPORT_WORDS
 
 
 def _uses_langgraph(module: ModuleFacts) -> bool:

@@ -27,6 +27,7 @@ from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, Modul
 from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.modulenames import SourceFile
+from resume_audit.treewords import import_words
 from resume_audit.analysis.summaries import (
     SUMMARY_KINDS, PartsIndex, SummaryKind, SummarySource, register, split_summary_key, summary_key, parts_digest,
 )
@@ -525,8 +526,7 @@ class Project:
     def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
         """Parsed modules that import one of ``packages`` (``import P`` / ``from P``)."""
         packages = tuple(packages)
-        words = [w for p in packages for w in (f"import {p}", f"from {p}")]
-        return [m for m in self.modules_mentioning(words) if m.uses_any(packages)]
+        return [m for m in self.modules_mentioning(import_words(packages)) if m.uses_any(packages)]
 
     def module_for_display(self, display: str) -> ModuleFacts | None:
         for path, module in self._loaded.items():

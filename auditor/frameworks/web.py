@@ -51,21 +51,13 @@ import libcst as cst
 
 from resume_audit.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
 from resume_audit.analysis.syntax import argument, keyword, string_value
+from resume_audit.frameworks.web_packages import HTTP_PACKAGES, QUEUE_PACKAGES, SERVING_WORDS, SQS_PACKAGES
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
-#: Top-level packages whose import marks a module as (part of) a served app.
-HTTP_PACKAGES = (
-    "fastapi", "starlette", "flask", "quart", "django", "rest_framework", "aiohttp",
-    "litestar", "sanic", "langserve", "chainlit", "gradio", "streamlit", "mcp", "fastmcp",
-)
 #: MCP servers: every ``@mcp.tool()`` is a request handler of the clients that call it
 MCP_SERVERS = frozenset({"mcp.server.fastmcp.FastMCP", "mcp.server.FastMCP", "fastmcp.FastMCP", "fastmcp.server.FastMCP"})
-QUEUE_PACKAGES = (
-    "celery", "dramatiq", "kafka", "aiokafka", "confluent_kafka", "pika", "aio_pika",
-    "google.cloud.pubsub", "google.cloud.pubsub_v1",
-)
 
 #: Objects whose ``.get/.post/.route(...)`` decorators register HTTP handlers.
 APP_TYPES = frozenset(
@@ -233,8 +225,7 @@ class _Index:
         self._serving: dict[int, ModuleFacts] = {}
         # only modules that can serve are parsed for handlers: those importing a web or queue
         # framework, SQS pollers, and files defining a Lambda-style handler(event, context)
-        words = [w for p in (*HTTP_PACKAGES, *QUEUE_PACKAGES, "boto3", "aioboto3") for w in (f"import {p}", f"from {p}")]
-        for module in project.modules_mentioning([*words, "event, context"]):
+        for module in project.modules_mentioning(SERVING_WORDS):
             self._index_module(module)
 
     # -- collection -------------------------------------------------------
@@ -251,7 +242,7 @@ class _Index:
     def _index_module(self, module: ModuleFacts) -> None:
         uses_web = module.uses_any(HTTP_PACKAGES)
         uses_queue = module.uses_any(QUEUE_PACKAGES)
-        polls_sqs = module.uses_any(("boto3", "aioboto3"))
+        polls_sqs = module.uses_any(SQS_PACKAGES)
         resolver = self.project.resolver(module)
         if uses_web and module.uses_any(("streamlit", "gradio", "chainlit", "langserve")):
             self._serve(module)
