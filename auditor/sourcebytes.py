@@ -180,13 +180,20 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         if len(members) < _GROUP_AT_LEAST:
             continue
         rests = {m[len(prefix):]: m for m in members}
-        lengths = sorted({len(r) for r in rests})
+        # the lengths of the rests, by their first bytes (two, or one if some rest is one byte
+        # long): most names after ``import `` (``os``, ``typing``) start no rest and cost one lookup
+        key = min(2, *(len(r) for r in rests))
+        lengths: dict[bytes, list[int]] = {}
+        for rest in rests:
+            lengths.setdefault(rest[:key], []).append(len(rest))
+        for found in lengths.values():
+            found.sort()
         hits: dict[bytes, set[int]] = {m: set() for m in members}
         at = blob.find(prefix) if starts else -1
         while at >= 0:
             run = _NAME_RUN.match(blob, at + len(prefix))
             name = run.group() if run is not None else b""
-            for length in lengths:
+            for length in lengths.get(name[:key], ()):
                 if length > len(name):
                     break
                 member = rests.get(name[:length])
