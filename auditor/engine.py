@@ -688,12 +688,13 @@ def _preload_analysis() -> None:
     import, ~0.3 s of every forked worker's start otherwise."""
     import importlib
 
-    from resume_audit.analysis import configs, effects, project, source  # noqa: F401
-    from resume_audit.frameworks import langchain_tools  # noqa: F401
     from resume_audit.rules import all_rules
 
     all_rules()
-    importlib.import_module("libcst.native")  # LibCST's parser, imported on its first parse
+    for name in ("resume_audit.analysis.configs", "resume_audit.analysis.effects", "resume_audit.analysis.project",
+                 "resume_audit.analysis.source", "resume_audit.frameworks.langchain_tools",
+                 "libcst.native"):  # (LibCST's parser: imported on its first parse)
+        importlib.import_module(name)
 
 
 @_cyclic_gc_paused()

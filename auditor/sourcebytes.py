@@ -173,9 +173,22 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         if space > 0 and _NAME_REST.match(n, space + 1):
             groups.setdefault(n[:space + 1], []).append(n)
     grouped = {n for members in groups.values() if len(members) >= _GROUP_AT_LEAST for n in members}
+    around = _around_a_name([n for n in needles if n not in grouped])
+    grouped.update(n for shapes in around.values() for n, _, _ in shapes)
     for n in needles:
         if n not in grouped:
             out[n] = _find_in(blob, starts, keys, n)
+    for name, shapes in around.items():
+        holding: dict[bytes, set[int]] = {n: set() for n, _, _ in shapes}
+        at = blob.find(name) if starts else -1
+        while at >= 0:
+            end = at + len(name)
+            for n, before, after in shapes:
+                if at >= len(before) and blob[at - len(before):at] == before and blob[end:end + len(after)] == after:
+                    holding[n].add(bisect.bisect_right(starts, at) - 1)
+            at = blob.find(name, at + 1)
+        for n, _, _ in shapes:
+            out[n] = [keys[i] for i in sorted(holding[n])]
     for prefix, members in groups.items():
         if len(members) < _GROUP_AT_LEAST:
             continue
@@ -203,6 +216,31 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         for m in members:
             out[m] = [keys[i] for i in sorted(hits[m])]
     return out
+
+
+#: needles around one name this long or longer are searched by that name once (see :func:`_around_a_name`)
+_NAME_AT_LEAST = 6
+_NAME = re.compile(rb"[A-Za-z_][\w]*")
+
+
+def _around_a_name(needles: Sequence[bytes]) -> dict[bytes, list[tuple[bytes, bytes, bytes]]]:
+    """Needles that are one name with a little text around it -- the callers of ``change_answer``
+    are searched as ``change_answer(``, ``change_answer,``, ``change_answer)`` and ``=change_answer``
+    -- grouped by that name, as (needle, text before, text after), where two or more share it.
+
+    Each search reads the whole text (a tree of 20,000 files: ~0.1 s per needle, in every worker
+    that asks), so the name is searched once and the text around each occurrence compared. A
+    needle ``B + N + A`` occurs exactly where ``N`` occurs with ``B`` before it and ``A`` after it,
+    so the answer is the plain search's. Short names (``run``) occur too often to be worth it."""
+    by_name: dict[bytes, list[tuple[bytes, bytes, bytes]]] = {}
+    for n in needles:
+        names = _NAME.findall(n)
+        if len(names) != 1 or len(names[0]) < _NAME_AT_LEAST:
+            continue
+        name = names[0]
+        start = n.find(name)
+        by_name.setdefault(name, []).append((n, n[:start], n[start + len(name):]))
+    return {name: members for name, members in by_name.items() if len(members) >= 2}
 
 
 def files_holding(texts: Sequence[bytes | None], words: Sequence[str]) -> list[frozenset[str]]:

@@ -25,14 +25,17 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # them here to take that path, with names that prefix each other and near misses in the text
 GROUPED = [b"import langgraph", b"import flask", b"import flask_cors", b"import fl", b"import google.cloud",
            b"from flask", b"from fastapi", b"from fastapi.routing", b"from a", b"from x.y"]
-WORDS = [b"charge(", b"thread_id", b"zz", b"a", b"never-present", b"\xff", *GROUPED]
+# the callers of a function: one name with a little text around it, searched by the name once
+AROUND = [b"change_answer(", b"change_answer,", b"change_answer)", b"=change_answer", b"(change_answer("]
+WORDS = [b"charge(", b"thread_id", b"zz", b"a", b"never-present", b"\xff", *GROUPED, *AROUND]
 
 
 def _files(seed: int) -> list[tuple[Path, bytes]]:
     rng = random.Random(seed)
     pieces = [b"charge(", b"import langgraph\n", b"thread_id", b"x = 1\n", b"zz", b"\xff\xfe", b"   ",
               b"import flask", b"reimport flasky", b"import  flask", b"import\tflask", b"from fastapi.routing import x",
-              b"from ", b"import ", b"google.cloud", b"from a.b", b"import google.cloud.pubsub", b"fromx.y", b"from x.yz"]
+              b"from ", b"import ", b"google.cloud", b"from a.b", b"import google.cloud.pubsub", b"fromx.y", b"from x.yz",
+              b"change_answer", b"(", b"=", b",", b")", b"change_answer(", b"=change_answer)", b"rechange_answer,", b"change_answe"]
     out = []
     for i in range(60):
         body = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
