@@ -35,7 +35,9 @@ try:
 except SystemExit:
     pass
 # the summary bookkeeping (JSON and hashes: stored summaries are checked on a warm run) is no analysis
-light = ("resume_audit.analysis.summaries", "resume_audit.analysis.summary_store")
+# the packages whose import phrases the readers answer (treewords) are plain data, no analysis
+light = ("resume_audit.analysis.summaries", "resume_audit.analysis.summary_store",
+         "resume_audit.frameworks", "resume_audit.frameworks.web_packages")
 # pydantic: typer 0.29 imports it and builds a validator per option on every run (~0.13 s)
 # multiprocessing, concurrent.futures: only a scan that starts a process pool needs them
 heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic", "multiprocessing", "concurrent.futures")
