@@ -781,11 +781,12 @@ def scan(
                         notifications.append(read.problem)
                     continue
                 raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
-                if read.words is None:
+                if read.words is None:  # read in this process: no readers, no answers
                     presearched = None
-                elif presearched is not None:
-                    for word in read.words:
-                        presearched[word].append(key)
+                else:
+                    if presearched is not None:
+                        for word in read.words:
+                            presearched[word].append(key)
                     if not found.empty and not preloaded:
                         # readers are reading and this process mostly waits: import the analysis
                         # now, so the workers it forks later inherit it rather than each import it
@@ -852,7 +853,7 @@ def scan(
     texts = SourceBytes(raw_texts, hashes, corpus)
     mentions = Mentions(files, texts, table)
     if presearched is not None and candidates:
-        mentions.remember({word: sorted(found) for word, found in presearched.items()})
+        mentions.remember({word: sorted(holding) for word, holding in presearched.items()})
     displays = {f.path: f.display for f in files}
 
     stores = {g.index: SummaryStore(cache_dir, caches[g.index].key, hashes, mentions)

@@ -59,8 +59,14 @@ def _packages(framework: str) -> tuple[str, ...]:
     return tuple(FRAMEWORK_PACKAGES.get(framework, (framework,)))
 
 
+def import_words(packages: Iterable[str]) -> tuple[str, ...]:
+    """``import P`` and ``from P`` for each package: the text of a module that imports one."""
+    return tuple(w for p in packages for w in (f"import {p}", f"from {p}"))
+
+
 def _import_phrases(package: str) -> tuple[bytes, bytes]:
-    return f"import {package}".encode(), f"from {package}".encode()
+    importing, from_ = import_words((package,))
+    return importing.encode(), from_.encode()
 
 
 class RuleTriggers(Protocol):

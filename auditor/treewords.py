@@ -14,15 +14,8 @@ The analyses that ask these questions take their words from here, so the two can
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from resume_audit.frameworks.web_packages import SERVING_WORDS
-from resume_audit.prefilter import FRAMEWORK_PACKAGES
-
-
-def import_words(packages: Iterable[str]) -> tuple[str, ...]:
-    """``import P`` and ``from P`` for each package: the text of a module that imports one."""
-    return tuple(w for p in packages for w in (f"import {p}", f"from {p}"))
+from resume_audit.prefilter import FRAMEWORK_PACKAGES, import_words
 
 
 #: the text of a module that imports langgraph

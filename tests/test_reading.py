@@ -103,7 +103,8 @@ def test_the_whole_tree_words_are_the_words_the_analyses_ask() -> None:
     """The readers answer the words the web index and the langgraph questions search for: a
     package added to one list and not the other would leave the workers searching again."""
     from resume_audit.frameworks import langgraph, web
-    from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS, WHOLE_TREE_WORDS, import_words
+    from resume_audit.prefilter import import_words
+    from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS, WHOLE_TREE_WORDS
 
     assert import_words(langgraph.PACKAGES) == LANGGRAPH_IMPORT_WORDS
     assert set(web.SERVING_WORDS) | set(LANGGRAPH_IMPORT_WORDS) == set(WHOLE_TREE_WORDS)

@@ -27,7 +27,7 @@ from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, Modul
 from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.modulenames import SourceFile
-from resume_audit.treewords import import_words
+from resume_audit.prefilter import import_words
 from resume_audit.analysis.summaries import (
     SUMMARY_KINDS, PartsIndex, SummaryKind, SummarySource, register, split_summary_key, summary_key, parts_digest,
 )

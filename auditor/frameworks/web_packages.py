@@ -7,6 +7,8 @@ it reads any file, which import phrases the web index will search every file for
 
 from __future__ import annotations
 
+from resume_audit.prefilter import import_words
+
 #: Top-level packages whose import marks a module as (part of) a served app.
 HTTP_PACKAGES = (
     "fastapi", "starlette", "flask", "quart", "django", "rest_framework", "aiohttp",
@@ -22,6 +24,6 @@ SQS_PACKAGES = ("boto3", "aioboto3")
 #: the text of a module that can serve: an import of one of the packages above, or a
 #: Lambda-style ``handler(event, context)``
 SERVING_WORDS = (
-    *(w for p in (*HTTP_PACKAGES, *QUEUE_PACKAGES, *SQS_PACKAGES) for w in (f"import {p}", f"from {p}")),
+    *import_words((*HTTP_PACKAGES, *QUEUE_PACKAGES, *SQS_PACKAGES)),
     "event, context",
 )
