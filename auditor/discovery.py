@@ -22,11 +22,12 @@ a file outside the tree under the link's name).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
+from resume_audit.filetable import Signature, stat_signature
 from resume_audit.findings import Notification, NotificationKind
 from resume_audit.pathfilter import PathFilter
 
@@ -40,6 +41,51 @@ SKIP_DIRS = frozenset(
         "build", "dist", ".direnv", ".idea", ".vscode", ".resume-audit-cache",
     }
 )
+
+
+#: files in a folder whose content decides what the walk skips (its configuration's ``exclude``,
+#: what git ignores); their creation or removal shows in the folder's own signature
+FOLDER_GUARDS = ("pyproject.toml", ".gitignore", os.path.join(".git", "info", "exclude"))
+#: and in the folders above a scanned path, whose listings are not recorded: their presence too
+#: (``.git`` makes a repository root, ``__init__.py`` a package, which names modules)
+ABOVE_GUARDS = (*FOLDER_GUARDS, ".git", "__init__.py")
+
+
+@dataclass
+class WalkRecord:
+    """What one walk's answer rested on, so a later scan can tell it would find the same files
+    without walking (:mod:`resume_audit.scanreplay`): the signature of every folder it listed or
+    looked into, taken before it did (an entry added or removed changes it), and of every file
+    whose content decides what is skipped or how modules are named. ``linked``: a ``*.py``
+    symlink or a symlinked path was met, whose target no signature here covers."""
+
+    folders: dict[str, Signature | None] = field(default_factory=dict)
+    guards: dict[str, Signature | None] = field(default_factory=dict)
+    linked: bool = False
+
+    def listing(self, folder: str) -> None:
+        """``folder`` (absolute) is about to be listed."""
+        self.folders[folder] = stat_signature(folder)
+        for name in FOLDER_GUARDS:
+            guard = os.path.join(folder, name)
+            self.guards[guard] = stat_signature(guard)
+
+    def looked_into(self, folder: str) -> None:
+        """Whether ``folder`` is a virtualenv was decided from what it holds."""
+        self.folders[folder] = stat_signature(folder)
+
+    def above(self, path: str) -> None:
+        """The folders above ``path`` (absolute), to the file system's root."""
+        current = os.path.dirname(path)
+        while True:
+            for name in ABOVE_GUARDS:
+                guard = os.path.join(current, name)
+                if guard not in self.guards:
+                    self.guards[guard] = stat_signature(guard)
+            parent = os.path.dirname(current)
+            if parent == current:
+                return
+            current = parent
 
 
 class PathNotFound(Exception):
@@ -106,7 +152,7 @@ def _bases(given: str) -> tuple[str, ...]:
 def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
              follow_symlinks: bool = False, problems: list[Notification] | None = None,
              configs: "ConfigSource | None" = None, respect_gitignore: bool = True,
-             force_exclude: bool = False) -> Iterator[SourcePath]:
+             force_exclude: bool = False, record: WalkRecord | None = None) -> Iterator[SourcePath]:
     """Yield every Python file to scan, each once, in a stable order.
 
     ``exclude``: gitignore patterns relative to ``root`` (``--exclude``); ``configs``: where each
@@ -115,6 +161,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
 
     What could not be walked (an unlistable folder, an out-of-tree symlink) is appended to
     ``problems`` as a notification, so the scan reports it instead of silently scanning less.
+    ``record``: told what the answer rests on (:class:`WalkRecord`).
     """
     skip = PathFilter(root, list(exclude), configs, respect_gitignore)
     seen: set[Path] = set()
@@ -122,6 +169,10 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PathNotFound(f"path does not exist: {given}")
+        if record is not None:  # (its own signature follows links: a re-pointed one differs)
+            absolute = os.path.abspath(given)
+            record.above(absolute)
+            record.guards[absolute] = stat_signature(absolute)
         if force_exclude and skip.excluded_with_parents(given):
             continue
         if given.is_file() or (given.is_symlink() and not given.is_dir()):
@@ -130,11 +181,11 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
                 seen.add(resolved)
                 yield SourcePath(given, display_path(given, root), resolved)
             continue
-        yield from _walk(given, real_path(given), root, skip, follow_symlinks, seen, notes)
+        yield from _walk(given, real_path(given), root, skip, follow_symlinks, seen, notes, record)
 
 
 def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks: bool, seen: set[Path],
-          notes: list[Notification]) -> Iterator[SourcePath]:
+          notes: list[Notification], record: WalkRecord | None = None) -> Iterator[SourcePath]:
     """The files under folder ``given`` (``tree``: resolved), as ``os.walk`` from the top would
     find them -- each folder's files in name order, then its kept subfolders in name order, never
     into a symlinked folder -- but from one ``scandir`` per folder: an entry's kind comes with
@@ -151,6 +202,8 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
     stack: list[tuple[str, str | None]] = [(os.fspath(given), None)]
     while stack:
         dirpath, resolved_dir = stack.pop()
+        if record is not None:
+            record.listing(os.path.abspath(dirpath))
         listed = _list(dirpath, unlistable)
         if listed is None:
             continue
@@ -159,7 +212,11 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         kept = []
         for d in sorted(dirnames):
             subfolder = os.path.join(dirpath, d)
-            if d in SKIP_DIRS or d.endswith(".egg-info") or _is_venv(subfolder):
+            if d in SKIP_DIRS or d.endswith(".egg-info"):
+                continue
+            if _is_venv(subfolder):
+                if record is not None:
+                    record.looked_into(os.path.abspath(subfolder))
                 continue
             if skip.excluded_in(folder, os.path.join(folder, d), is_dir=True):
                 continue
@@ -180,6 +237,8 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
             # as display_path(full) gives it: the folder's, joined by a "/" unless it ends in one (the root)
             rel = printable(name) if shown == "." else shown + ("" if shown.endswith("/") else "/") + printable(name)
             if is_link:
+                if record is not None:
+                    record.linked = True
                 resolved = real_path(full)
                 if not follow_symlinks and not _inside(resolved, tree):
                     notes.append(Notification(NotificationKind.SKIPPED,

@@ -56,9 +56,9 @@ from resume_audit.cache import ResultCache
 from resume_audit.config import Config
 from resume_audit.configtree import ConfigSource, FixedConfig, common_dir, root_config
 from resume_audit.decoding import SourceText, decode_source
-from resume_audit.discovery import SourcePath, discover
+from resume_audit.discovery import SourcePath, WalkRecord, discover
 from resume_audit.findings import Finding, Notification, NotificationKind, ScanResult, Severity
-from resume_audit.filetable import FileState, FileTable
+from resume_audit.filetable import FileState, FileTable, Signature, signature
 from resume_audit.prefilter import FileMatch, Prefilter, frameworks_in_scan, prefilter_for
 from resume_audit.reading import read_files
 from resume_audit.treewords import WHOLE_TREE_WORDS
@@ -67,6 +67,7 @@ from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.modulenames import SourceFile, module_name_for
 from resume_audit.ruleindex import RuleInfo, static_rules, tool_fingerprint
+from resume_audit.scanreplay import ScanReplay, replay_key, source_fingerprint
 from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
 from resume_audit.unused_suppressions import unused_suppressions
 
@@ -729,6 +730,14 @@ def scan(
     tell = progress or (lambda phase, done, total: None)
     source: ConfigSource = FixedConfig(config) if isinstance(config, Config) else config
     repo = repo or RepoPaths.for_scan(root, root_config(source, list(paths)).base_dir)
+    # a tree where nothing changed since the last scan: its result, from stat calls alone
+    replay = _replay_for(cache_dir, paths, source, root, repo, time_limit, max_file_bytes, follow_symlinks, exclude,
+                         respect_gitignore, force_exclude)
+    if replay is not None:
+        replayed = replay.load()
+        if replayed is not None:
+            return replayed
+    walk = WalkRecord() if replay is not None else None
     notifications: list[Notification] = []
     groups = Groups(source)
     # files are read as the walk finds them (their bytes are what is analysed), before every
@@ -752,8 +761,11 @@ def scan(
     table = FileTable(cache_dir, [__version__, tool_fingerprint(), ",".join(read_rule_ids)]) if cache_dir else None
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     walked: list[tuple[SourcePath, FileState | None]] = []
+    #: every file's signature as it was before it was read (or found unchanged): what a replay checks
+    signatures: dict[str, Signature | None] = {}
     for source_path in discover(paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications,
-                                configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude):
+                                configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude,
+                                record=walk):
         group_of[source_path.resolved] = groups.of(source_path.path)
         state = None
         if table is not None:
@@ -779,7 +791,9 @@ def scan(
                 if read.raw is None or read.info is None:
                     if read.problem is not None:
                         notifications.append(read.problem)
+                    signatures[key] = None
                     continue
+                signatures[key] = signature(read.info)
                 raw, digest, found, problem = read.raw, read.digest, read.match, read.problem
                 if read.words is None:  # read in this process: no readers, no answers
                     presearched = None
@@ -800,6 +814,7 @@ def scan(
                 size = len(raw)
             else:
                 digest, found, size = state.hash, state.match, state.size
+                signatures[key] = state.signature
                 problem = state.notification(source_path.display)
                 presearched = None  # a file not read: the readers' answers miss it
             name, is_package = module_name_for(source_path.resolved, resolved=True)
@@ -954,7 +969,7 @@ def scan(
     findings.sort(key=lambda f: f.sort_key)
     notifications, unresolved = summarise_unresolved(notifications)
     notifications.sort(key=lambda n: (n.path or "", n.line or 0, n.kind.value))
-    return ScanResult(
+    result = ScanResult(
         category="scan/" + ",".join(sorted(_shown(p, root) for p in paths)),
         unresolved_imports=unresolved,
         findings=findings,
@@ -965,6 +980,20 @@ def scan(
         suppressed=suppressed,
         files_analysed=len(candidates),
     )
+    if replay is not None and walk is not None and table is not None:
+        replay.save(result, walk, signatures, table.started, complete=all(r.complete for r in results.values()))
+    return result
+
+
+def _replay_for(cache_dir: Path | None, paths: Sequence[Path], source: ConfigSource, root: Path, repo: RepoPaths,
+                *options: object) -> ScanReplay | None:
+    """Where this scan's result is kept for a scan of the same, unchanged tree (None: no cache, or
+    a configuration source whose inputs cannot be told unchanged)."""
+    fingerprint = source_fingerprint(source) if cache_dir is not None else None
+    if cache_dir is None or fingerprint is None:
+        return None
+    return ScanReplay(cache_dir, replay_key(__version__, tool_fingerprint(), paths, root, fingerprint, repo.anchor,
+                                            [tuple(o) if isinstance(o, (list, tuple)) else o for o in options]))
 
 
 def _summary_digest(analyzers: _Analyzers, stored: StoredDigests | None, group: int, key: str) -> str | None:

@@ -40,6 +40,14 @@ def signature(info: os.stat_result) -> Signature:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
 
 
+def stat_signature(path: str) -> Signature | None:
+    """The signature of ``path`` (symlinks followed), None when there is nothing there to stat."""
+    try:
+        return signature(os.stat(path))
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass
 class FileState:
     """One file as the scan last saw it."""

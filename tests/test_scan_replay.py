@@ -1,0 +1,180 @@
+"""A scan of an unchanged tree replays the last result from ``stat`` calls alone (issue 16), and
+any change that could change the result -- a file added, removed or edited, a folder added, an
+ignore file or a configuration's ``exclude`` edited in place, a virtualenv that stops being one,
+a package marker above the scanned folder, another option -- makes the scan run again.
+
+Each test marks the recorded result (``files_scanned`` set to an impossible value) before the
+change: a replayed scan returns the mark, so a stale replay cannot pass for a fresh scan, and the
+scan after the change must equal a scan without any cache."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from resume_audit import filetable
+from resume_audit.config import Config
+from resume_audit.configtree import ConfigTree
+from resume_audit.engine import scan
+from resume_audit.findings import ScanResult
+from resume_audit.rules import all_rules
+
+MARK = -7
+
+AGENT = '''
+from langgraph.types import interrupt
+import stripe
+
+def node(state):
+    stripe.Charge.create(amount=state["amount"])
+    answer = interrupt("approve?")
+    return {"answer": answer}
+'''
+
+
+def _observable(result: ScanResult) -> tuple:
+    return (
+        [(f.rule_id, f.span, f.fingerprint, f.message, tuple((r.span, r.message) for r in f.related)) for f in result.findings],
+        [(n.kind, n.path, n.line, n.message) for n in result.notifications],
+        result.files_scanned, result.files_analysed, result.unresolved_imports, result.suppressed, result.rules_run,
+        result.category, result.root,
+    )
+
+
+def _tree(root: Path) -> None:
+    (root / "app" / "tools").mkdir(parents=True)
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "agent.py").write_text(AGENT)
+    (root / "app" / "tools" / "util.py").write_text("def helper():\n    return 1\n")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "other_agent.py").write_text(AGENT)
+
+
+def _source() -> ConfigTree:
+    return ConfigTree([r.id for r in all_rules()])
+
+
+def _scan(root: Path, cache: Path | None, **options) -> ScanResult:
+    return scan([root], _source(), root, jobs=1, cache_dir=cache, **options)
+
+
+def _mark(cache: Path) -> None:
+    """Mark every recorded result: a replay of it is then told from a scan."""
+    records = sorted(cache.glob("replay-*.json"))
+    assert records, "the scan recorded no result"
+    for record in records:
+        data = json.loads(record.read_text())
+        data["result"]["files_scanned"] = MARK
+        record.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # files and folders are trusted on their signatures however recently they changed (the edits
+    # here come faster than the two seconds a real scan waits)
+    monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
+
+
+def test_an_unchanged_tree_is_replayed(tmp_path: Path, trusted: None) -> None:
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    uncached = _observable(_scan(root, None))
+    assert _observable(_scan(root, cache)) == uncached
+    assert uncached[0], "the tree must have findings for the comparison to mean anything"
+    assert _observable(_scan(root, cache)) == uncached  # replayed: the same result
+    _mark(cache)
+    assert _scan(root, cache).files_scanned == MARK  # it is the record that answered
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _same_size_edit(root: Path) -> None:
+    path = root / "app" / "tools" / "util.py"
+    path.write_text(path.read_text().replace("1", "2"))
+
+
+def _turn_a_venv_into_code(root: Path) -> None:
+    (root / "env" / "pyvenv.cfg").unlink()
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "a file added deep down": lambda root: _write(root / "app" / "tools" / "deep" / "charge_agent.py", AGENT),
+    "a file added beside others": lambda root: _write(root / "app" / "second.py", AGENT),
+    "a file removed": lambda root: (root / "scripts" / "other_agent.py").unlink(),
+    "a file edited, same size": _same_size_edit,
+    "a file renamed": lambda root: (root / "scripts" / "other_agent.py").rename(root / "scripts" / "renamed.py"),
+    "a .gitignore created": lambda root: _write(root / "scripts" / ".gitignore", "other_agent.py\n"),
+    "a .gitignore edited in place": lambda root: (root / ".gitignore").write_text("scripts/\n"),
+    "a configuration's exclude edited in place": lambda root: (root / "pyproject.toml").write_text(
+        '[tool.resume-audit]\nexclude = ["scripts/"]\n'),
+    "a virtualenv that stops being one": _turn_a_venv_into_code,
+    "a package marker above the scanned folder": lambda root: _write(root.parent / "__init__.py", ""),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_change_is_scanned_not_replayed(tmp_path: Path, trusted: None, change: str) -> None:
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    (root / ".git").mkdir()  # a repository: what git ignores counts
+    (root / ".gitignore").write_text("# nothing ignored yet\n")
+    (root / "pyproject.toml").write_text('[tool.resume-audit]\nexclude = ["nothing/"]\n')
+    _write(root / "env" / "pyvenv.cfg", "home = /usr/bin\n")
+    _write(root / "env" / "agent_in_env.py", AGENT)
+    _scan(root, cache)
+    _mark(cache)
+    assert _scan(root, cache).files_scanned == MARK
+    CHANGES[change](root)
+    after = _scan(root, cache)
+    assert after.files_scanned != MARK
+    assert _observable(after) == _observable(_scan(root, None))
+    # and the new result is recorded in turn
+    _mark(cache)
+    assert _scan(root, cache).files_scanned == MARK
+
+
+def test_another_option_or_configuration_is_another_scan(tmp_path: Path, trusted: None) -> None:
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    _scan(root, cache)
+    _mark(cache)
+    assert _scan(root, cache).files_scanned == MARK
+    assert _scan(root, cache, exclude=["scripts/"]).files_scanned != MARK
+    assert _scan(root, cache, max_file_bytes=10).files_scanned != MARK
+    assert scan([root], Config(ignore=["RA101"]), root, jobs=1, cache_dir=cache).files_scanned != MARK
+    assert scan([root / "app"], _source(), root, jobs=1, cache_dir=cache).files_scanned != MARK
+
+
+def test_what_a_replay_cannot_vouch_for_is_never_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    # just written: within the racy window, a change in the same timestamp tick would go unseen
+    _scan(root, cache)
+    assert not list(cache.glob("replay-*.json"))
+    monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
+    _scan(root, cache)
+    assert list(cache.glob("replay-*.json"))
+    # a *.py symlink: its target is covered by no signature; the record goes too
+    os.symlink(root / "app" / "agent.py", root / "scripts" / "linked.py")
+    _scan(root, cache)
+    assert not list(cache.glob("replay-*.json"))
+
+
+def test_a_damaged_record_is_a_miss(tmp_path: Path, trusted: None) -> None:
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    uncached = _observable(_scan(root, None))
+    _scan(root, cache)
+    (record,) = cache.glob("replay-*.json")
+    good = json.loads(record.read_text())
+    for damage in ("{not json", json.dumps([1, 2]), json.dumps({**good, "format": 99}),
+                   json.dumps({**good, "files": [["/nowhere", 5]]}), json.dumps({**good, "result": {"findings": 3}})):
+        record.write_text(damage)
+        assert _observable(_scan(root, cache)) == uncached
