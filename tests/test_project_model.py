@@ -66,3 +66,57 @@ def test_installed_package_names_are_not_project_imports(tmp_path: Path) -> None
     config = resolve_config(ScanRequest(paths=[tmp_path]))
     result = scan([tmp_path], config, tmp_path)
     assert result.unresolved_imports == 0
+
+
+VENDORED_LOGGING = '''
+class Logger:
+    def warning(self, message):
+        ...
+
+
+def getLogger(name=None) -> Logger:
+    return Logger()
+'''
+
+AGENT_LOGS = '''
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def node(state):
+    log.warning("refund requested")
+    return state
+'''
+
+
+@pytest.mark.parametrize("vendored_at, importable", [("vendor/logging/__init__.py", False),
+                                                     ("app/logging/__init__.py", True)])
+def test_a_vendored_standard_library_package_counts_only_where_it_is_on_the_path(
+        tmp_path: Path, vendored_at: str, importable: bool) -> None:
+    """A copy of ``logging`` in an unrelated folder is not what ``import logging`` gives the agent
+    (the standard library comes first on ``sys.path``): following a call's type through it neither
+    parses it nor takes its types. Beside the importer (the script's own folder) it shadows."""
+    from resume_audit.analysis.project import Project
+    from resume_audit.discovery import discover
+    from resume_audit.engine import load_module
+    from resume_audit.modulenames import SourceFile, module_name_for
+
+    from conftest import write_tree
+
+    write_tree(tmp_path, {"app/agent.py": AGENT_LOGS, vendored_at: VENDORED_LOGGING})
+    files = [SourceFile(s.resolved, s.display, *module_name_for(s.resolved, resolved=True))
+             for s in discover([tmp_path], tmp_path, [])]
+    loaded: list[str] = []
+
+    def loader(entry: SourceFile):
+        loaded.append(entry.display)
+        return load_module(entry.path, entry.display)
+
+    project = Project(files=files, loader=loader)
+    agent = project.load(next(f for f in files if f.display == "app/agent.py"))
+    node = agent.find_function("node")
+    (call,) = node.calls
+    names = project.resolver(agent).call_names(call.node, node)
+    assert (vendored_at in loaded) is importable
+    assert names == ({"logging.Logger.warning"} if importable else {"logging.getLogger.warning"})

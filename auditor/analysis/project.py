@@ -720,9 +720,11 @@ class Project:
                 out.append(found)
         return out
 
-    def return_type_of(self, qualified: str) -> str | None:
-        """``make_client`` returning ``httpx.Client(...)`` has return type ``httpx.Client``."""
-        fn = self.lookup(qualified)
+    def return_type_of(self, qualified: str, near: ModuleFacts | None = None) -> str | None:
+        """``make_client`` returning ``httpx.Client(...)`` has return type ``httpx.Client``.
+        ``near``: the module asking (a vendored ``logging/`` is not the ``logging`` it imports
+        unless it is on that module's path, as :meth:`lookup` decides)."""
+        fn = self.lookup(qualified, near=near)
         if not isinstance(fn, FunctionInfo):
             return None
         annotation = fn.node.returns.annotation if fn.node.returns is not None else None
@@ -740,12 +742,13 @@ class Project:
                     return sorted(names)[0]
         return None
 
-    def attribute_type(self, qualified: str, depth: int) -> str | None:
-        """``pkg.mod.Service.client`` -> ``httpx.Client`` when a method sets ``self.client = httpx.Client()``."""
+    def attribute_type(self, qualified: str, depth: int, near: ModuleFacts | None = None) -> str | None:
+        """``pkg.mod.Service.client`` -> ``httpx.Client`` when a method sets ``self.client = httpx.Client()``
+        (``near``: the module asking, as for :meth:`return_type_of`)."""
         if depth > 4:
             return None
         owner, _, attr = qualified.rpartition(".")
-        cls = self.lookup(owner)
+        cls = self.lookup(owner, near=near)
         if not isinstance(cls, ClassInfo):
             return None
         resolver = self.resolver(cls.module)

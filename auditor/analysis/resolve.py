@@ -114,7 +114,7 @@ class Resolver:
             bases = self._names(base, scope, at, depth + 1)
             if attrs and isinstance(_strip_await(base), cst.Call) and self.project is not None:
                 # ``get_store().save(...)``: a method of what the project helper returns
-                bases = {self.project.return_type_of(b) or b for b in bases}
+                bases = {self.project.return_type_of(b, near=self.facts) or b for b in bases}
         else:
             return set()
         current = bases
@@ -157,14 +157,14 @@ class Resolver:
             return set()  # an element of an iterable, or one of several unpacked values: type unknown
         names = self._names(value, scope, None if binding.kind == "param-annotation" else binding.pos, depth + 1)
         if binding.kind == "assign" and isinstance(_strip_await(value), cst.Call) and self.project is not None:
-            names = {self.project.return_type_of(n) or n for n in names}
+            names = {self.project.return_type_of(n, near=self.facts) or n for n in names}
         return names
 
     def _follow_attribute_binding(self, qualified: str, depth: int) -> str:
         """``pkg.mod.Service.client`` where ``self.client = httpx.Client()``: becomes ``httpx.Client``."""
         if self.project is None:
             return qualified
-        return self.project.attribute_type(qualified, depth) or qualified
+        return self.project.attribute_type(qualified, depth, near=self.facts) or qualified
 
 
 def _strip_await(expr: cst.BaseExpression) -> cst.BaseExpression:
