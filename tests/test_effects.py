@@ -235,3 +235,24 @@ def test_tool_node_tools_are_units_of_a_checkpointed_graph(tmp_path: Path) -> No
     ''')})
     result = scan([tmp_path], Config(select=["RA103"]), tmp_path, jobs=1)
     assert [(f.rule_id, f.span.start_line) for f in result.findings] == [("RA103", 14)], result.findings
+
+
+def test_the_sink_index_matches_what_trying_every_pattern_in_order_matches() -> None:
+    """SinkIndex only narrows which patterns are tried: for names spelled from every built-in
+    pattern (wildcards filled in several ways, prefixes, other packages' names) it yields exactly
+    the patterns a full scan of the list would, in the same order."""
+    import fnmatch
+    import itertools
+
+    from resume_audit.analysis.effects import BUILTIN_SINKS, SinkIndex, SinkSpec
+
+    specs = [SinkSpec("acme.billing.*", "configured"), SinkSpec("*.send_invoice", "configured"), *BUILTIN_SINKS]
+    index = SinkIndex(specs)
+    names = {"acme.billing.charge", "acme.send_invoice", "x.send_invoice", "print", "requests", "requests.post"}
+    for spec, fill in itertools.product(specs, ("x", "a.b", "", "Client.chat")):
+        concrete = spec.pattern.replace("*", fill).replace("?", "q")
+        names.update({concrete, concrete + ".more", concrete.rsplit(".", 1)[0], "other." + concrete})
+    assert len(names) > 1000
+    for name in sorted(names):
+        expected = [s for s in specs if fnmatch.fnmatchcase(name, s.pattern)]
+        assert list(index.matching(name)) == expected, name

@@ -21,6 +21,7 @@ What counts as keyed (documented in docs/effects.md):
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -254,8 +255,32 @@ _KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNOREC
 _KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
 
 
-def _compile(patterns: Iterable[SinkSpec]) -> list[tuple[re.Pattern[str], SinkSpec]]:
-    return [(re.compile(fnmatch.translate(s.pattern)), s) for s in patterns]
+@functools.lru_cache(maxsize=None)
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern))
+
+
+class SinkIndex:
+    """Sink patterns by the package a name must start with, so a call's names are matched against
+    the few patterns of their own package (and the ones that may match any package) rather than
+    all 300, in the order given: the first pattern that matches still wins. Each pattern is
+    compiled when first tried (most never are in a scan)."""
+
+    def __init__(self, specs: Iterable[SinkSpec]) -> None:
+        self._by_top: dict[str, list[tuple[int, SinkSpec]]] = {}
+        self._anywhere: list[tuple[int, SinkSpec]] = []
+        for order, spec in enumerate(specs):
+            top = spec.pattern.split(".", 1)[0]
+            if any(ch in top for ch in "*?["):
+                self._anywhere.append((order, spec))
+            else:  # ``top.*.send`` matches only names whose first part is ``top``
+                self._by_top.setdefault(top, []).append((order, spec))
+
+    def matching(self, name: str) -> Iterable[SinkSpec]:
+        """The specs whose pattern matches ``name``, in the order given."""
+        own = self._by_top.get(name.split(".", 1)[0], ())
+        tried = sorted([*own, *self._anywhere], key=lambda pair: pair[0]) if own and self._anywhere else own or self._anywhere
+        return (spec for _, spec in tried if _glob(spec.pattern).match(name))
 
 
 class EffectModel:
@@ -269,11 +294,11 @@ class EffectModel:
         safe_urls: Iterable[str] = (),
         read_only_tools: Iterable[str] = ("get_*", "list_*", "search_*", "read_*"),
     ) -> None:
-        self._sinks = _compile([*(SinkSpec(p, "configured") for p in extra_sinks), *BUILTIN_SINKS])
+        self._sinks = SinkIndex([*(SinkSpec(p, "configured") for p in extra_sinks), *BUILTIN_SINKS])
         self._name_only = {s.pattern: s for s in NAME_ONLY_SINKS}
-        self._safe = [re.compile(fnmatch.translate(p)) for p in safe_calls]
-        self._safe_urls = [re.compile(fnmatch.translate(p)) for p in safe_urls]
-        self._read_only_tools = [re.compile(fnmatch.translate(p)) for p in read_only_tools]
+        self._safe = [_glob(p) for p in safe_calls]
+        self._safe_urls = [_glob(p) for p in safe_urls]
+        self._read_only_tools = [_glob(p) for p in read_only_tools]
 
     def classify(self, call: CallInfo, module: ModuleFacts, resolver: Resolver) -> Effect | None:
         """The effect ``call`` performs, or None (not an effect, or keyed by an idempotency key)."""
@@ -318,8 +343,8 @@ class EffectModel:
 
     def _match(self, node: cst.Call, names: set[str]) -> Effect | None:
         for name in sorted(names):
-            for regex, spec in self._sinks:
-                if regex.match(name) and (spec.when is None or spec.when(node)):
+            for spec in self._sinks.matching(name):
+                if spec.when is None or spec.when(node):
                     return Effect(spec.kind, name, spec.consequence)
         if isinstance(node.func, cst.Attribute):
             named = self._name_only.get(node.func.attr.value)
