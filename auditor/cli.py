@@ -11,6 +11,7 @@ import gc
 import os
 import re
 import sys
+import threading
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -211,8 +212,8 @@ def scan(
     if write_baseline is not None:
         if not quiet:
             typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
-        raise typer.Exit(0)
-    raise typer.Exit(outcome.exit_code)
+    _SCAN_DONE.set()
+    raise typer.Exit(0 if write_baseline is not None else outcome.exit_code)
 
 
 @app.command(
@@ -838,6 +839,11 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+#: set by ``scan`` once its report is written and nothing of it is left running (its process pools
+#: are shut down, its files closed): what remains of the process is only its heap
+_SCAN_DONE = threading.Event()
+
+
 def main() -> None:
     """Console-script entry point. SIGTERM is handled like Ctrl-C, then exits 143 as a terminated process does."""
     import signal
@@ -848,6 +854,15 @@ def main() -> None:
     except Terminated:
         sys.stderr.write("resume-audit: terminated; child processes killed and temporary files removed\n")
         raise SystemExit(143)
+    except SystemExit as done:
+        if _SCAN_DONE.is_set() and isinstance(done.code, int):
+            # a finished scan ends without the interpreter freeing its heap object by object (syntax
+            # trees, the analysis' memos, LibCST's classes): 0.04-0.09 s of a 0.2-3 s run. As mypy's
+            # hard_exit: the output is flushed, nothing else is waiting on the exit hooks
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(done.code)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

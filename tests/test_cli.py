@@ -165,3 +165,22 @@ def test_rules_and_explain() -> None:
     assert "## Why it breaks at runtime" in doc.stdout and "#6663" in doc.stdout and "## Fix" in doc.stdout
     unknown = run("explain", "RA999")
     assert unknown.returncode == 2 and "unknown rule id" in unknown.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_finished_scan_ends_at_once_with_its_whole_report_and_exit_code(tmp_path: Path, fmt: str) -> None:
+    """A scan's process ends without freeing its heap (os._exit once the report is out): what a pipe
+    reader gets is still the whole report -- several pipe buffers of it -- and the exit code the
+    findings call for; a report file says the same."""
+    tree = REPO / "fixtures" / "static"
+    command = [sys.executable, "-m", "resume_audit", "scan", str(tree), "-f", fmt, "--no-cache"]
+    piped = subprocess.run(command, capture_output=True, cwd=tmp_path)
+    assert piped.returncode == 1, piped.stderr.decode()
+    assert len(piped.stdout) > 2 * 65536
+    written = subprocess.run([*command, "-o", str(tmp_path / f"report.{fmt}")], capture_output=True, cwd=tmp_path)
+    assert written.returncode == 1
+    assert json.loads(piped.stdout) == json.loads((tmp_path / f"report.{fmt}").read_text())
+    assert b"written to" in written.stderr  # (what it says on stderr is flushed too)
+    clean = subprocess.run([*command[:4], str(tree / "ra101" / "safe_idempotent_effects.py"), "-f", fmt, "--no-cache"],
+                           capture_output=True, cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr.decode()
