@@ -57,11 +57,13 @@ class WalkRecord:
     without walking (:mod:`resume_audit.scanreplay`): the signature of every folder it listed or
     looked into, taken before it did (an entry added or removed changes it), and of every file
     whose content decides what is skipped or how modules are named. ``linked``: a ``*.py``
-    symlink or a symlinked path was met, whose target no signature here covers."""
+    symlink was met, whose target no signature here covers; ``troubled``: the walk reported a
+    problem (a folder it could not list), which a walk not taken would not report again."""
 
     folders: dict[str, Signature | None] = field(default_factory=dict)
     guards: dict[str, Signature | None] = field(default_factory=dict)
     linked: bool = False
+    troubled: bool = False
 
     def listing(self, folder: str) -> None:
         """``folder`` (absolute) is about to be listed."""
@@ -193,6 +195,8 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
     rather than worked out per file."""
 
     def unlistable(error: OSError) -> None:
+        if record is not None:
+            record.troubled = True
         where = display_path(Path(error.filename), root) if error.filename else display_path(given, root)
         notes.append(Notification(NotificationKind.UNREADABLE,
                                   f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))

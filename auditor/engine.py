@@ -67,7 +67,7 @@ from resume_audit.fingerprint import assign_fingerprints
 from resume_audit.repo_root import AS_REPORTED, RepoPaths
 from resume_audit.modulenames import SourceFile, module_name_for
 from resume_audit.ruleindex import RuleInfo, static_rules, tool_fingerprint
-from resume_audit.scanreplay import ScanReplay, replay_key, source_fingerprint
+from resume_audit.scanreplay import ReplayCheck, ScanReplay, replay_key, source_fingerprint
 from resume_audit.suppression import SuppressionComment, SuppressionUse, parse_comments, parse_suppressions, suppressing_lines
 from resume_audit.unused_suppressions import unused_suppressions
 
@@ -733,11 +733,12 @@ def scan(
     # a tree where nothing changed since the last scan: its result, from stat calls alone
     replay = _replay_for(cache_dir, paths, source, root, repo, time_limit, max_file_bytes, follow_symlinks, exclude,
                          respect_gitignore, force_exclude)
-    if replay is not None:
-        replayed = replay.load()
-        if replayed is not None:
-            return replayed
-    walk = WalkRecord() if replay is not None else None
+    check = replay.check() if replay is not None else ReplayCheck()
+    if check.result is not None:
+        return check.result
+    # the files the last scan found, when no folder changed since (only some files' contents):
+    # taken as they are, not walked again
+    walk = check.walk or (WalkRecord() if replay is not None else None)
     notifications: list[Notification] = []
     groups = Groups(source)
     # files are read as the walk finds them (their bytes are what is analysed), before every
@@ -763,9 +764,10 @@ def scan(
     walked: list[tuple[SourcePath, FileState | None]] = []
     #: every file's signature as it was before it was read (or found unchanged): what a replay checks
     signatures: dict[str, Signature | None] = {}
-    for source_path in discover(paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications,
-                                configs=source, respect_gitignore=respect_gitignore, force_exclude=force_exclude,
-                                record=walk):
+    found_paths = check.paths if check.paths is not None else discover(
+        paths, root, exclude, follow_symlinks=follow_symlinks, problems=notifications, configs=source,
+        respect_gitignore=respect_gitignore, force_exclude=force_exclude, record=walk)
+    for source_path in found_paths:
         group_of[source_path.resolved] = groups.of(source_path.path)
         state = None
         if table is not None:
@@ -981,7 +983,8 @@ def scan(
         files_analysed=len(candidates),
     )
     if replay is not None and walk is not None and table is not None:
-        replay.save(result, walk, signatures, table.started, complete=all(r.complete for r in results.values()))
+        replay.save(result, walk, [(sp, signatures.get(str(sp.resolved))) for sp, _ in walked], table.started,
+                    complete=all(r.complete for r in results.values()))
     return result
 
 

@@ -20,6 +20,10 @@ symlink (its target is not covered), a folder it could not list, a timeout or an
 (machine-dependent), or a file or folder changed within the file table's racy window (a change
 in the same timestamp tick would go unseen). JSON, as the rest of the cache: loading it must never
 run code, and a damaged entry is a miss.
+
+When only files' contents changed (every folder and guard as recorded: the edit-and-rescan loop),
+the record still says which files there are: the scan takes that list instead of walking the
+tree again, and reads, analyses and records as usual.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -36,11 +41,13 @@ from resume_audit.filetable import Signature, stat_signature
 from resume_audit.findings import NotificationKind, ScanResult
 from resume_audit.jsonfile import write_json_atomically
 
+from resume_audit.discovery import SourcePath, WalkRecord
+
 if TYPE_CHECKING:
     from resume_audit.configtree import ConfigSource
-    from resume_audit.discovery import WalkRecord
 
-REPLAY_FORMAT = 1
+#: 2: files carry their display and walked paths (the walk is reused when only contents changed)
+REPLAY_FORMAT = 2
 #: what a result with one of these says depends on the machine's load, not on the tree
 TRANSIENT = (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
 
@@ -58,6 +65,17 @@ def source_fingerprint(source: "ConfigSource") -> str | None:
     return None
 
 
+@dataclass
+class ReplayCheck:
+    """What a record still vouches for: the whole result (nothing changed), or only which files
+    there are (some changed: ``paths`` as the walk would yield them, ``walk`` what that rests on,
+    still valid and to be recorded again), or nothing."""
+
+    result: ScanResult | None = None
+    paths: list[SourcePath] | None = None
+    walk: WalkRecord | None = None
+
+
 class ScanReplay:
     """The last result of one scan (the key: what was scanned, how, by which tool) and what it
     rested on, in ``directory``."""
@@ -67,30 +85,38 @@ class ScanReplay:
                                    digest_size=16).hexdigest()
         self.path = directory / f"replay-{self.key}.json"
 
-    def load(self) -> ScanResult | None:
-        """The recorded result, if nothing it rested on changed since; else None."""
+    def check(self) -> ReplayCheck:
+        """What the record still vouches for (see :class:`ReplayCheck`)."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not (isinstance(data, dict) and data.get("format") == REPLAY_FORMAT and data.get("key") == self.key):
-                return None
-            if not (_same(data["folders"]) and _same(data["guards"]) and _same(data["files"])):
-                return None
-            return _result_from_dict(data["result"])
+                return ReplayCheck()
+            folders, guards, files = data["folders"], data["guards"], data["files"]
+            if not (_same(folders) and _same(guards)):
+                return ReplayCheck()
+            if _same(files):
+                return ReplayCheck(result=_result_from_dict(data["result"]))
+            walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards})
+            return ReplayCheck(paths=[SourcePath(Path(walked), str(display), Path(resolved))
+                                      for resolved, _, display, walked in files], walk=walk)
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):  # absent or damaged: a miss
-            return None
+            return ReplayCheck()
 
-    def save(self, result: ScanResult, walk: "WalkRecord", files: dict[str, Signature | None], started: float,
-             complete: bool) -> None:
-        """Record ``result`` with what it rested on -- unless it may rest on more (see the module's
-        docstring): then any earlier record is removed, as it no longer describes this tree."""
-        stamps: list[Signature | None] = [*walk.folders.values(), *files.values()]
-        if (not complete or walk.linked or any(n.kind in TRANSIENT for n in result.notifications)
+    def save(self, result: ScanResult, walk: WalkRecord, files: Sequence[tuple[SourcePath, Signature | None]],
+             started: float, complete: bool) -> None:
+        """Record ``result`` with what it rested on -- ``files``: every file found, in the order
+        found, with its signature before it was read -- unless it may rest on more (see the
+        module's docstring): then any earlier record is removed, as it no longer describes this tree."""
+        stamps: list[Signature | None] = [*walk.folders.values(), *(sig for _, sig in files)]
+        if (not complete or walk.linked or walk.troubled or any(n.kind in TRANSIENT for n in result.notifications)
                 or any(s is None for s in stamps) or _recent([*stamps, *walk.guards.values()], started)):
             self.discard()
             return
         write_json_atomically(self.path, {
             "format": REPLAY_FORMAT, "key": self.key,
-            "folders": _rows(walk.folders), "guards": _rows(walk.guards), "files": _rows(files),
+            "folders": _rows(walk.folders), "guards": _rows(walk.guards),
+            "files": [[str(sp.resolved), list(sig) if sig is not None else None, sp.display, str(sp.path)]
+                      for sp, sig in files],
             "result": _result_to_dict(result),
         })
 
@@ -111,11 +137,16 @@ def _rows(signatures: dict[str, Signature | None]) -> list[list[Any]]:
     return [[path, list(sig) if sig is not None else None] for path, sig in signatures.items()]
 
 
+def _signature(row: list[int] | None) -> Signature | None:
+    return None if row is None else (int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
+
+
 def _same(rows: list[list[Any]]) -> bool:
-    """Whether every path still has its recorded signature (None: still nothing there)."""
-    for path, recorded in rows:
-        now = stat_signature(path)
-        if (list(now) if now is not None else None) != recorded:
+    """Whether every path (a row's first item) still has its recorded signature (the second;
+    None: still nothing there)."""
+    for row in rows:
+        now = stat_signature(row[0])
+        if (list(now) if now is not None else None) != row[1]:
             return False
     return True
 

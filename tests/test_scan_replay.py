@@ -178,3 +178,25 @@ def test_a_damaged_record_is_a_miss(tmp_path: Path, trusted: None) -> None:
                    json.dumps({**good, "files": [["/nowhere", 5]]}), json.dumps({**good, "result": {"findings": 3}})):
         record.write_text(damage)
         assert _observable(_scan(root, cache)) == uncached
+
+
+def test_when_only_contents_changed_the_recorded_file_list_is_taken_not_walked(tmp_path: Path, trusted: None) -> None:
+    """The edit-and-rescan loop: no folder changed, so the files are the ones recorded (the scan
+    does not walk the tree again) and the edited file is read and analysed afresh."""
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _tree(root)
+    _scan(root, cache)
+    (record,) = cache.glob("replay-*.json")
+    data = json.loads(record.read_text())
+    assert [row[2] for row in data["files"]] == ["app/__init__.py", "app/agent.py", "app/tools/util.py", "scripts/other_agent.py"]
+    # the mark: a file the record leaves out is not scanned, which only a scan taking the record's list does
+    data["files"] = [row for row in data["files"] if row[2] != "scripts/other_agent.py"]
+    record.write_text(json.dumps(data))
+    (root / "app" / "agent.py").write_text(AGENT.replace("approve?", "approve!"))
+    taken = _scan(root, cache)
+    assert taken.files_scanned == 3
+    assert {f.span.path for f in taken.findings} == {"app/agent.py"}
+    assert any("approve!" in (root / f.span.path).read_text() for f in taken.findings)
+    # a folder changed (a file added): walked again, everything found
+    _write(root / "app" / "extra.py", "x = 1\n")
+    assert _observable(_scan(root, cache)) == _observable(_scan(root, None))
