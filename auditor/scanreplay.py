@@ -17,8 +17,9 @@ checked with ``stat`` alone:
 
 A scan whose answer might rest on something else is never recorded: one that met a ``*.py``
 symlink (its target is not covered), a folder it could not list, a timeout or an internal error
-(machine-dependent), or a file or folder changed within the file table's racy window (a change
-in the same timestamp tick would go unseen). JSON, as the rest of the cache: loading it must never
+(machine-dependent), or a folder or guard changed within the file table's racy window (a change
+in the same timestamp tick would go unseen). A file changed within that window is recorded
+without its signature: the result is not replayed until a later scan sees the file settled. JSON, as the rest of the cache: loading it must never
 run code, and a damaged entry is a miss.
 
 When only files' contents changed (every folder and guard as recorded: the edit-and-rescan loop),
@@ -107,16 +108,18 @@ class ScanReplay:
         """Record ``result`` with what it rested on -- ``files``: every file found, in the order
         found, with its signature before it was read -- unless it may rest on more (see the
         module's docstring): then any earlier record is removed, as it no longer describes this tree."""
-        stamps: list[Signature | None] = [*walk.folders.values(), *(sig for _, sig in files)]
+        folders = list(walk.folders.values())
         if (not complete or walk.linked or walk.troubled or any(n.kind in TRANSIENT for n in result.notifications)
-                or any(s is None for s in stamps) or _recent([*stamps, *walk.guards.values()], started)):
+                or any(s is None for s in folders) or _recent([*folders, *walk.guards.values()], started)):
             self.discard()
             return
+        # a file changed within the racy window (the one just edited) is recorded without a signature:
+        # the result is then not replayed until a scan sees it settled, but the file list still serves
         write_json_atomically(self.path, {
             "format": REPLAY_FORMAT, "key": self.key,
             "folders": _rows(walk.folders), "guards": _rows(walk.guards),
-            "files": [[str(sp.resolved), list(sig) if sig is not None else None, sp.display, str(sp.path)]
-                      for sp, sig in files],
+            "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
+                       sp.display, str(sp.path)] for sp, sig in files],
             "result": _result_to_dict(result),
         })
 
