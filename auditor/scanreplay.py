@@ -98,8 +98,12 @@ class ScanReplay:
             if _same(files):
                 return ReplayCheck(result=_result_from_dict(data["result"]))
             walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards})
-            return ReplayCheck(paths=[SourcePath(Path(walked), str(display), Path(resolved))
-                                      for resolved, _, display, walked in files], walk=walk)
+            paths = []
+            for resolved, _, display, walked in files:
+                identity = Path(resolved)
+                # (a file found under its own absolute path: one Path for both, as one costs ~3 us)
+                paths.append(SourcePath(identity if walked is None else Path(walked), str(display), identity))
+            return ReplayCheck(paths=paths, walk=walk)
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):  # absent or damaged: a miss
             return ReplayCheck()
 
@@ -119,7 +123,7 @@ class ScanReplay:
             "format": REPLAY_FORMAT, "key": self.key,
             "folders": _rows(walk.folders), "guards": _rows(walk.guards),
             "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
-                       sp.display, str(sp.path)] for sp, sig in files],
+                       sp.display, _walked(sp)] for sp, sig in files],
             "result": _result_to_dict(result),
         })
 
@@ -138,6 +142,13 @@ def replay_key(version: str, tool: str, paths: Sequence[Path], root: Path, sourc
 
 def _rows(signatures: dict[str, Signature | None]) -> list[list[Any]]:
     return [[path, list(sig) if sig is not None else None] for path, sig in signatures.items()]
+
+
+def _walked(found: SourcePath) -> str | None:
+    """The path the walk found a file under, when it is not the file's own absolute path (a relative
+    root: the scan's working directory is part of the key, so it means the same file next time)."""
+    walked = str(found.path)
+    return None if os.path.abspath(walked) == str(found.resolved) else walked
 
 
 def _signature(row: list[int] | None) -> Signature | None:
