@@ -855,12 +855,16 @@ def main() -> None:
         sys.stderr.write("resume-audit: terminated; child processes killed and temporary files removed\n")
         raise SystemExit(143)
     except SystemExit as done:
-        if _SCAN_DONE.is_set() and isinstance(done.code, int):
+        # (not under a profiler or a tracer such as coverage: they write their data at exit)
+        if _SCAN_DONE.is_set() and isinstance(done.code, int) and sys.getprofile() is None and sys.gettrace() is None:
             # a finished scan ends without the interpreter freeing its heap object by object (syntax
             # trees, the analysis' memos, LibCST's classes): 0.04-0.09 s of a 0.2-3 s run. As mypy's
             # hard_exit: the output is flushed, nothing else is waiting on the exit hooks
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):  # a reader gone (``| head``), or a stream closed
+                    pass
             os._exit(done.code)
         raise
 

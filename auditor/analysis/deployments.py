@@ -16,6 +16,7 @@ parents up to the project's common root; reading one never runs anything.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,16 +79,23 @@ def _find(project) -> list[Deployment]:
             break
         above = above.parent
         candidates.add(above)
+    # every folder from each file's up to the common root: by string (a tree has thousands)
+    top_name, above_code = os.fspath(top), set()
     for d in dirs:
-        cur = d
+        cur = os.fspath(d)
         while True:
-            candidates.add(cur)
-            if cur == top or cur.parent == cur:
+            above_code.add(cur)
+            parent = os.path.dirname(cur)
+            if cur == top_name or parent == cur:
                 break
-            cur = cur.parent
+            cur = parent
+    candidates.update(Path(folder) for folder in above_code)
     out: list[Deployment] = []
     for directory in sorted(candidates):
+        folder = os.fspath(directory)
         for name, (platform, key, note) in MANIFESTS.items():
+            if not os.path.isfile(os.path.join(folder, name)):  # (most folders hold none: no Path made)
+                continue
             manifest = directory / name
             data = _read(manifest)
             if not isinstance(data, dict) or not isinstance(data.get(key), dict):

@@ -226,6 +226,7 @@ class Project:
         #: component is one of these is the project's own and should resolve
         self._local_tops: set[str] | None = None
         self._dir_tails: set[tuple[str, ...]] | None = None
+        self._by_folder: dict[str, list[SourceFile]] | None = None
         self._memos: dict[str, dict[Hashable, _Memoised]] = {}
         #: the dependencies of the memoised computations now running, innermost last
         self._frames: list[_Frame] = []
@@ -410,9 +411,10 @@ class Project:
             return memo
         if self._by_tail is None:
             self._by_tail = {}
-            for entries in self._files.values():
+            for entries in self._files.values():  # (in this order: _closest prefers the first of equals)
                 for e in entries:
-                    tail = e.path.parent.name if e.is_package else e.path.stem
+                    path = os.fspath(e.path)
+                    tail = os.path.basename(os.path.dirname(path)) if e.is_package else _stem(os.path.basename(path))
                     self._by_tail.setdefault(tail, []).append(e)
         parts = name.split(".")
         found = []
@@ -423,9 +425,21 @@ class Project:
         self._suffix_memo[name] = found
         return found
 
+    def _folders(self) -> dict[str, list[SourceFile]]:
+        """The project's files by the folder they sit in: the project-wide indexes are built per
+        folder (a 20,000-file tree has 1,300), from strings -- a ``Path`` property costs
+        microseconds, and they were worked out per file, 0.3 s of every scan at that size."""
+        if self._by_folder is None:
+            by_folder: dict[str, list[SourceFile]] = {}
+            for entries in self._files.values():
+                for e in entries:
+                    by_folder.setdefault(os.path.dirname(os.fspath(e.path)), []).append(e)
+            self._by_folder = by_folder
+        return self._by_folder
+
     def directories(self) -> set[Path]:
         """Every folder holding a file of the project (for manifests that sit beside the code)."""
-        return {e.path.parent for entries in self._files.values() for e in entries}
+        return {Path(folder) for folder in self._folders()}
 
     def knows_module(self, name: str) -> bool:
         return bool(self.entries_named(name))
@@ -435,10 +449,9 @@ class Project:
         package (no ``__init__.py``) that ``from name import mod`` can import from."""
         if self._dir_tails is None:
             tails: set[tuple[str, ...]] = set()
-            for entries in self._files.values():
-                for e in entries:
-                    parts = e.path.parent.parts
-                    tails.update(tuple(parts[-k:]) for k in range(1, min(len(parts), 6)))
+            for folder in self._folders():
+                parts = Path(folder).parts
+                tails.update(tuple(parts[-k:]) for k in range(1, min(len(parts), 6)))
             self._dir_tails = tails
         return tuple(name.split(".")) in self._dir_tails
 
@@ -450,10 +463,9 @@ class Project:
             return False
         if self._local_tops is None:
             tops: set[str] = set()
-            for entries in self._files.values():
-                for e in entries:
-                    tops.add(e.path.stem)
-                    tops.update(e.path.parent.parts[-3:])
+            for folder, entries in self._folders().items():
+                tops.update(Path(folder).parts[-3:])
+                tops.update(_stem(os.path.basename(os.fspath(e.path))) for e in entries)
             self._local_tops = tops
         return top in self._local_tops
 
@@ -823,6 +835,12 @@ class _LazyModules:
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._project.knows_module(name)
+
+
+def _stem(name: str) -> str:
+    """``Path(name).stem`` for a file name, without making a Path."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _importable_from(entry: SourceFile, importer: Path) -> bool:
