@@ -641,11 +641,18 @@ class Groups:
         self.all: list[Group] = []
         self._by_config: dict[int, Group] = {}
         self._by_dir: dict[str, Group] = {}
+        self._by_spelling: dict[str, Group] = {}
 
     def of(self, path: Path) -> Group:
         """The group of the file at ``path`` (the configuration of the folder it sits in)."""
-        folder = os.path.dirname(os.path.abspath(path))
-        return self._by_dir.get(folder) or self.of_dir(Path(folder))  # known folders: no Path made
+        # by the folder as the path spells it first: a walk hands over a folder's files one after
+        # another, and ``abspath`` (the working directory, normalising) costs more than the lookup
+        spelled = os.path.dirname(path)
+        group = self._by_spelling.get(spelled)
+        if group is None:
+            folder = os.path.dirname(os.path.abspath(path))
+            group = self._by_spelling[spelled] = self._by_dir.get(folder) or self.of_dir(Path(folder))
+        return group
 
     def of_dir(self, directory: Path) -> Group:
         folder = os.path.abspath(directory)
