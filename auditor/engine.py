@@ -826,7 +826,8 @@ def scan(
                 signatures[key] = state.signature
                 problem = state.notification(source_path.display)
                 presearched = None  # a file not read: the readers' answers miss it
-            name, is_package = module_name_for(source_path.resolved, resolved=True)
+            module = check.modules.get(key) if check.modules is not None else None
+            name, is_package = module if module is not None else module_name_for(source_path.resolved, resolved=True)
             entry = SourceFile(source_path.resolved, source_path.display, name, is_package)
             files.append(entry)
             hashes[key] = digest
@@ -990,8 +991,9 @@ def scan(
         files_analysed=len(candidates),
     )
     if replay is not None and walk is not None and table is not None:
-        replay.save(result, walk, [(sp, signatures.get(str(sp.resolved))) for sp, _ in walked], table.started,
-                    complete=all(r.complete for r in results.values()))
+        modules = {str(f.path): (f.module_name, f.is_package) for f in files}
+        replay.save(result, walk, [(sp, signatures.get(str(sp.resolved)), modules.get(str(sp.resolved))) for sp, _ in walked],
+                    table.started, complete=all(r.complete for r in results.values()))
     return result
 
 

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from resume_audit.configtree import ConfigSource
 
 #: 2: files carry their display and walked paths (the walk is reused when only contents changed)
-REPLAY_FORMAT = 2
+#: 3: and their module names
+REPLAY_FORMAT = 3
 #: what a result with one of these says depends on the machine's load, not on the tree
 TRANSIENT = (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
 
@@ -75,6 +76,9 @@ class ReplayCheck:
     result: ScanResult | None = None
     paths: list[SourcePath] | None = None
     walk: WalkRecord | None = None
+    #: each listed file's module name and whether it is a package, by resolved path (as the
+    #: folders above and around it, unchanged, still say)
+    modules: dict[str, tuple[str, bool]] | None = None
 
 
 class ScanReplay:
@@ -98,21 +102,26 @@ class ScanReplay:
             if _same(files):
                 return ReplayCheck(result=_result_from_dict(data["result"]))
             walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards})
-            paths = []
-            for resolved, _, display, walked in files:
+            paths, modules = [], {}
+            for resolved, _, display, walked, module, is_package in files:
                 identity = Path(resolved)
                 # (a file found under its own absolute path: one Path for both, as one costs ~3 us)
                 paths.append(SourcePath(identity if walked is None else Path(walked), str(display), identity))
-            return ReplayCheck(paths=paths, walk=walk)
+                if module is not None:
+                    modules[str(resolved)] = (str(module), bool(is_package))
+            return ReplayCheck(paths=paths, walk=walk, modules=modules)
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):  # absent or damaged: a miss
             return ReplayCheck()
 
-    def save(self, result: ScanResult, walk: WalkRecord, files: Sequence[tuple[SourcePath, Signature | None]],
-             started: float, complete: bool) -> None:
+    def save(self, result: ScanResult, walk: WalkRecord,
+             files: Sequence[tuple[SourcePath, Signature | None, tuple[str, bool] | None]], started: float,
+             complete: bool) -> None:
         """Record ``result`` with what it rested on -- ``files``: every file found, in the order
-        found, with its signature before it was read -- unless it may rest on more (see the
-        module's docstring): then any earlier record is removed, as it no longer describes this tree."""
+        found, with its signature before it was read and its module name (and whether a package) --
+        unless it may rest on more (see the module's docstring): then any earlier record is
+        removed, as it no longer describes this tree."""
         folders = list(walk.folders.values())
+        walked_as = _WalkedAs()
         if (not complete or walk.linked or walk.troubled or any(n.kind in TRANSIENT for n in result.notifications)
                 or any(s is None for s in folders) or _recent([*folders, *walk.guards.values()], started)):
             self.discard()
@@ -123,7 +132,8 @@ class ScanReplay:
             "format": REPLAY_FORMAT, "key": self.key,
             "folders": _rows(walk.folders), "guards": _rows(walk.guards),
             "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
-                       sp.display, _walked(sp)] for sp, sig in files],
+                       sp.display, walked_as(sp), *(module if module is not None else (None, False))]
+                      for sp, sig, module in files],
             "result": _result_to_dict(result),
         })
 
@@ -144,11 +154,23 @@ def _rows(signatures: dict[str, Signature | None]) -> list[list[Any]]:
     return [[path, list(sig) if sig is not None else None] for path, sig in signatures.items()]
 
 
-def _walked(found: SourcePath) -> str | None:
+class _WalkedAs:
     """The path the walk found a file under, when it is not the file's own absolute path (a relative
-    root: the scan's working directory is part of the key, so it means the same file next time)."""
-    walked = str(found.path)
-    return None if os.path.abspath(walked) == str(found.resolved) else walked
+    root: the scan's working directory is part of the key, so it means the same file next time).
+    Worked out per folder: ``abspath`` per file cost more than the rest of a record's row."""
+
+    def __init__(self) -> None:
+        self._folders: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, found: SourcePath) -> str | None:
+        if found.path is found.resolved:  # (the list was taken from a record: the same Path)
+            return None
+        walked, resolved = str(found.path), str(found.resolved)
+        folders = (os.path.dirname(walked), os.path.dirname(resolved))
+        same = self._folders.get(folders)
+        if same is None:
+            same = self._folders[folders] = os.path.abspath(folders[0]) == folders[1]
+        return None if same and os.path.basename(walked) == os.path.basename(resolved) else walked
 
 
 def _signature(row: list[int] | None) -> Signature | None:
