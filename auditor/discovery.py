@@ -46,9 +46,19 @@ SKIP_DIRS = frozenset(
 #: files in a folder whose content decides what the walk skips (its configuration's ``exclude``,
 #: what git ignores); their creation or removal shows in the folder's own signature
 FOLDER_GUARDS = ("pyproject.toml", ".gitignore", os.path.join(".git", "info", "exclude"))
-#: and in the folders above a scanned path, whose listings are not recorded: their presence too
-#: (``.git`` makes a repository root, ``__init__.py`` a package, which names modules)
-ABOVE_GUARDS = (*FOLDER_GUARDS, ".git", "__init__.py")
+#: and in the folders above a scanned path, whose listings are not recorded, the entries whose
+#: presence alone counts (``.git`` makes a repository root, ``__init__.py`` a package, which names
+#: modules): by presence, not signature -- git rewrites files inside ``.git`` at every command
+ABOVE_PRESENCE = (".git", "__init__.py")
+
+
+def presence(path: str) -> Signature | None:
+    """Whether something is at ``path`` (and whether a folder), as a signature that changes only
+    when that does; None when nothing is there."""
+    try:
+        return (int(os.path.isdir(path)), 0, 0, 0, 0) if os.path.lexists(path) else None
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass
@@ -62,6 +72,8 @@ class WalkRecord:
 
     folders: dict[str, Signature | None] = field(default_factory=dict)
     guards: dict[str, Signature | None] = field(default_factory=dict)
+    #: paths whose presence counts, with :func:`presence`
+    present: dict[str, Signature | None] = field(default_factory=dict)
     linked: bool = False
     troubled: bool = False
 
@@ -80,10 +92,14 @@ class WalkRecord:
         """The folders above ``path`` (absolute), to the file system's root."""
         current = os.path.dirname(path)
         while True:
-            for name in ABOVE_GUARDS:
+            for name in FOLDER_GUARDS:
                 guard = os.path.join(current, name)
                 if guard not in self.guards:
                     self.guards[guard] = stat_signature(guard)
+            for name in ABOVE_PRESENCE:
+                entry = os.path.join(current, name)
+                if entry not in self.present:
+                    self.present[entry] = presence(entry)
             parent = os.path.dirname(current)
             if parent == current:
                 return

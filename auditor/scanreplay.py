@@ -9,8 +9,9 @@ checked with ``stat`` alone:
 * the files found: the same while every folder the walk listed has the signature it had before
   it was listed (an entry added, removed or renamed changes a folder's mtime -- what git's
   untracked cache relies on), and every file that decides what is skipped or how modules are
-  named (``pyproject.toml``, ``.gitignore``, ``.git/info/exclude`` in those folders; those and
-  ``.git``, ``__init__.py`` above the scanned paths) has its own;
+  named (``pyproject.toml``, ``.gitignore``, ``.git/info/exclude`` in those folders and above the
+  scanned paths) has its own, and ``.git`` and ``__init__.py`` above them are still there or still
+  absent (by presence: git rewrites files inside ``.git`` at every command);
 * their content: the same while every file's signature (size, mtime, ctime, inode, device) is;
 * everything else a result depends on: the key -- the tool and its rules, the scanned paths, the
   root, the configuration given on the command line, every option.
@@ -35,21 +36,21 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from resume_audit import filetable, serialize
 from resume_audit.filetable import Signature, stat_signature
 from resume_audit.findings import NotificationKind, ScanResult
 from resume_audit.jsonfile import write_json_atomically
 
-from resume_audit.discovery import SourcePath, WalkRecord
+from resume_audit.discovery import SourcePath, WalkRecord, presence
 
 if TYPE_CHECKING:
     from resume_audit.configtree import ConfigSource
 
 #: 2: files carry their display and walked paths (the walk is reused when only contents changed)
-#: 3: and their module names
-REPLAY_FORMAT = 3
+#: 3: and their module names; 4: presence-only guards (``.git``, ``__init__.py`` above)
+REPLAY_FORMAT = 4
 #: what a result with one of these says depends on the machine's load, not on the tree
 TRANSIENT = (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
 
@@ -96,12 +97,13 @@ class ScanReplay:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not (isinstance(data, dict) and data.get("format") == REPLAY_FORMAT and data.get("key") == self.key):
                 return ReplayCheck()
-            folders, guards, files = data["folders"], data["guards"], data["files"]
-            if not (_same(folders) and _same(guards)):
+            folders, guards, present, files = data["folders"], data["guards"], data["present"], data["files"]
+            if not (_same(folders) and _same(guards) and _same(present, presence)):
                 return ReplayCheck()
             if _same(files):
                 return ReplayCheck(result=_result_from_dict(data["result"]))
-            walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards})
+            walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards},
+                              {str(p): _signature(s) for p, s in present})
             paths, modules = [], {}
             for resolved, _, display, walked, module, is_package in files:
                 identity = Path(resolved)
@@ -130,7 +132,7 @@ class ScanReplay:
         # the result is then not replayed until a scan sees it settled, but the file list still serves
         write_json_atomically(self.path, {
             "format": REPLAY_FORMAT, "key": self.key,
-            "folders": _rows(walk.folders), "guards": _rows(walk.guards),
+            "folders": _rows(walk.folders), "guards": _rows(walk.guards), "present": _rows(walk.present),
             "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
                        sp.display, walked_as(sp), *(module if module is not None else (None, False))]
                       for sp, sig, module in files],
@@ -177,11 +179,11 @@ def _signature(row: list[int] | None) -> Signature | None:
     return None if row is None else (int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 
-def _same(rows: list[list[Any]]) -> bool:
+def _same(rows: list[list[Any]], signature: Callable[[str], Signature | None] = stat_signature) -> bool:
     """Whether every path (a row's first item) still has its recorded signature (the second;
     None: still nothing there)."""
     for row in rows:
-        now = stat_signature(row[0])
+        now = signature(row[0])
         if (list(now) if now is not None else None) != row[1]:
             return False
     return True

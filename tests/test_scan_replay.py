@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -212,3 +213,22 @@ def test_when_only_contents_changed_the_recorded_file_list_is_taken_not_walked(t
     # a folder changed (a file added): walked again, everything found
     _write(root / "app" / "extra.py", "x = 1\n")
     assert _observable(_scan(root, cache)) == _observable(_scan(root, None))
+
+
+def test_git_at_work_inside_the_repository_does_not_end_the_replay(tmp_path: Path, trusted: None) -> None:
+    """Scanning a folder of a repository: every git command rewrites files inside ``.git`` (its
+    mtime moves), which says nothing about the scanned files; ``.git`` appearing or going does."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    _tree(root)
+    (root / ".git").mkdir()
+
+    def scan_app() -> ScanResult:
+        return scan([root / "app"], _source(), root, jobs=1, cache_dir=cache)
+
+    scan_app()
+    _mark(cache)
+    (root / ".git" / "index.lock").write_text("x")  # as git updates its index: a new file, renamed
+    (root / ".git" / "index.lock").rename(root / ".git" / "index")
+    assert scan_app().files_scanned == MARK
+    shutil.rmtree(root / ".git")
+    assert scan_app().files_scanned != MARK
