@@ -39,11 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from resume_audit import filetable, serialize
+from resume_audit.discovery import SourcePath, WalkRecord, presence
 from resume_audit.filetable import Signature, stat_signature
 from resume_audit.findings import NotificationKind, ScanResult
 from resume_audit.jsonfile import write_json_atomically
-
-from resume_audit.discovery import SourcePath, WalkRecord, presence
 
 if TYPE_CHECKING:
     from resume_audit.configtree import ConfigSource
