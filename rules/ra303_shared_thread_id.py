@@ -100,29 +100,14 @@ def _subscript_key(expr) -> str | None:
 # -- what the id is ---------------------------------------------------------------
 
 
-def _mutated_globals(module: ModuleFacts) -> set[str]:
-    """Module names rebound at run time: ``global n`` in a function, or ``n += 1`` anywhere."""
-    names: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Global(self, node: cst.Global) -> None:
-            names.update(n.name.value for n in node.names)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                names.add(node.target.value)
-
-    visit_fast(module.tree, _V())
-    return names
-
-
 class _Classifier:
     """constant / non-durable / None (anything else: a parameter, a uuid, a request field...)."""
 
     def __init__(self, module: ModuleFacts, project) -> None:
         self.module = module
         self.project = project
-        self.mutated = _mutated_globals(module)
+        #: module names rebound at run time (``global n`` in a function, ``n += 1`` anywhere)
+        self.mutated = module.rebound_names
         #: where a constant id was minted when that is not at the site (a session-state default)
         self.origin: cst.CSTNode | None = None
 

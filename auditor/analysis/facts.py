@@ -148,6 +148,9 @@ class ModuleFacts:
     imports: dict[str, str] = field(default_factory=dict)
     #: top-level imported module names, for cheap "does this file use X" checks
     imported_modules: set[str] = field(default_factory=set)
+    #: names rebound at run time anywhere in the module: declared ``global`` in a function, or
+    #: the target of an augmented assignment (``n += 1``)
+    rebound_names: set[str] = field(default_factory=set)
     #: node -> [parent, enter index, leave index], filled by the collector
     _meta: dict = field(default_factory=dict)
     _positions: object = None
@@ -686,6 +689,13 @@ class _Collector:
             self._bindings().append(Binding(local, cst.Name(local), self._order(node), "import", qualified))
         elif not self.class_stack:
             self.f.imports[local] = qualified
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.f.rebound_names.update(n.name.value for n in node.names)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.f.rebound_names.add(node.target.value)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
