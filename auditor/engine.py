@@ -27,6 +27,9 @@
   unchanged tree rescans at I/O speed and an edit that changes no summary
   re-analyses only the edited file (early cut-off). Summaries are stored too:
   checking them parses only the modules that changed.
+* **Replay.** A scan of a tree where nothing changed returns the last result from
+  ``stat`` calls alone, and one where only files' contents changed takes the last
+  file list instead of walking (:mod:`resume_audit.scanreplay`).
 * **Never stuck.** Each file's analysis has a time limit; a file that exceeds
   it, or trips a rule bug, is reported as a notification and the scan goes on.
 
