@@ -40,6 +40,13 @@ def signature(info: os.stat_result) -> Signature:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
 
 
+def is_racy(sig: Signature, started: float) -> bool:
+    """Whether ``sig`` (its mtime or ctime) changed within ``RACY_SECONDS`` before ``started``: a
+    later change in the same timestamp tick could leave it as it is, so it is not to be trusted."""
+    threshold = started - RACY_SECONDS
+    return sig[1] / 1e9 > threshold or sig[2] / 1e9 > threshold
+
+
 def stat_signature(path: str) -> Signature | None:
     """The signature of ``path`` (symlinks followed), None when there is nothing there to stat."""
     try:
@@ -124,9 +131,9 @@ class FileTable:
     def record(self, path: str, info: os.stat_result, digest: str, raw: bytes, match: FileMatch,
                problem: Notification | None) -> FileState:
         """What this scan read of ``path`` (``info``: the signature taken before reading)."""
-        racy = info.st_mtime_ns / 1e9 > self.started - RACY_SECONDS or info.st_ctime_ns / 1e9 > self.started - RACY_SECONDS
+        sig = signature(info)
         state = FileState(
-            None if racy else signature(info), digest, len(raw), match,
+            None if is_racy(sig, self.started) else sig, digest, len(raw), match,
             (problem.kind.value, problem.message) if problem is not None else None,
             {w for w in self.tracked if w.encode() in raw},
         )

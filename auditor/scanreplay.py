@@ -20,8 +20,8 @@ A scan whose answer might rest on something else is never recorded: one that met
 symlink (its target is not covered), a folder it could not list, a timeout or an internal error
 (machine-dependent), or a folder or guard changed within the file table's racy window (a change
 in the same timestamp tick would go unseen). A file changed within that window is recorded
-without its signature: the result is not replayed until a later scan sees the file settled. JSON, as the rest of the cache: loading it must never
-run code, and a damaged entry is a miss.
+without its signature: the result is not replayed until a later scan sees the file settled.
+JSON, as the rest of the cache: loading it must never run code, and a damaged entry is a miss.
 
 When only files' contents changed (every folder and guard as recorded: the edit-and-rescan loop),
 the record still says which files there are: the scan takes that list instead of walking the
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from resume_audit import filetable, serialize
+from resume_audit import serialize
 from resume_audit.discovery import SourcePath, WalkRecord, presence
-from resume_audit.filetable import Signature, stat_signature
+from resume_audit.filetable import Signature, is_racy, stat_signature
 from resume_audit.findings import NotificationKind, ScanResult
 from resume_audit.jsonfile import write_json_atomically
 
@@ -190,8 +190,7 @@ def _same(rows: list[list[Any]], signature: Callable[[str], Signature | None] = 
 
 def _recent(signatures: Iterable[Signature | None], started: float) -> bool:
     """Whether any of them changed within the racy window before the scan started."""
-    threshold = (started - filetable.RACY_SECONDS) * 1e9
-    return any(s is not None and (s[1] > threshold or s[2] > threshold) for s in signatures)
+    return any(s is not None and is_racy(s, started) for s in signatures)
 
 
 def _result_to_dict(r: ScanResult) -> dict[str, Any]:
