@@ -267,20 +267,23 @@ class SinkIndex:
     compiled when first tried (most never are in a scan)."""
 
     def __init__(self, specs: Iterable[SinkSpec]) -> None:
-        self._by_top: dict[str, list[tuple[int, SinkSpec]]] = {}
-        self._anywhere: list[tuple[int, SinkSpec]] = []
+        by_top: dict[str, list[tuple[int, SinkSpec]]] = {}
+        anywhere: list[tuple[int, SinkSpec]] = []
         for order, spec in enumerate(specs):
             top = spec.pattern.split(".", 1)[0]
             if any(ch in top for ch in "*?["):
-                self._anywhere.append((order, spec))
+                anywhere.append((order, spec))
             else:  # ``top.*.send`` matches only names whose first part is ``top``
-                self._by_top.setdefault(top, []).append((order, spec))
+                by_top.setdefault(top, []).append((order, spec))
+        #: per package, its patterns and the ones that can match any package, merged in order once
+        self._by_top = {top: [spec for _, spec in sorted([*own, *anywhere], key=lambda pair: pair[0])]
+                        for top, own in by_top.items()}
+        self._anywhere = [spec for _, spec in anywhere]
 
     def matching(self, name: str) -> Iterable[SinkSpec]:
         """The specs whose pattern matches ``name``, in the order given."""
-        own = self._by_top.get(name.split(".", 1)[0], ())
-        tried = sorted([*own, *self._anywhere], key=lambda pair: pair[0]) if own and self._anywhere else own or self._anywhere
-        return (spec for _, spec in tried if _glob(spec.pattern).match(name))
+        tried = self._by_top.get(name.split(".", 1)[0], self._anywhere)
+        return (spec for spec in tried if _glob(spec.pattern).match(name))
 
 
 class EffectModel:
