@@ -100,7 +100,7 @@ class ScanReplay:
             if not (_same(folders) and _same(guards) and _same(present, presence)):
                 return ReplayCheck()
             if _same(files):
-                return ReplayCheck(result=_result_from_dict(data["result"]))
+                return ReplayCheck(result=serialize.scan_result_from_dict(data["result"]))
             walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards},
                               {str(p): _signature(s) for p, s in present})
             paths, modules = [], {}
@@ -135,7 +135,7 @@ class ScanReplay:
             "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
                        sp.display, walked_as(sp), *(module if module is not None else (None, False))]
                       for sp, sig, module in files],
-            "result": _result_to_dict(result),
+            "result": serialize.scan_result_to_dict(result),
         })
 
     def discard(self) -> None:
@@ -191,23 +191,3 @@ def _same(rows: list[list[Any]], signature: Callable[[str], Signature | None] = 
 def _recent(signatures: Iterable[Signature | None], started: float) -> bool:
     """Whether any of them changed within the racy window before the scan started."""
     return any(s is not None and is_racy(s, started) for s in signatures)
-
-
-def _result_to_dict(r: ScanResult) -> dict[str, Any]:
-    return {
-        "findings": [serialize.finding_to_dict(f) for f in r.findings],
-        "notifications": [serialize.notification_to_dict(n) for n in r.notifications],
-        "files_scanned": r.files_scanned, "root": r.root, "rules_run": list(r.rules_run),
-        "suppressed": r.suppressed, "files_analysed": r.files_analysed,
-        "unresolved_imports": r.unresolved_imports, "category": r.category,
-    }
-
-
-def _result_from_dict(d: dict[str, Any]) -> ScanResult:
-    return ScanResult(
-        findings=[serialize.finding_from_dict(f) for f in d["findings"]],
-        notifications=[serialize.notification_from_dict(n) for n in d["notifications"]],
-        files_scanned=int(d["files_scanned"]), root=str(d["root"]), rules_run=tuple(map(str, d["rules_run"])),
-        suppressed=int(d["suppressed"]), files_analysed=int(d["files_analysed"]),
-        unresolved_imports=int(d["unresolved_imports"]), category=str(d["category"]),
-    )

@@ -1,6 +1,6 @@
-"""Findings and notifications to and from plain JSON data.
+"""Findings, notifications and scan results to and from plain JSON data.
 
-Used by the JSON report and by the per-file cache. The cache is JSON, never
+Used by the JSON report, the per-file cache and the scan replay. The cache is JSON, never
 pickle: it may live next to a scanned tree an attacker controls, and loading
 it must not be able to run code.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, Severity, Span
+from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, ScanResult, Severity, Span
 from resume_audit.suppression import SuppressionComment, SuppressionUse
 
 
@@ -111,3 +111,24 @@ def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
     if not (isinstance(path, str) and isinstance(line, int) and isinstance(rule_id, str)):
         raise TypeError("malformed suppression use")
     return SuppressionUse(path, line, rule_id)
+
+
+def scan_result_to_dict(r: ScanResult) -> dict[str, Any]:
+    """A scan's whole result as the engine returns it (before a baseline or ``--diff`` is applied)."""
+    return {
+        "findings": [finding_to_dict(f) for f in r.findings],
+        "notifications": [notification_to_dict(n) for n in r.notifications],
+        "files_scanned": r.files_scanned, "root": r.root, "rules_run": list(r.rules_run),
+        "suppressed": r.suppressed, "files_analysed": r.files_analysed,
+        "unresolved_imports": r.unresolved_imports, "category": r.category,
+    }
+
+
+def scan_result_from_dict(d: dict[str, Any]) -> ScanResult:
+    return ScanResult(
+        findings=[finding_from_dict(f) for f in d["findings"]],
+        notifications=[notification_from_dict(n) for n in d["notifications"]],
+        files_scanned=int(d["files_scanned"]), root=str(d["root"]), rules_run=tuple(map(str, d["rules_run"])),
+        suppressed=int(d["suppressed"]), files_analysed=int(d["files_analysed"]),
+        unresolved_imports=int(d["unresolved_imports"]), category=str(d["category"]),
+    )
