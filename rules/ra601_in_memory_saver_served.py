@@ -389,7 +389,7 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
     project, here = ctx.project, ctx.module
     out = []
     seen: set[int] = set()
-    for entry, landing_here in project.summaries_over(FOUND.name, _IMPORT_WORDS, str(here.path)):
+    for entry, landing_here in project.summaries_over(FOUND.name, LANGGRAPH_IMPORT_WORDS, str(here.path)):
         if not landing_here:
             continue
         module = project.load(entry)
@@ -438,7 +438,6 @@ def _found_summary(project, module) -> list:
 
 #: which modules' uses find a construction in which file: a file's check parses only those modules
 FOUND = register(SummaryKind("RA601-found", _found_summary, []))
-_IMPORT_WORDS = LANGGRAPH_IMPORT_WORDS
 
 
 def _served_handler(where, use_module, project):

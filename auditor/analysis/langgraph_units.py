@@ -52,13 +52,9 @@ class _ModuleUnits:
     units: dict[int, Unit]
 
 
-#: the words a module importing langgraph holds (a byte search before any parse)
-_IMPORT_WORDS = LANGGRAPH_IMPORT_WORDS
-
-
 def _uses_langgraph(module: ModuleFacts) -> bool:
     """As :meth:`Project.modules_using` decides it, for one parsed module."""
-    return module.uses_any(langgraph.PACKAGES) and any(w in module.source for w in _IMPORT_WORDS)
+    return module.uses_any(langgraph.PACKAGES) and any(w in module.source for w in LANGGRAPH_IMPORT_WORDS)
 
 
 def module_entrypoints(project: Project, module: ModuleFacts) -> dict[int, langgraph.Entrypoint]:
@@ -172,7 +168,7 @@ def is_checkpointed_node(project: Project, fn: FunctionInfo) -> bool:
     it ``config``), read from every langgraph module's claim summary -- no module is parsed for it."""
     path, index = _function_key(fn)
     return any(claim[0] == path and claim[1] == index and claim[2] == "node"
-               for _, claims in project.summaries_over(CLAIMS.name, _IMPORT_WORDS) for claim in claims)
+               for _, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS) for claim in claims)
 
 
 def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
@@ -185,7 +181,7 @@ def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
         return []
     node_owner: dict[tuple[str, int], Path] = {}
     task_owner: dict[tuple[str, int], Path] = {}
-    for entry, claims in project.summaries_over(CLAIMS.name, _IMPORT_WORDS):
+    for entry, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS):
         for path, index, kind in claims:
             key = (path, index)
             if kind == "task":
