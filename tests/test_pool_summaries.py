@@ -113,6 +113,27 @@ def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: P
     assert _observable(served) == _observable(alone)
 
 
+def test_a_worker_analyses_the_files_it_summarised_before_taking_another_workers(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second phase's tasks go to whichever worker is free; each takes a chunk that worker
+    summarised while one is left (it holds their parsed modules: a chunk summarised elsewhere is
+    parsed again, a third of the analysis of a 5,000-file tree), then any other. Every chunk is
+    taken once."""
+    import multiprocessing
+    import os
+
+    monkeypatch.setattr(engine, "_WORKER", None)
+    setup, agent, other = _setup(tmp_path)
+    taken = multiprocessing.get_context().Array("b", 2)
+    engine._init_worker(setup, taken)
+    claim = engine._Claim([[(0, other)], [(0, agent)]], [os.getpid() + 1, os.getpid()], {})
+
+    [first] = engine._work_claimed(claim).results
+    assert first.display == "agent.py" and list(taken) == [0, 1]
+    [second] = engine._work_claimed(claim).results
+    assert second.display == "other.py" and list(taken) == [1, 1]
+
+
 def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A module that cannot be summarised in time leaves no partial summary behind: nothing is
     shared, and the worker's analyser (whose memos would rest on the missing module) is dropped;
