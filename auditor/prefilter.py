@@ -118,19 +118,29 @@ class Prefilter:
         self.frameworks = tuple(sorted({f for rule in self.rules for f in rule.frameworks}
                                        | {t.framework for t in triggers if t.framework}))
         self._imports = {f: tuple((p.encode(), _import_phrases(p)) for p in _packages(f)) for f in self.frameworks}
+        #: every framework's import phrases (``import P``, ``from P``): a caller that searched a
+        #: file for them hands :meth:`match` the ones it holds instead of having them searched again
+        self.import_phrases: tuple[str, ...] = import_words(p for f in self.frameworks for p in _packages(f))
+        self._phrases_of = {f: frozenset(import_words(_packages(f))) for f in self.frameworks}
         self._markers = {f: tuple(tuple(w.encode() for w in t.words) for t in FRAMEWORK_MARKERS.get(f, ()))
                          for f in self.frameworks}
         self._trigger_words = tuple(tuple(w.encode() for w in t.words) for t in triggers)
 
-    def _uses(self, framework: str, raw: bytes) -> bool:
+    def _uses(self, framework: str, raw: bytes, imported: frozenset[str] | None) -> bool:
         # ``import P`` and ``from P`` both hold ``P``: one search for the package rules out both
         # in the files that never name it (nearly all of a big tree), each a pass over the file
-        return any(package in raw and any(w in raw for w in words) for package, words in self._imports[framework]) or any(
-            all(w in raw for w in marker) for marker in self._markers[framework])
+        if imported is not None:
+            by_import = not self._phrases_of[framework].isdisjoint(imported)
+        else:
+            by_import = any(package in raw and any(w in raw for w in words) for package, words in self._imports[framework])
+        return by_import or any(all(w in raw for w in marker) for marker in self._markers[framework])
 
-    def match(self, raw: bytes) -> FileMatch:
-        """The frameworks ``raw`` uses and the triggers it holds (plain byte searches)."""
-        frameworks = frozenset(f for f in self.frameworks if self._uses(f, raw))
+    def match(self, raw: bytes, imported: frozenset[str] | None = None) -> FileMatch:
+        """The frameworks ``raw`` uses and the triggers it holds (plain byte searches).
+        ``imported``: which of :attr:`import_phrases` ``raw`` holds, when the caller has searched
+        for them (the scan's readers find them with the import phrases every scan asks about
+        anyway, by one pass over each ``import`` and ``from``); None: searched here."""
+        frameworks = frozenset(f for f in self.frameworks if self._uses(f, raw, imported))
         hit = frozenset(i for i, words in enumerate(self._trigger_words) if all(w in raw for w in words))
         return FileMatch(frameworks, hit) if frameworks or hit else NO_MATCH
 

@@ -14,7 +14,6 @@ their chunk, which files hold each of the words every scan searches the whole tr
 from __future__ import annotations
 
 import collections
-import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +48,20 @@ class FileRead:
 
 
 def read_file(path: Path, resolved: Path, display: str, prefilter: Prefilter) -> FileRead:
-    read = read_regular(path, display)
+    return _file_read(read_regular(path, display), resolved, display, prefilter)
+
+
+def _file_read(read: tuple[bytes, os.stat_result] | Notification, resolved: Path, display: str, prefilter: Prefilter,
+               imported: frozenset[str] | None = None, words: frozenset[str] | None = None) -> FileRead:
+    """A :class:`FileRead` of what :func:`~resume_audit.sourcebytes.read_regular` returned
+    (``imported``, ``words``: see :meth:`Prefilter.match` and :attr:`FileRead.words`)."""
     if isinstance(read, Notification):
-        return FileRead(None, None, "", read, NO_MATCH)
+        return FileRead(None, None, "", read, NO_MATCH, words)
     raw, info = read
     decoded = decode_source(raw, resolved, display)  # a bad file is reported whatever it holds
     problem = decoded if isinstance(decoded, Notification) else None
-    return FileRead(raw, info, content_hash(raw), problem, prefilter.match(raw) if problem is None else NO_MATCH)
+    match = prefilter.match(raw, imported) if problem is None else NO_MATCH
+    return FileRead(raw, info, content_hash(raw), problem, match, words)
 
 
 #: the pre-filter of a reader process, and the words it answers per file (set by :func:`_init_reader`)
@@ -69,12 +75,17 @@ def _init_reader(prefilter: Prefilter, words: tuple[str, ...]) -> None:
 
 
 def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
+    """The chunk's files read, and searched together for the words asked of the readers and the
+    pre-filter's framework imports (found with the other import phrases, by one pass over each
+    ``import`` and ``from`` of the chunk: five fewer passes over every file)."""
     assert _PREFILTER is not None
-    reads = [read_file(path, resolved, display, _PREFILTER) for path, resolved, display in items]
-    if not _WORDS:
-        return reads
-    held = files_holding([read.raw for read in reads], _WORDS)
-    return [dataclasses.replace(read, words=found) for read, found in zip(reads, held)]
+    reads = [read_regular(path, display) for path, _, display in items]
+    phrases = frozenset(_PREFILTER.import_phrases)
+    asked = frozenset(_WORDS)
+    held = files_holding([None if isinstance(read, Notification) else read[0] for read in reads],
+                         tuple(dict.fromkeys((*_WORDS, *_PREFILTER.import_phrases))))
+    return [_file_read(read, resolved, display, _PREFILTER, found & phrases, found & asked if _WORDS else None)
+            for read, (_, resolved, display), found in zip(reads, items, held)]
 
 
 def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int,

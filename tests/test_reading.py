@@ -109,3 +109,47 @@ def test_the_whole_tree_words_are_the_words_the_analyses_ask() -> None:
     assert import_words(langgraph.PACKAGES) == LANGGRAPH_IMPORT_WORDS
     assert set(web.SERVING_WORDS) | set(LANGGRAPH_IMPORT_WORDS) == set(WHOLE_TREE_WORDS)
     assert {f"import {p}" for p in web.HTTP_PACKAGES + web.QUEUE_PACKAGES} <= set(WHOLE_TREE_WORDS)
+
+
+NEAR_MISSES = [
+    b"from langgraph.graph import StateGraph\n",
+    b"from langgraph_sdk import get_client\n",  # a longer name holds the phrase too
+    b"import langgraph-ish\n",
+    b"datafrom langgraph\n",  # the phrase inside other text
+    b"from  langgraph import x\n",  # two spaces: not the phrase
+    b"# langgraph is mentioned, never imported\n",
+    b"import crewai.flow\n",
+    b"from llama_index.core.workflow import Workflow\n",
+    b"import workflows\n",
+    b"from pydantic_graph import Graph\n",
+    b"from pydantic_graphs import x\n",
+    b"import os, langgraph\n",  # the package named, but not right after `import`
+    b"graph.invoke(x, {'configurable': {'thread_id': '1'}})\n",  # a marker, no import
+    b"flow.kickoff(inputs)\n",
+]
+
+
+@pytest.mark.parametrize("words", [(), None])
+def test_a_readers_framework_imports_are_the_pre_filters_own_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     words: tuple[str, ...] | None) -> None:
+    """Readers find the framework import phrases with the other import phrases they search a
+    chunk for, and hand them to the pre-filter; its verdict is the one its own searches give,
+    near misses included -- with or without whole-tree words asked."""
+    from resume_audit.treewords import WHOLE_TREE_WORDS
+
+    items = []
+    for i, text in enumerate(NEAR_MISSES):
+        path = tmp_path / f"m{i}.py"
+        path.write_bytes(text)
+        items.append((path, path.resolve(), path.name))
+    prefilter = prefilter_of(active_rule_infos(Config()))
+    monkeypatch.setattr(reading, "_PREFILTER", prefilter)
+    monkeypatch.setattr(reading, "_WORDS", WHOLE_TREE_WORDS if words is None else words)
+    chunk = reading._read_chunk(items)
+    alone = [reading.read_file(p, r, d, prefilter) for p, r, d in items]
+    assert [r.match for r in chunk] == [r.match for r in alone]
+    assert sum(bool(r.match.frameworks) for r in alone) == 11  # all but the two spaces, the comment, `os, langgraph`
+    if words == ():
+        assert all(r.words is None for r in chunk)
+    else:
+        assert all(r.words is not None and r.words <= set(WHOLE_TREE_WORDS) for r in chunk)
