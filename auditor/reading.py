@@ -114,11 +114,12 @@ def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter,
                   words: tuple[str, ...]) -> Generator[FileRead, None, None]:
     import concurrent.futures
 
-    from resume_audit.processpool import pool_context, stop_pool
+    from resume_audit.processpool import pool_context, stop_pool, widen_result_pipe
 
     chunks: Iterator[list[tuple[Path, Path, str]]] = (list(items[i:i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES))
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
                                                   initializer=_init_reader, initargs=(prefilter, words))
+    widen_result_pipe(pool)
     pending: collections.deque[concurrent.futures.Future[list[FileRead]]] = collections.deque()
     try:
         for chunk in chunks:

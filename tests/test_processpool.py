@@ -55,3 +55,23 @@ def test_a_pool_stopped_before_it_started_work_ends() -> None:
     stop_pool(pool)
     with pytest.raises(RuntimeError):
         pool.submit(print)
+
+
+def test_a_reader_pools_result_pipe_is_widened_and_still_carries_results() -> None:
+    """Readers send back every byte they read; their pool's result pipe is asked to hold 1 MiB
+    instead of Linux's 64 KiB, and results bigger than either still arrive whole."""
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("no pipe-size setting on this platform")
+    import concurrent.futures
+
+    from resume_audit.processpool import WIDE_PIPE_BYTES, pool_context, stop_pool, widen_result_pipe
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=pool_context())
+    try:
+        assert widen_result_pipe(pool)
+        assert fcntl.fcntl(pool._result_queue._reader.fileno(), fcntl.F_GETPIPE_SZ) >= WIDE_PIPE_BYTES
+        sizes = [10, 70_000, 3 * WIDE_PIPE_BYTES]
+        assert [len(b) for b in pool.map(bytes, sizes)] == sizes
+    finally:
+        stop_pool(pool)
