@@ -10,6 +10,7 @@ is cached under the old hash.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import os
 import re
@@ -202,8 +203,10 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         for found in lengths.values():
             found.sort()
         hits: dict[bytes, set[int]] = {m: set() for m in members}
-        at = blob.find(prefix) if starts else -1
-        while at >= 0:
+        # only the occurrences some rest follows: a tree's thousands of ``import os`` are passed
+        # over by the regular expression engine, not looked at one by one here
+        for occurrence in (_followed_by_one_of(prefix, frozenset(rests)).finditer(blob) if starts else ()):
+            at = occurrence.start()
             run = _NAME_RUN.match(blob, at + len(prefix))
             name = run.group() if run is not None else b""
             for length in lengths.get(name[:key], ()):
@@ -212,10 +215,18 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
                 member = rests.get(name[:length])
                 if member is not None:
                     hits[member].add(bisect.bisect_right(starts, at) - 1)
-            at = blob.find(prefix, at + 1)
         for m in members:
             out[m] = [keys[i] for i in sorted(hits[m])]
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _followed_by_one_of(prefix: bytes, rests: frozenset[bytes]) -> "re.Pattern[bytes]":
+    """``prefix`` where one of ``rests`` follows it (a lookahead: the match is ``prefix`` alone).
+    A rest is a dotted name, so it follows ``prefix`` exactly when it starts the run of name
+    characters there -- the occurrences :func:`_search` looks at, and no others. ``prefix`` (a
+    word and one space) cannot overlap itself, so no occurrence hides inside another match."""
+    return re.compile(re.escape(prefix) + b"(?=" + b"|".join(re.escape(r) for r in sorted(rests)) + b")")
 
 
 #: needles around one name this long or longer are searched by that name once (see :func:`_around_a_name`)
