@@ -575,8 +575,8 @@ class _Chunk:
 @dataclass(frozen=True)
 class _Claim:
     """A second-phase task that picks its files when a worker runs it: the first chunk not yet
-    taken that this worker summarised, else the first not yet taken (``taken``: see
-    :func:`_init_worker`). The pool hands tasks to whichever worker is free, and a worker given a
+    taken that this worker summarised, else the first not yet taken (what is taken: the pool's
+    shared table, ``_TAKEN``). The pool hands tasks to whichever worker is free, and a worker given a
     chunk another one summarised parses its files again -- a third of a 5,000-file scan's analysis
     went there. As many claims as chunks are sent, so every chunk is analysed once."""
 
