@@ -47,6 +47,9 @@ def test_bench_warm_runs_two_installs_interleaved(tmp_path: Path):
     assert row["files"] > 0 and set(row["variants"]) == {"a", "b"}
     for v in row["variants"].values():
         assert v["cold"] > 0 and v["warm"] > 0 and v["version"] > 0 and v["peak_mb"]["warm"] > 0 and v["one_change"] > 0
+        # the floor adds the parser's import to a warm run: above the warm run, and a share of cold
+        assert v["parser_import"] > v["version"] * 0.5 and v["one_change_floor"] > v["warm"] - v["version"]
+        assert v["one_change_floor_over_cold"] == round(v["one_change_floor"] / v["cold"], 3)
 
 
 def test_bench_trace_only_splits_candidates_from_traced_modules(tmp_path: Path):
