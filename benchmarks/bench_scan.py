@@ -44,6 +44,7 @@ import libcst
 from resume_audit.config import Config
 from resume_audit.discovery import discover
 from resume_audit.engine import active_rules, prefilter_of, scan
+from resume_audit.filetable import RACY_SECONDS
 from resume_audit.prefilter import frameworks_in_scan
 
 HERE = Path(__file__).resolve().parent
@@ -166,11 +167,16 @@ def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="ra-bench-scale-") as tmp:
             root = realistic(Path(tmp) / "tree", size)
+            # files changed within the racy window are not trusted by their signature (a later
+            # change in the same tick could go unseen): a tree written a moment ago would be read
+            # again by the warm run, which no user's settled tree is
+            settled_at = time.time() + RACY_SECONDS + 0.1
             cache = Path(tmp) / "cache"
             exe = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
             if jobs:
                 exe += ["--jobs", str(jobs)]
             no_cache = run_child([*exe, "--no-cache"], root)
+            time.sleep(max(0.0, settled_at - time.time()))
             cold = run_child([*exe, "--cache-dir", str(cache)], root)
             warm = run_child([*exe, "--cache-dir", str(cache)], root)
             edited = sorted((root / "app").rglob("agent_*.py"))[0]
