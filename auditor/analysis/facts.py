@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 import builtins
 
 import libcst as cst
@@ -478,6 +478,27 @@ def visit_fast(node: cst.CSTNode, visitor: object) -> None:
         stack.extend((False, c) for c in reversed(children(cur)))
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How :class:`_Collector` handles one node type: its ``visit_X`` / ``leave_X`` (unbound, or
+    None), the fields walked before a def's or class's body in the enclosing scope (None for
+    other nodes), and the fields whose children are walked. Worked out once per type."""
+
+    visit: Callable[["_Collector", Any], Any] | None
+    leave: Callable[["_Collector", Any], Any] | None
+    header: tuple[str, ...] | None
+    fields: tuple[str, ...]
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(tp: type) -> _Plan:
+    header = _HEADER_FIELDS.get(tp)
+    return _Plan(getattr(_Collector, "visit_" + tp.__name__, None), getattr(_Collector, "leave_" + tp.__name__, None),
+                 header, header if header is not None else _fields(tp))
+
+
 _ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2
 
 
@@ -502,16 +523,20 @@ class _Collector:
 
     def run(self, module: cst.Module) -> None:
         meta = self.f._meta
+        is_token = _IS_TOKEN
+        plans = _PLANS
         # stack items: (node, parent) to enter, or (marker, node)
         stack: list[tuple] = [(module, None)]
+        pop, push = stack.pop, stack.append
+        counter = self._counter
         while stack:
-            item, other = stack.pop()
+            item, other = pop()
             if item is _LEAVE:
-                self._counter += 1
-                meta[other][2] = self._counter
-                leave = getattr(self, "leave_" + type(other).__name__, None)
+                counter += 1
+                meta[other][2] = counter
+                leave = plans[type(other)].leave
                 if leave is not None:
-                    leave(other)
+                    leave(self, other)
                 continue
             if item is _ENTER_SCOPE:
                 self._enter_scope(other)
@@ -520,21 +545,43 @@ class _Collector:
                 self._leave_scope(other)
                 continue
             node = item
-            self._counter += 1
-            meta[node] = [other, self._counter, 0]
-            visit = getattr(self, "visit_" + type(node).__name__, None)
-            if visit is not None:
-                visit(node)
-            stack.append((_LEAVE, node))
             tp = type(node)
-            header = _HEADER_FIELDS.get(tp)
-            if header is not None:
-                body = getattr(node, _BODY)
-                later = [(_LEAVE_SCOPE, node), (body, node), (_ENTER_SCOPE, node)]
-                stack.extend(later)
-                stack.extend((c, node) for c in reversed(_children(node, header)))
-            else:
-                stack.extend((c, node) for c in reversed(_children(node, _fields(tp))))
+            plan = plans.get(tp)
+            if plan is None:
+                plan = plans[tp] = _plan(tp)
+            counter += 1
+            meta[node] = [other, counter, 0]
+            if plan.visit is not None:
+                plan.visit(self, node)
+            push((_LEAVE, node))
+            if plan.header is not None:
+                push((_LEAVE_SCOPE, node))
+                push((getattr(node, _BODY), node))
+                push((_ENTER_SCOPE, node))
+            # the children worth walking, in source order, pushed last first (``_children``,
+            # inlined: this loop runs once per node of every module a scan loads)
+            found: list[cst.CSTNode] = []
+            for name in plan.fields:
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                kind = type(value)
+                if kind is list or kind is tuple:
+                    for child in value:
+                        walk = is_token.get(type(child))
+                        if walk is None:
+                            walk = _walkable(child)
+                        if walk:
+                            found.append(child)
+                else:
+                    walk = is_token.get(kind)
+                    if walk is None:
+                        walk = _walkable(value)
+                    if walk:
+                        found.append(value)
+            for child in reversed(found):
+                push((child, node))
+        self._counter = counter
 
     def _order(self, node: cst.CSTNode) -> Order:
         return self.f._meta[node][1]
