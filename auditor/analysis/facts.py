@@ -461,21 +461,50 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 def visit_fast(node: cst.CSTNode, visitor: object) -> None:
     """Run a visitor's ``visit_X`` / ``leave_X`` methods over ``node``'s subtree without
-    LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children)."""
+    LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children).
+    A node type's handlers and fields are looked up once per walk, and a node is revisited on the
+    way out only when its type has a ``leave_X``."""
+    handlers: dict[type, tuple[Any, Any, tuple[str, ...]]] = {}
+    is_token = _IS_TOKEN
     stack: list[tuple[bool, cst.CSTNode]] = [(False, node)]
+    pop, push = stack.pop, stack.append
     while stack:
-        leaving, cur = stack.pop()
-        name = type(cur).__name__
+        leaving, cur = pop()
+        tp = type(cur)
+        found_handlers = handlers.get(tp)
+        if found_handlers is None:
+            name = tp.__name__
+            found_handlers = handlers[tp] = (getattr(visitor, "visit_" + name, None),
+                                             getattr(visitor, "leave_" + name, None), _fields(tp))
+        visit, leave, fields = found_handlers
         if leaving:
-            leave = getattr(visitor, "leave_" + name, None)
-            if leave is not None:
-                leave(cur)
+            leave(cur)
             continue
-        visit = getattr(visitor, "visit_" + name, None)
         if visit is not None and visit(cur) is False:
             continue
-        stack.append((True, cur))
-        stack.extend((False, c) for c in reversed(children(cur)))
+        if leave is not None:
+            push((True, cur))
+        found: list[cst.CSTNode] = []
+        for field_name in fields:
+            value = getattr(cur, field_name, None)
+            if value is None:
+                continue
+            kind = type(value)
+            if kind is list or kind is tuple:
+                for child in value:
+                    walk = is_token.get(type(child))
+                    if walk is None:
+                        walk = _walkable(child)
+                    if walk:
+                        found.append(child)
+            else:
+                walk = is_token.get(kind)
+                if walk is None:
+                    walk = _walkable(value)
+                if walk:
+                    found.append(value)
+        for child in reversed(found):
+            push((False, child))
 
 
 @dataclass(frozen=True)
