@@ -442,15 +442,28 @@ def _walkable(value: object) -> bool:
 
 
 def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
+    """The walkable values of ``node``'s fields ``names``, in order. Called once per node of every
+    module a scan loads: the per-type verdicts are read inline rather than through a call per child."""
+    is_token = _IS_TOKEN
     out: list[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name, None)
         if value is None:
             continue
-        if type(value) in (list, tuple):
-            out.extend(v for v in value if _walkable(v))
-        elif _walkable(value):
-            out.append(value)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            for child in value:
+                walk = is_token.get(type(child))
+                if walk is None:
+                    walk = _walkable(child)
+                if walk:
+                    out.append(child)
+        else:
+            walk = is_token.get(kind)
+            if walk is None:
+                walk = _walkable(value)
+            if walk:
+                out.append(value)
     return out
 
 
@@ -465,7 +478,6 @@ def visit_fast(node: cst.CSTNode, visitor: object) -> None:
     A node type's handlers and fields are looked up once per walk, and a node is revisited on the
     way out only when its type has a ``leave_X``."""
     handlers: dict[type, tuple[Any, Any, tuple[str, ...]]] = {}
-    is_token = _IS_TOKEN
     stack: list[tuple[bool, cst.CSTNode]] = [(False, node)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -484,26 +496,7 @@ def visit_fast(node: cst.CSTNode, visitor: object) -> None:
             continue
         if leave is not None:
             push((True, cur))
-        found: list[cst.CSTNode] = []
-        for field_name in fields:
-            value = getattr(cur, field_name, None)
-            if value is None:
-                continue
-            kind = type(value)
-            if kind is list or kind is tuple:
-                for child in value:
-                    walk = is_token.get(type(child))
-                    if walk is None:
-                        walk = _walkable(child)
-                    if walk:
-                        found.append(child)
-            else:
-                walk = is_token.get(kind)
-                if walk is None:
-                    walk = _walkable(value)
-                if walk:
-                    found.append(value)
-        for child in reversed(found):
+        for child in reversed(_children(cur, fields)):
             push((False, child))
 
 
@@ -552,7 +545,6 @@ class _Collector:
 
     def run(self, module: cst.Module) -> None:
         meta = self.f._meta
-        is_token = _IS_TOKEN
         plans = _PLANS
         # stack items: (node, parent) to enter, or (marker, node)
         stack: list[tuple] = [(module, None)]
@@ -587,28 +579,7 @@ class _Collector:
                 push((_LEAVE_SCOPE, node))
                 push((getattr(node, _BODY), node))
                 push((_ENTER_SCOPE, node))
-            # the children worth walking, in source order, pushed last first (``_children``,
-            # inlined: this loop runs once per node of every module a scan loads)
-            found: list[cst.CSTNode] = []
-            for name in plan.fields:
-                value = getattr(node, name, None)
-                if value is None:
-                    continue
-                kind = type(value)
-                if kind is list or kind is tuple:
-                    for child in value:
-                        walk = is_token.get(type(child))
-                        if walk is None:
-                            walk = _walkable(child)
-                        if walk:
-                            found.append(child)
-                else:
-                    walk = is_token.get(kind)
-                    if walk is None:
-                        walk = _walkable(value)
-                    if walk:
-                        found.append(value)
-            for child in reversed(found):
+            for child in reversed(_children(node, plan.fields)):
                 push((child, node))
         self._counter = counter
 
