@@ -552,7 +552,7 @@ class _Summarised:
     which worker it was (its process id: it still holds the modules it parsed for them)."""
 
     values: list[tuple[int, str, Path, object]]
-    worker: int = 0
+    worker: int
 
 
 @dataclass(frozen=True)

@@ -467,11 +467,6 @@ def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
     return out
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The meaningful child nodes of ``node`` in source order (whitespace and punctuation left out)."""
-    return _children(node, _fields(type(node)))
-
-
 def visit_fast(node: cst.CSTNode, visitor: object) -> None:
     """Run a visitor's ``visit_X`` / ``leave_X`` methods over ``node``'s subtree without
     LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children).
