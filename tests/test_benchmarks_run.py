@@ -76,10 +76,17 @@ def test_bench_dynamic_tiny_run():
     assert result["a_kill_points"] > 0 and result["a_ratio"] > 0
 
 
-def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
-    """score.py checks out a pinned commit of a git mirror laid out as fetch lays them out,
-    scans it with the CLI and scores hazard / safe labels: one true positive, one correct
-    silence, one miss."""
+GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+SCORE = REPO / "benchmarks" / "realworld" / "score.py"
+LABELS = [
+    {"file": "app/graph.py", "line": 6, "rule": "RA101", "verdict": "hazard", "why": "post before interrupt"},
+    {"file": "app/graph.py", "line": 10, "rule": "RA101", "verdict": "safe", "why": "no effect"},
+    {"file": "app/graph.py", "line": 11, "rule": "RA303", "verdict": "hazard", "why": "made up to count a miss"},
+]
+
+
+def _mirrored_agent(tmp_path: Path) -> tuple[Path, str]:
+    """A one-module LangGraph agent committed to a git mirror laid out as fetch lays them out: (mirrors, commit)."""
     repo = tmp_path / "src"
     write_tree(repo, {
         "app/graph.py": (
@@ -93,25 +100,25 @@ def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
             "    return {'ok': answer}\n"
         ),
     })
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", str(repo)], check=True)
-    subprocess.run([*git, "-C", str(repo), "add", "."], check=True)
-    subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "x"], check=True)
+    subprocess.run([*GIT, "init", "-q", str(repo)], check=True)
+    subprocess.run([*GIT, "-C", str(repo), "add", "."], check=True)
+    subprocess.run([*GIT, "-C", str(repo), "commit", "-q", "-m", "x"], check=True)
     commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     mirrors = tmp_path / "mirrors"
     (mirrors / "acme+agent").mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirrors / "acme+agent" / "repo")], check=True)
+    return mirrors, commit
+
+
+def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
+    """score.py checks out a pinned commit of a git mirror laid out as fetch lays them out,
+    scans it with the CLI and scores hazard / safe labels: one true positive, one correct
+    silence, one miss."""
+    mirrors, commit = _mirrored_agent(tmp_path)
     corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps([{
-        "repo": "acme/agent", "commit": commit, "scan_paths": ["."],
-        "labels": [
-            {"file": "app/graph.py", "line": 6, "rule": "RA101", "verdict": "hazard", "why": "post before interrupt"},
-            {"file": "app/graph.py", "line": 10, "rule": "RA101", "verdict": "safe", "why": "no effect"},
-            {"file": "app/graph.py", "line": 11, "rule": "RA303", "verdict": "hazard", "why": "made up to count a miss"},
-        ],
-    }]))
+    corpus.write_text(json.dumps([{"repo": "acme/agent", "commit": commit, "scan_paths": ["."], "labels": LABELS}]))
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "realworld" / "score.py"), "--mirrors", str(mirrors),
+        [sys.executable, str(SCORE), "--mirrors", str(mirrors),
          "--corpus", str(corpus), "--work", str(tmp_path / "work"), "--json", str(tmp_path / "scores.json")],
         capture_output=True, text=True, check=True,
     ).stdout
@@ -120,6 +127,50 @@ def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
     assert scores["rules"]["RA303"]["fn"] == 1
     assert scores["overall"]["recall"] == 0.5 and scores["overall"]["precision"] == 1.0
     assert "acme/agent" in out
+
+
+def test_realworld_first_seen_is_recorded_once_and_only_after_the_labels_are_committed(tmp_path: Path) -> None:
+    """The blind step: the first run on a repository is refused until its labels are committed, recorded once
+    (never overwritten), and the first-seen score of the entries added since a commit is computed from that
+    record even after the labels are adjudicated."""
+    mirrors, commit = _mirrored_agent(tmp_path)
+    folder = tmp_path / "labels"
+    corpus = folder / "corpus"
+    corpus.mkdir(parents=True)
+    subprocess.run([*GIT, "init", "-q", str(folder)], check=True)
+    (folder / "README").write_text("corpus\n")
+    subprocess.run([*GIT, "-C", str(folder), "add", "."], check=True)
+    subprocess.run([*GIT, "-C", str(folder), "commit", "-q", "-m", "start"], check=True)
+    base = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    entry = corpus / "acme+agent.json"
+    entry.write_text(json.dumps({"repo": "acme/agent", "commit": commit, "set": "blind", "labels": LABELS}))
+    run = [sys.executable, str(SCORE), "--mirrors", str(mirrors), "--corpus", str(corpus), "--work", str(tmp_path / "work")]
+
+    refused = subprocess.run([*run, "--repo", "acme/agent", "--record-first-seen"], capture_output=True, text=True)
+    assert refused.returncode != 0 and "commit the labels" in refused.stderr
+    assert "first_seen" not in json.loads(entry.read_text())
+
+    subprocess.run([*GIT, "-C", str(folder), "add", "."], check=True)
+    subprocess.run([*GIT, "-C", str(folder), "commit", "-q", "-m", "label acme/agent blind"], check=True)
+    subprocess.run([*run, "--repo", "acme/agent", "--record-first-seen"], capture_output=True, text=True, check=True)
+    first = json.loads(entry.read_text())["first_seen"]
+    assert [label["matched"] for label in first["labels"]] == [True, False, False]
+    assert first["labels_commit"] == subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
+                                                    text=True, check=True).stdout.strip()
+    assert len(first["tool_commit"]) >= 40
+
+    subprocess.run([*GIT, "-C", str(folder), "commit", "-q", "-am", "first score"], check=True)
+    again = subprocess.run([*run, "--repo", "acme/agent", "--record-first-seen"], capture_output=True, text=True)
+    assert again.returncode != 0 and "never changed" in again.stderr
+
+    # adjudication turns the made-up RA303 hazard into `safe`; the first-seen score keeps the miss
+    data = json.loads(entry.read_text())
+    data["labels"][2]["verdict"] = "safe"
+    entry.write_text(json.dumps(data))
+    subprocess.run([*run, "--since", base, "--json", str(tmp_path / "scores.json")], capture_output=True, text=True, check=True)
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert scores["overall"]["recall"] == 1.0
+    assert scores["first_seen"]["overall"]["recall"] == 0.5 and scores["first_seen"]["repositories"] == 1
 
 
 def test_bench_audit_one_graph():

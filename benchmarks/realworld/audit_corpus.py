@@ -34,7 +34,7 @@ def main() -> int:
     args = ap.parse_args()
     rows = []
     totals: Counter[str] = Counter()
-    for entry in score.load_corpus(HERE / "corpus.json"):
+    for entry in score.load_corpus(HERE / "corpus"):
         try:
             repo = score.checkout(args.mirrors, entry, args.work)
         except FileNotFoundError as exc:
