@@ -35,8 +35,8 @@ sys.path.insert(0, str(HERE / "realworld"))
 
 import score  # noqa: E402  (benchmarks/realworld/score.py: the corpus entries and their checkout)
 
-#: keys whose values are wall-clock measurements, not behaviour
-CLOCK_KEYS = {"seconds", "elapsed", "duration", "duration_s", "wall_seconds"}
+#: keys whose values are wall-clock measurements or the checkout's commit, not behaviour
+CLOCK_KEYS = {"seconds", "elapsed", "duration", "duration_s", "wall_seconds", "revisionId"}
 
 #: (name, target under fixtures/dynamic/langgraph, crash_sweep keyword arguments): the sweeps the tests run
 SWEEPS: list[tuple[str, str, dict]] = [
@@ -101,7 +101,17 @@ def _run(cmd: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
-def _json_text(raw: str) -> str:
+def tool_root(python: str) -> str:
+    """The folder holding the install's source (auditor/, dynamic/, rules/): a side install of another commit lives
+    elsewhere, and a traceback's path into the tool's own code must not count as a difference."""
+    where = subprocess.run([python, "-c", "import resume_audit, os; print(os.path.dirname(os.path.dirname(os.path.realpath(resume_audit.__file__))))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    return where
+
+
+def _json_text(raw: str, root: str) -> str:
+    for package in ("auditor", "dynamic", "rules"):
+        raw = raw.replace(f"{root}/{package}/", f"<tool>/{package}/")
     try:
         return json.dumps(_strip_clock(json.loads(raw)), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     except json.JSONDecodeError:
@@ -146,14 +156,19 @@ def record(out: Path, python: str, mirrors: Path, parts: set[str], workers: int)
         jobs += corpus_jobs(python, mirrors, Path(tempfile.gettempdir()) / "resume-audit-realworld")
     if "audit" in parts:
         jobs.append(("audit/helpdesk.json", [python, "-m", "resume_audit.cli", "audit", "fixtures/audit", "--format", "json"], REPO))
-        jobs.append(("conformance/matrix.json", [python, "-m", "resume_audit.cli", "conformance", "--format", "json"], REPO))
+        # from outside this checkout: a frame in the tool's own code under the working directory reads as the
+        # program's, and a side install's would not
+        jobs.append(("conformance/matrix.json", [python, "-m", "resume_audit.cli", "conformance", "--format", "json"],
+                     Path(tempfile.gettempdir())))
     if "sweep" in parts:
         for name, target, kwargs in SWEEPS:
             jobs.append((f"sweep/{name}.json", [python, "-c", _SWEEP_CHILD, target, json.dumps(kwargs)], REPO))
 
+    root = tool_root(python)
+
     def one(job: tuple[str, list[str], Path]) -> str:
         name, cmd, cwd = job
-        text = _json_text(_run(cmd, cwd))
+        text = _json_text(_run(cmd, cwd), root)
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
