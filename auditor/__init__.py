@@ -31,7 +31,7 @@ imported when ``crash_sweep`` or ``SweepReport`` is.
 - :class:`Config`, :class:`ConfigError`, :class:`PathNotFound`, :class:`BaselineError` --
   configuration and the errors the CLI reports with exit code 2.
 
-The pytest plugin (:mod:`resume_audit.pytest_plugin`) is registered through the
+The pytest plugin (:mod:`resume_audit.integrations.pytest_plugin`) is registered through the
 ``pytest11`` entry point: installing resume-audit gives a test suite the
 ``resume_audit`` fixture, the ``resume_contract`` marker and ``--resume-audit-scan``.
 """
@@ -51,11 +51,11 @@ _EXPORTS: dict[str, str] = {
     "ScanRequest": "resume_audit.api",
     "ScanOutcome": "resume_audit.api",
     # dynamic stage
-    "crash_sweep": "resume_audit.dynamic.sweep",
-    "NO_STUB": "resume_audit.dynamic.sweep",
-    "CELL_KINDS": "resume_audit.dynamic.sweep",
-    "BACKENDS": "resume_audit.dynamic.sweep",
-    "SweepUsageError": "resume_audit.dynamic.sweep",
+    "crash_sweep": "resume_audit.dynamic.parent.sweep",
+    "NO_STUB": "resume_audit.dynamic.parent.sweep",
+    "CELL_KINDS": "resume_audit.dynamic.parent.sweep",
+    "BACKENDS": "resume_audit.dynamic.parent.sweep",
+    "SweepUsageError": "resume_audit.dynamic.parent.sweep",
     "TargetError": "resume_audit.dynamic.target",
     "SweepReport": "resume_audit.dynamic.report",
     "Cell": "resume_audit.dynamic.cells",
@@ -72,23 +72,23 @@ _EXPORTS: dict[str, str] = {
     "ScanResult": "resume_audit.findings",
     "PROPERTIES": "resume_audit.findings",
     # configuration and errors
-    "Config": "resume_audit.config",
-    "ConfigError": "resume_audit.config",
-    "PathNotFound": "resume_audit.discovery",
-    "BaselineError": "resume_audit.baseline",
+    "Config": "resume_audit.config.settings",
+    "ConfigError": "resume_audit.config.settings",
+    "PathNotFound": "resume_audit.discovery.walk",
+    "BaselineError": "resume_audit.postprocess.baseline",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is imported at run time
     from resume_audit.api import ScanOutcome, ScanRequest, run_scan, scan
-    from resume_audit.baseline import BaselineError
-    from resume_audit.config import Config, ConfigError
-    from resume_audit.discovery import PathNotFound
+    from resume_audit.postprocess.baseline import BaselineError
+    from resume_audit.config.settings import Config, ConfigError
+    from resume_audit.discovery.walk import PathNotFound
     from resume_audit.dynamic.assertions import ResumeContractError, SweepIncomplete
     from resume_audit.dynamic.cells import Cell
     from resume_audit.dynamic.report import SweepReport
-    from resume_audit.dynamic.sweep import BACKENDS, CELL_KINDS, NO_STUB, SweepUsageError, crash_sweep
+    from resume_audit.dynamic.parent.sweep import BACKENDS, CELL_KINDS, NO_STUB, SweepUsageError, crash_sweep
     from resume_audit.dynamic.target import TargetError
     from resume_audit.findings import (
         PROPERTIES,

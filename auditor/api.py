@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from resume_audit.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
-from resume_audit.config import Config, load_config, validate_fail_on, validate_rule_ids
-from resume_audit.configtree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
-from resume_audit.discovery import PathNotFound
-from resume_audit.engine import scan as engine_scan
+from resume_audit.postprocess.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
+from resume_audit.config.settings import Config, load_config, validate_fail_on, validate_rule_ids
+from resume_audit.config.tree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
+from resume_audit.discovery.walk import PathNotFound
+from resume_audit.engine.scan import scan as engine_scan
 from resume_audit.findings import Finding, ScanResult, Span
-from resume_audit.gitdiff import ChangedLines, changed_lines
-from resume_audit.progress import ScanProgress
-from resume_audit.repo_root import RepoPaths
-from resume_audit.ruleindex import rule_ids
+from resume_audit.postprocess.gitdiff import ChangedLines, changed_lines
+from resume_audit.reporters.progress import ScanProgress
+from resume_audit.discovery.repo_root import RepoPaths
+from resume_audit.catalog.ruleindex import rule_ids
 
 
 @dataclass
@@ -110,7 +110,7 @@ def config_source(request: ScanRequest) -> ConfigSource:
 
 
 def resolve_config(request: ScanRequest) -> Config:
-    """The root configuration (:func:`~resume_audit.configtree.root_config`): the one for the
+    """The root configuration (:func:`~resume_audit.config.tree.root_config`): the one for the
     deepest folder holding every path, command-line values in force. Files in folders with their
     own [tool.resume-audit] are checked under theirs (:func:`config_source`)."""
     return root_config(config_source(request), request.paths or [Path.cwd()])
@@ -185,7 +185,7 @@ def scan(
 
     The same semantics as ``resume-audit scan``; never imports or runs the scanned code.
 
-    - ``config``: a :class:`~resume_audit.config.Config`, or the ``pyproject.toml`` to read
+    - ``config``: a :class:`~resume_audit.config.settings.Config`, or the ``pyproject.toml`` to read
       ``[tool.resume-audit]`` from (``--config``), for every file; default: each file gets
       the nearest pyproject.toml above it that has the table.
     - ``root``: the directory reported paths are relative to (``--root``); default: the
@@ -201,9 +201,9 @@ def scan(
     Findings come back sorted by location, each with its rule id, severity, contract
     properties, span, message and fix. Files that cannot be read or parsed are skipped
     (:func:`run_scan` returns them as notifications). Raises
-    :class:`~resume_audit.config.ConfigError` for invalid configuration or rule ids,
-    :class:`~resume_audit.discovery.PathNotFound` for a missing path and
-    :class:`~resume_audit.baseline.BaselineError` for an unreadable baseline -- the errors the
+    :class:`~resume_audit.config.settings.ConfigError` for invalid configuration or rule ids,
+    :class:`~resume_audit.discovery.walk.PathNotFound` for a missing path and
+    :class:`~resume_audit.postprocess.baseline.BaselineError` for an unreadable baseline -- the errors the
     CLI turns into exit code 2.
     """
     if isinstance(paths, (str, os.PathLike)):

@@ -21,16 +21,16 @@ import typer
 
 from resume_audit import __version__
 from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
-from resume_audit.cache import default_cache_dir
-from resume_audit.baseline import BaselineError
-from resume_audit.catalog import descriptors, documentation
-from resume_audit.config import ConfigError
-from resume_audit.discovery import PathNotFound
+from resume_audit.cache.results import default_cache_dir
+from resume_audit.postprocess.baseline import BaselineError
+from resume_audit.catalog.descriptors import descriptors, documentation
+from resume_audit.config.settings import ConfigError
+from resume_audit.discovery.walk import PathNotFound
 from resume_audit.findings import PROPERTIES, ScanResult, Severity
-from resume_audit.gitdiff import DiffError
-from resume_audit.progress import scan_progress
+from resume_audit.postprocess.gitdiff import DiffError
+from resume_audit.reporters.progress import scan_progress
 from resume_audit.reporters import render
-from resume_audit.terminal import PLAIN, stdout_styling
+from resume_audit.reporters.terminal import PLAIN, stdout_styling
 
 app = typer.Typer(
     name="resume-audit",
@@ -100,7 +100,7 @@ def emit(result: ScanResult, fmt: str, output: Optional[Path], *, quiet: bool = 
     """Render ``result`` to ``output`` (or stdout) and say where it went (unless ``quiet``).
 
     Colour on stdout is rich's decision (``NO_COLOR``, ``FORCE_COLOR``, ``TERM=dumb``: see
-    :mod:`resume_audit.terminal`); a report file is always plain."""
+    :mod:`resume_audit.reporters.terminal`); a report file is always plain."""
     styling = stdout_styling() if output is None and fmt == "text" else PLAIN
     text = render(result, fmt, styling=styling)
     if output is None:
@@ -239,7 +239,7 @@ def fix(
 
     Example: resume-audit fix ./myagent --diff
     """
-    from resume_audit.fixing import fix as apply_fixes
+    from resume_audit.fixes.apply import fix as apply_fixes
 
     request = ScanRequest(paths=list(paths), select=_split_ids(select), ignore=_split_ids(ignore),
                           exclude=list(exclude or []), config_path=config, root=root)
@@ -309,7 +309,7 @@ def audit(
     from resume_audit.audit.plan import AuditConfigError
     from resume_audit.audit.render import render_audit
     from resume_audit.audit.run import AuditRequest, run_audit
-    from resume_audit.discovery import discover as discover_files
+    from resume_audit.discovery.walk import discover as discover_files
     from resume_audit.findings import Confirmation
 
     for p in paths:
@@ -414,9 +414,9 @@ def crash_sweep_command(
     """
     from rich.console import Console  # imported by the commands that draw, not at start-up
 
-    from resume_audit.dynamic.effects import NO_STUB
-    from resume_audit.dynamic.progress import rich_progress
-    from resume_audit.dynamic.sweep import SweepUsageError, crash_sweep
+    from resume_audit.dynamic.child.effects import NO_STUB
+    from resume_audit.dynamic.parent.progress import rich_progress
+    from resume_audit.dynamic.parent.sweep import SweepUsageError, crash_sweep
     from resume_audit.dynamic.target import TargetError
 
     input_value = _json_option(input, "--input")
@@ -433,8 +433,8 @@ def crash_sweep_command(
             per_effect[named.group(1)] = _json_option(named.group(2), f"--stub {named.group(1)}=")
         else:
             stub_value = _json_option(text, "--stub")
-    from resume_audit.config import ConfigError
-    from resume_audit.dynamic.filtering import sweep_config
+    from resume_audit.config.settings import ConfigError
+    from resume_audit.dynamic.parent.filtering import sweep_config
 
     target_file = target.rsplit(":", 1)[0]
     try:
@@ -484,7 +484,7 @@ def crash_sweep_command(
 
 def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Optional[Path], fail_on: "FailOn") -> None:
     """Write a sweep's findings (filtered by ``settings``) in ``format`` and exit as ``scan`` does."""
-    from resume_audit.dynamic.filtering import apply_settings
+    from resume_audit.dynamic.parent.filtering import apply_settings
 
     result = report.to_scan_result()
     filtered = apply_settings(result.findings, settings, Path(report.cwd))
@@ -536,9 +536,9 @@ def merge_command(
 
     import json
 
-    from resume_audit.config import ConfigError
-    from resume_audit.dynamic.filtering import sweep_config
-    from resume_audit.dynamic.sharding import MergeError, merge
+    from resume_audit.config.settings import ConfigError
+    from resume_audit.dynamic.parent.filtering import sweep_config
+    from resume_audit.dynamic.parent.sharding import MergeError, merge
 
     documents = []
     for path in shards:
@@ -606,8 +606,8 @@ def conformance_command(
 
     import json
 
-    from resume_audit.dynamic.conformance import markdown, run_conformance, scan_result, table, witnesses
-    from resume_audit.dynamic.sweep import SweepUsageError
+    from resume_audit.dynamic.conformance.suite import markdown, run_conformance, scan_result, table, witnesses
+    from resume_audit.dynamic.parent.sweep import SweepUsageError
     from resume_audit.dynamic.target import TargetError
 
     err = Console(stderr=True)
@@ -760,7 +760,7 @@ def github_report(
 
     Example (what action.yml runs): resume-audit github-report resume-audit.sarif --base "$BASE_SHA"
     """
-    from resume_audit.github_action import SarifReadError, run_report
+    from resume_audit.integrations.github_action import SarifReadError, run_report
 
     try:
         code, _summary, annotations = run_report(
@@ -787,7 +787,7 @@ def github_suggest(
     """
     import json
 
-    from resume_audit.github_suggest import SuggestError, run_suggest
+    from resume_audit.integrations.github_suggest import SuggestError, run_suggest
 
     try:
         count, payload = run_suggest(sarif, workspace=workspace, dry_run=dry_run)
@@ -807,8 +807,8 @@ def mark_baseline(
     unavailable: Optional[str] = typer.Option(None, "--unavailable", help="No reference could be had, because of this: mark nothing, record why."),
 ) -> None:
     """Set SARIF baselineState (new / unchanged) on every result; what the GitHub Action runs before uploading."""
-    from resume_audit.baseline import read_baseline
-    from resume_audit.sarif_baseline import SarifMarkError, mark_sarif, mark_unavailable
+    from resume_audit.postprocess.baseline import read_baseline
+    from resume_audit.integrations.sarif_baseline import SarifMarkError, mark_sarif, mark_unavailable
 
     if (baseline is None) == (unavailable is None):
         raise fail("give exactly one of --baseline and --unavailable")

@@ -118,7 +118,7 @@ class Finding:
     """One hazard at one location.
 
     ``message`` says what will happen at runtime; ``fix`` says what to change.
-    ``fingerprint`` is filled in by the engine (see :mod:`resume_audit.fingerprint`)
+    ``fingerprint`` is filled in by the engine (see :mod:`resume_audit.postprocess.fingerprint`)
     and is stable under unrelated edits above the finding.
     """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, ScanResult, Severity, Span
-from resume_audit.suppression import SuppressionComment, SuppressionUse
+from resume_audit.postprocess.suppression import SuppressionComment, SuppressionUse
 
 
 def span_to_dict(span: Span) -> dict[str, Any]:

@@ -67,13 +67,13 @@ PROTOCOLS = textwrap.dedent(
     root = tempfile.mkdtemp()
     if mode != "stock":
         from resume_audit.dynamic.adapters.base import Instruments
-        from resume_audit.dynamic.adapters.langgraph import LangGraphAdapter, SaverProbe, instrument_saver
+        from resume_audit.frameworks.langgraph.adapter import LangGraphAdapter, SaverProbe, instrument_saver
         from resume_audit.dynamic.killpoints import EventLog
         from resume_audit.dynamic.ledger import Ledger
         ledger = Ledger(os.path.join(root, "ledger.sqlite"))
         adapter = LangGraphAdapter()
     if mode == "child":
-        from resume_audit.dynamic.effects import EffectSpec, install_effects
+        from resume_audit.dynamic.child.effects import EffectSpec, install_effects
         events = EventLog()
         instruments = Instruments(ledger, events)
         from resume_audit.dynamic.adapters.base import StoreSettings
@@ -123,7 +123,7 @@ def fresh_interpreter_run(repeats: int) -> list[float]:
 
 
 def sweep_per_kill_point(repeats: int) -> tuple[float, list[float], int]:
-    from resume_audit.dynamic.sweep import crash_sweep
+    from resume_audit.dynamic.parent.sweep import crash_sweep
 
     args = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"], cells=["crash"])
     os.chdir(REPO)

@@ -7,7 +7,7 @@ Trees:
 
 Per tree, in one run:
   bare      -- ``libcst.parse_module`` over the candidate files (those the pre-filter keeps), in process
-  cold      -- ``resume_audit.engine.scan`` with no cache, in process
+  cold      -- ``resume_audit.engine.scan.scan`` with no cache, in process
   warm      -- the same with a populated cache, in process
   cli-cold / cli-warm / semgrep -- whole commands (interpreter start-up included), wall clock,
   with peak RSS of the child process; semgrep runs ``benchmarks/semgrep_rules.yml`` (RA101,
@@ -41,11 +41,11 @@ from pathlib import Path
 
 import libcst
 
-from resume_audit.config import Config
-from resume_audit.discovery import discover
-from resume_audit.engine import active_rules, prefilter_of, scan
-from resume_audit.filetable import RACY_SECONDS
-from resume_audit.prefilter import frameworks_in_scan
+from resume_audit.config.settings import Config
+from resume_audit.discovery.walk import discover
+from resume_audit.engine.scan import active_rules, prefilter_of, scan
+from resume_audit.cache.filetable import RACY_SECONDS
+from resume_audit.reading.prefilter import frameworks_in_scan
 
 HERE = Path(__file__).resolve().parent
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS

@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from resume_audit import engine
-from resume_audit.config import Config
-from resume_audit.decoding import SourceText
+from resume_audit.engine import scan as engine
+from resume_audit.config.settings import Config
+from resume_audit.reading.decoding import SourceText
 
 
 def measure(root: Path) -> dict:

@@ -14,7 +14,7 @@ A refactor that promises "behaviour unchanged" proves it here: record with the i
 Usage::
 
     python benchmarks/identity.py record OUT [--python PY] [--mirrors /work/.mirror] [--only static,corpus,sweep,audit]
-    python benchmarks/identity.py compare BEFORE AFTER
+    python benchmarks/identity.py compare BEFORE AFTER [--rename OLD=NEW ...]
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ SWEEPS: list[tuple[str, str, dict]] = [
 
 _SWEEP_CHILD = """
 import json, sys
-from resume_audit.dynamic.sweep import crash_sweep
+from resume_audit.dynamic.parent.sweep import crash_sweep
 target, kwargs = sys.argv[1], json.loads(sys.argv[2])
 report = crash_sweep("fixtures/dynamic/langgraph/" + target, **kwargs)
 data = report.stable()
@@ -179,7 +179,9 @@ def record(out: Path, python: str, mirrors: Path, parts: set[str], workers: int)
             print(name, flush=True)
 
 
-def compare(before: Path, after: Path) -> int:
+def compare(before: Path, after: Path, renames: list[tuple[str, str]]) -> int:
+    """Byte equality of every report, after applying deliberate renames (``OLD=NEW``: a module that moved and
+    names itself in a report) to the earlier record."""
     names = sorted({p.relative_to(before).as_posix() for p in before.rglob("*.json")}
                    | {p.relative_to(after).as_posix() for p in after.rglob("*.json")})
     differing = 0
@@ -190,6 +192,8 @@ def compare(before: Path, after: Path) -> int:
             differing += 1
             continue
         ta, tb = a.read_text(), b.read_text()
+        for old, new in renames:
+            ta = ta.replace(old, new)
         if ta != tb:
             differing += 1
             diff = "".join(difflib.unified_diff(ta.splitlines(True), tb.splitlines(True), f"before/{name}", f"after/{name}", n=1))
@@ -210,11 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
+    cmp_.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                      help="a deliberate rename applied to BEFORE's text first (repeatable)")
     args = ap.parse_args(argv)
     if args.command == "record":
         record(args.out, args.python, args.mirrors, set(args.only.split(",")), args.workers)
         return 0
-    return compare(args.before, args.after)
+    return compare(args.before, args.after, [tuple(r.split("=", 1)) for r in args.rename])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The dynamic stage: run a user's graph under crashes and probes, check the resume contract.
 
-Public API: :func:`resume_audit.dynamic.sweep.crash_sweep` (also ``resume_audit.dynamic.crash_sweep``)
+Public API: :func:`resume_audit.dynamic.parent.sweep.crash_sweep` (also ``resume_audit.dynamic.crash_sweep``)
 returning a :class:`resume_audit.dynamic.report.SweepReport`.
 
 Modules, one job each:
@@ -41,7 +41,7 @@ __all__ = ["crash_sweep"]
 
 def __getattr__(name: str) -> Any:  # lazy: sweep children import this package too
     if name == "crash_sweep":
-        from .sweep import crash_sweep
+        from resume_audit.dynamic.parent.sweep import crash_sweep
 
         return crash_sweep
     raise AttributeError(name)

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Iterable
 
 from resume_audit.findings import PROPERTIES, Finding
 
-from .catalog import DYNAMIC_RULES, dynamic_rule
-from .cells import ERROR
+from resume_audit.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
+from resume_audit.dynamic.cells import ERROR
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report import SweepReport
+    from resume_audit.dynamic.report import SweepReport
 
 __all__ = [
     "EXACTLY_ONCE_RULES",

@@ -36,7 +36,7 @@ class DynamicRule:
     origin: ClassVar[str] = "dynamic"
 
     def documentation(self) -> str:
-        from resume_audit.docs import render_rule
+        from resume_audit.catalog.docs import render_rule
 
         return render_rule(self)
 

@@ -5,8 +5,8 @@ resumed run match the uninterrupted one?", "is a second answer at the
 interrupt checkpoint served?" -- decided only from the external ledger and the
 children's reports, never from framework internals. Which cells a sweep plans
 and how each is judged lives in one probe module per question
-(:mod:`resume_audit.dynamic.checks`); this module holds what they share. Each
-verdict names the dynamic rule(s) it violates; :mod:`resume_audit.dynamic.build`
+(:mod:`resume_audit.dynamic.probes`); this module holds what they share. Each
+verdict names the dynamic rule(s) it violates; :mod:`resume_audit.dynamic.parent.build`
 turns those into findings.
 """
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from .child_result import ChildResult, ParkRecord
-from .killpoints import DURABLE_KINDS, Event
-from .ledger import Ledger
-from .runner import ChildRun
-from .typed_json import encode
-from .values import derive_fork_value
+from resume_audit.dynamic.child_result import ChildResult, ParkRecord
+from resume_audit.dynamic.killpoints import DURABLE_KINDS, Event
+from resume_audit.dynamic.ledger import Ledger
+from resume_audit.dynamic.parent.runner import ChildRun
+from resume_audit.codec import encode
+from resume_audit.dynamic.values import derive_fork_value
 
 
 class _Word(str, Enum):

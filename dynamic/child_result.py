@@ -1,7 +1,7 @@
 """What a sweep child reports to the parent: one typed record per process.
 
 The child fills a :class:`ChildResult` as it plays its role and writes it as
-``result.json`` (:func:`resume_audit.dynamic.typed_json.encode`); the parent reads
+``result.json`` (:func:`resume_audit.codec.encode`); the parent reads
 it back with :meth:`ChildResult.load`. Every role shares the one record --
 fields a role does not produce keep their defaults -- so a judge reads
 ``result.parks`` or ``result.durable.exists`` and a type checker sees a
@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .adapters.base import InvalidState, PlaneDescription, SourceLocation
-from .killpoints import Event
-from .typed_json import decode, encode, omit_default
-from .values import to_jsonable
+from resume_audit.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
+from resume_audit.dynamic.killpoints import Event
+from resume_audit.codec import decode, encode, omit_default
+from resume_audit.dynamic.values import to_jsonable
 
 
 @dataclass(frozen=True)

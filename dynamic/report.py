@@ -8,9 +8,9 @@ from typing import Any
 
 from resume_audit.findings import Finding, Notification, ScanResult, Severity
 
-from .catalog import DYNAMIC_RULES
-from .adapters.base import SourceLocation
-from .cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, CellKind
+from resume_audit.dynamic.catalog import DYNAMIC_RULES
+from resume_audit.dynamic.adapters.base import SourceLocation
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, CellKind
 
 KIND_ORDER = ["dry-run", "interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
 
@@ -40,7 +40,7 @@ class SweepReport:
     cwd: str = "."
     #: the resume plane and store the sweep exercised (adapter's ``Session.describe()``)
     plane: dict[str, Any] = field(default_factory=dict)
-    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~resume_audit.dynamic.sharding.ShardPart`)
+    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~resume_audit.dynamic.parent.sharding.ShardPart`)
     shard: Any = None
     #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
@@ -115,7 +115,7 @@ class SweepReport:
         """Raise :class:`~resume_audit.ResumeContractError` (an ``AssertionError``) with the minimal witness
         if an effect fired more than once: RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
         __tracebackhide__ = True
-        from .assertions import assert_exactly_once
+        from resume_audit.dynamic.assertions import assert_exactly_once
 
         assert_exactly_once(self)
 
@@ -124,7 +124,7 @@ class SweepReport:
         ``properties`` (``"EO"``, ``"PC"``, ``"FD"``, ``"FI"``, ``"CV"``, ``"CO"``, ``"RD"``, ``"LV"``, or
         a dynamic rule id such as ``"RA703"``); with none given, any property of the contract."""
         __tracebackhide__ = True
-        from .assertions import assert_conformant
+        from resume_audit.dynamic.assertions import assert_conformant
 
         assert_conformant(self, *properties)
 

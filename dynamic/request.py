@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .effects import NO_STUB
+from resume_audit.dynamic.child.effects import NO_STUB
 
 
 @dataclass(frozen=True)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .adapters.base import StoreSettings
-from .effects import NO_STUB, EffectSpec
-from .target import TargetSpec
+from resume_audit.dynamic.adapters.base import StoreSettings
+from resume_audit.dynamic.child.effects import NO_STUB, EffectSpec
+from resume_audit.dynamic.target import TargetSpec
 
 #: ``input`` of a sweep nobody wrote an input for: each child builds one from the program's input
-#: schema (:mod:`resume_audit.dynamic.synthesis`), the same in every child
+#: schema (:mod:`resume_audit.dynamic.child.synthesis`), the same in every child
 AUTO_INPUT: Any = type("AutoInput", (), {"__repr__": lambda self: "AUTO_INPUT", "__reduce__": lambda self: "AUTO_INPUT"})()
 
-#: child roles, each a function in :mod:`resume_audit.dynamic.child`
+#: child roles, each a function in :mod:`resume_audit.dynamic.child.main`
 ROLES = ("dry", "crash", "recover", "fork", "setup", "racer")
 
 

@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .base import Example, Rule, RuleContext, Trigger
+from resume_audit.rules.base import Example, Rule, RuleContext, Trigger
 
 __all__ = ["Example", "Rule", "RuleContext", "Trigger", "all_rules", "rule_by_id"]
 

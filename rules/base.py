@@ -22,12 +22,12 @@ import libcst as cst
 
 from resume_audit.analysis.idempotency import replays_harmlessly
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Related, Severity, Span
-from resume_audit.prefilter import Trigger
+from resume_audit.reading.prefilter import Trigger
 
 if TYPE_CHECKING:
     from resume_audit.analysis.configs import ConfigEvaluator
     from resume_audit.analysis.effects import Effect, EffectModel
-    from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+    from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
     from resume_audit.analysis.project import Project, Reached
     from resume_audit.analysis.resolve import Resolver
 
@@ -86,8 +86,8 @@ class Rule:
     yields_to: ClassVar[tuple[str, ...]] = ()
     #: text that makes a file worth parsing for this rule (the scan's pre-filter), besides an
     #: import of one of the rule's ``frameworks`` (which always is): a word, or a
-    #: :class:`~resume_audit.prefilter.Trigger` (several words, or bound to a framework the scan uses);
-    #: the rule runs only on files holding one of these (see :mod:`resume_audit.prefilter`)
+    #: :class:`~resume_audit.reading.prefilter.Trigger` (several words, or bound to a framework the scan uses);
+    #: the rule runs only on files holding one of these (see :mod:`resume_audit.reading.prefilter`)
     triggers: ClassVar[tuple["str | Trigger", ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
@@ -102,7 +102,7 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         """The rule's full documentation as markdown (docs/rules/RAxxx.md and `explain`)."""
-        from resume_audit.docs import render_rule
+        from resume_audit.catalog.docs import render_rule
 
         return render_rule(cls)
 

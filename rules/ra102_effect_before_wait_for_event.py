@@ -9,9 +9,9 @@ import libcst as cst
 from resume_audit.analysis.deployments import deployment_of
 from resume_audit.analysis.order import completes_before
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import llamaindex
+from resume_audit.frameworks.llamaindex import names as llamaindex
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 def _method(call: cst.Call, name: str) -> bool:

@@ -6,9 +6,9 @@ from typing import Iterable
 
 from resume_audit.findings import Finding, Related, Severity
 
-from resume_audit.analysis.idempotency_key_fix import idempotency_key_fix
-from resume_audit.analysis.langgraph_units import unit_effects, units_anchored_in
-from .base import Example, FixExample, Rule, RuleContext
+from resume_audit.fixes.idempotency_key import idempotency_key_fix
+from resume_audit.frameworks.langgraph.units import unit_effects, units_anchored_in
+from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 
 class EffectInCheckpointedNode(Rule):

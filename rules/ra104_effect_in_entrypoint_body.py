@@ -6,8 +6,8 @@ from typing import Iterable
 
 from resume_audit.findings import Finding, Related, Severity
 
-from resume_audit.analysis.langgraph_units import entrypoint_for, regressing_overwrites, unit_effects
-from .base import Example, Rule, RuleContext
+from resume_audit.frameworks.langgraph.units import entrypoint_for, regressing_overwrites, unit_effects
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 class EffectInEntrypointBody(Rule):

@@ -7,13 +7,13 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.analysis.syntax import argument
+from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import crewai
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import instance_class, module_constant
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 @dataclass
@@ -120,7 +120,7 @@ class PersistRekickoffRerunsEffects(Rule):
     properties = ("EO", "PC")
     severity = Severity.ERROR
     frameworks = ("crewai",)
-    # a kickoff is a CrewAI marker (resume_audit.prefilter): a driver module that imports no crewai is a candidate
+    # a kickoff is a CrewAI marker (resume_audit.reading.prefilter): a driver module that imports no crewai is a candidate
     summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is

@@ -6,13 +6,13 @@ from typing import Any, Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
-from resume_audit.analysis.syntax import argument, bool_value, keyword, string_value
+from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, bool_value, keyword, string_value
 from resume_audit.findings import Edit, Finding, Related, Severity
-from resume_audit.frameworks import langgraph
+from resume_audit.frameworks.langgraph import names as langgraph
 
-from resume_audit.analysis.langgraph_units import graph_anywhere, project_uses_langgraph
-from .base import Example, FixExample, Rule, RuleContext
+from resume_audit.frameworks.langgraph.units import graph_anywhere, project_uses_langgraph
+from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 #: what the fix puts in place of "exit": every step's checkpoint and writes stored before the next
 #: step starts (langgraph 1.2.24 ``pregel/_loop.py``), so a crash resumes after the last finished node

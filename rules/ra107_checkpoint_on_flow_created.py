@@ -6,12 +6,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import FunctionInfo, ModuleFacts
+from resume_audit.facts.collect import FunctionInfo, ModuleFacts
 from resume_audit.findings import Autofix, Finding, Related, Severity
-from resume_audit.frameworks import crewai
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
-from .base import Example, FixExample, Rule, RuleContext
+from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 
 def config_calls(ctx: RuleContext):

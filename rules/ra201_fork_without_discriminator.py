@@ -6,12 +6,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.syntax import argument, bool_value, keyword
+from resume_audit.facts.syntax import argument, bool_value, keyword
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import langgraph
-from resume_audit.analysis.resume_plane import resume_command
+from resume_audit.frameworks.langgraph import names as langgraph
+from resume_audit.frameworks.langgraph.resume_plane import resume_command
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 def run_calls(ctx: RuleContext):

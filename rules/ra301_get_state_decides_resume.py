@@ -6,14 +6,14 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, FunctionInfo
-from resume_audit.analysis.syntax import argument, bool_value, keyword
+from resume_audit.facts.collect import CallInfo, FunctionInfo
+from resume_audit.facts.syntax import argument, bool_value, keyword
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.analysis.langgraph_units import project_uses_langgraph
-from resume_audit.analysis.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
-from resume_audit.frameworks import langgraph
+from resume_audit.frameworks.langgraph.units import project_uses_langgraph
+from resume_audit.frameworks.langgraph.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
+from resume_audit.frameworks.langgraph import names as langgraph
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 class GetStateDecidesResume(Rule):

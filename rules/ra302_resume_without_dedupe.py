@@ -7,16 +7,17 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
-from resume_audit.analysis.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
+from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import langgraph, web
+from resume_audit.frameworks.langgraph import names as langgraph
+from resume_audit.handlers import web
 
-from resume_audit.analysis.langgraph_units import graph_anywhere, graph_is_pure, project_uses_langgraph
-from resume_audit.analysis.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
+from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
+from resume_audit.frameworks.langgraph.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 #: SQL that takes a claim or a lock: a claim row (unique key), a compare-and-set
 #: UPDATE ... WHERE, SELECT ... FOR UPDATE, advisory / named locks.

@@ -8,14 +8,15 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
-from resume_audit.analysis.syntax import argument, dict_items, keyword, string_value
+from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.syntax import argument, dict_items, keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import crewai, langgraph
+from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.classes import instance_class, module_constant
-from resume_audit.frameworks.web import session_state_values
+from resume_audit.handlers.web import session_state_values
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 #: Packages whose decorators mark a function as serving many callers (request
 #: handlers, queue consumers, chat-UI callbacks). Kept deliberately small and
@@ -342,7 +343,7 @@ class SharedThreadId(Rule):
     severity = Severity.WARNING
     frameworks = ("langgraph", "crewai")
     # the id is often built where the run is started, in a module that imports neither framework:
-    # the frameworks' markers (a run config, a kickoff) make such a module a candidate (resume_audit.prefilter)
+    # the frameworks' markers (a run config, a kickoff) make such a module a candidate (resume_audit.reading.prefilter)
     summary = "thread_id (or CrewAI persisted id) is a constant or non-durable: different runs share one thread and its state."
     description = """
 A run is addressed by a `thread_id` (LangGraph `{"configurable":

@@ -6,12 +6,13 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import ClassInfo, FunctionInfo
-from resume_audit.analysis.syntax import keyword, string_value
+from resume_audit.facts.collect import ClassInfo, FunctionInfo
+from resume_audit.facts.syntax import keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import langgraph, pydantic
+from resume_audit.frameworks import pydantic
+from resume_audit.frameworks.langgraph import names as langgraph
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 def pydantic_model(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext) -> ClassInfo | None:

@@ -6,13 +6,13 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo
+from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo
 from resume_audit.analysis.resolve import dotted_text
-from resume_audit.analysis.syntax import argument, names_in
+from resume_audit.facts.syntax import argument, names_in
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import langgraph
+from resume_audit.frameworks.langgraph import names as langgraph
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 #: Calls that hand work to something that runs later, returning before it is done.
 _SUBMIT_METHODS = frozenset(

@@ -7,18 +7,19 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.summaries import SummaryKind, register
-from resume_audit.analysis.syntax import keyword
-from resume_audit.analysis.facts import ModuleFacts
-from resume_audit.analysis.source_edits import import_edit, local_name_of
+from resume_audit.facts.summaries import SummaryKind, register
+from resume_audit.facts.syntax import keyword
+from resume_audit.facts.collect import ModuleFacts
+from resume_audit.fixes.source_edits import import_edit, local_name_of
 from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
-from resume_audit.frameworks import langgraph, web
+from resume_audit.frameworks.langgraph import names as langgraph
+from resume_audit.handlers import web
 
-from resume_audit.analysis.langgraph_units import entrypoint_for, in_memory_constructor
-from resume_audit.frameworks.langgraph import interrupt_classifier
-from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS
+from resume_audit.frameworks.langgraph.units import entrypoint_for, in_memory_constructor
+from resume_audit.frameworks.langgraph.names import interrupt_classifier
+from resume_audit.reading.treewords import LANGGRAPH_IMPORT_WORDS
 
-from .base import Example, FixExample, Rule, RuleContext
+from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 
 def _non_empty(expr: cst.BaseExpression | None) -> bool:

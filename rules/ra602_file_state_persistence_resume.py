@@ -6,12 +6,12 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import pydantic_graph as pg
+from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.frameworks.classes import named_class, project_bases
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 
 def _method(call: cst.Call, names) -> bool:

@@ -8,13 +8,13 @@ from typing import Iterable
 import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
-from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.analysis.syntax import argument, contains_node, keyword, names_in
+from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, contains_node, keyword, names_in
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import llamaindex
+from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
-from .base import Example, Rule, RuleContext
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 _DUMPS = frozenset({"json.dump", "pickle.dump", "yaml.dump", "yaml.safe_dump"})
 

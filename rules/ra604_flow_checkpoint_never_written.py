@@ -6,14 +6,14 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, ModuleFacts
-from resume_audit.analysis.source_edits import import_edit
-from resume_audit.analysis.syntax import bool_value, is_none, keyword
+from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.fixes.source_edits import import_edit
+from resume_audit.facts.syntax import bool_value, is_none, keyword
 from resume_audit.findings import Autofix, Finding, Related, Severity
-from resume_audit.frameworks import crewai
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, named_class
 
-from .base import Example, FixExample, Rule, RuleContext
+from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 
 def _crew_checkpoint_classifier(project):

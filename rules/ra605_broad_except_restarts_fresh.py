@@ -7,16 +7,18 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from resume_audit.analysis.syntax import argument, is_none, keyword
+from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.syntax import argument, is_none, keyword
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks import crewai, langgraph, llamaindex
-from resume_audit.frameworks import pydantic_graph as pg
+from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.frameworks.langgraph import names as langgraph
+from resume_audit.frameworks.llamaindex import names as llamaindex
+from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.frameworks.classes import extends, instance_class, module_constant, named_class
 
-from resume_audit.frameworks.crewai import rekick_id
+from resume_audit.frameworks.crewai.names import rekick_id
 
-from .base import Example, Rule, RuleContext, Trigger
+from resume_audit.rules.base import Example, Rule, RuleContext, Trigger
 
 _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 

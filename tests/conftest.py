@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
 
 EXPECT = re.compile(r"#\s*expect:\s*(?P<ids>RA\d{3}(?:\s*,\s*RA\d{3})*)")

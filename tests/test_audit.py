@@ -18,7 +18,7 @@ from typing import Literal, Optional, TypedDict
 import pytest
 
 from resume_audit.audit.entrypoints import discover
-from resume_audit.dynamic.synthesis import example_from_schema, example_from_type
+from resume_audit.dynamic.child.synthesis import example_from_schema, example_from_type
 
 from test_sarif import validate_sarif
 
@@ -220,7 +220,7 @@ def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path)
 
 def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones():
     from resume_audit.audit.sinks import effect_sinks, imported_closure
-    from resume_audit.config import Config
+    from resume_audit.config.settings import Config
 
     sinks = dict(effect_sinks([PROJECT], PROJECT, Config(), []))
     assert sorted(sinks) == ["helpdesk.notify:post_to_slack", "helpdesk.payments:issue_refund",
@@ -235,7 +235,7 @@ def test_the_standard_library_is_never_stubbed(tmp_path):
     """A stubbed os.replace would silence the sweep's own reports (seen on a corpus repository: every
     child 'exited without reporting'); library effects are named only outside the standard library."""
     from resume_audit.audit.sinks import effect_sinks
-    from resume_audit.config import Config
+    from resume_audit.config.settings import Config
 
     (tmp_path / "g.py").write_text(
         "import os, requests\nfrom langgraph.graph import StateGraph\nfrom langgraph.types import interrupt\n\n"

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 
 from conftest import REPO
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, filetable
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.engine import scan as engine
+from resume_audit.cache import filetable
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 
 NODE = 'import requests\n\n\ndef work(state):\n    requests.post("https://example.com/hook", json=state)\n    return {"done": True}\n'
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import filetable
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.cache import filetable
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
 
 SEEDS = [int(s) for s in os.environ.get("RESUME_AUDIT_CACHE_SEED", "1,2,3").split(",")]

@@ -137,13 +137,13 @@ def test_a_baseline_that_matches_nothing_warns(tmp_path: Path) -> None:
 
 
 def test_docs_pages_are_current() -> None:
-    from resume_audit.docs import render_rule
+    from resume_audit.catalog.docs import render_rule
     from resume_audit.rules import all_rules
 
     for rule in all_rules():
         page = REPO / "docs" / "rules" / f"{rule.id}.md"
-        assert page.is_file(), f"missing {page}; run python -m resume_audit.docs"
-        assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m resume_audit.docs"
+        assert page.is_file(), f"missing {page}; run python -m resume_audit.catalog.docs"
+        assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m resume_audit.catalog.docs"
 
 
 def test_readme_lists_every_rule() -> None:

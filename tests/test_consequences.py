@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from resume_audit.api import ScanRequest, resolve_config
-from resume_audit.engine import scan
+from resume_audit.engine.scan import scan
 from resume_audit.findings import Severity
 
 GRAPH = '''

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import sourcebytes
-from resume_audit.config import Config
-from resume_audit.engine import scan
-from resume_audit.sourcebytes import Corpus
+from resume_audit.reading import sourcebytes
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
+from resume_audit.reading.sourcebytes import Corpus
 
 from test_engine_paths_agree import TREES, _observable
 

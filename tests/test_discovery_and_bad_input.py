@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from resume_audit.config import Config
-from resume_audit.discovery import discover
-from resume_audit.engine import scan
+from resume_audit.config.settings import Config
+from resume_audit.discovery.walk import discover
+from resume_audit.engine.scan import scan
 
 from conftest import write_tree
 

@@ -14,10 +14,10 @@ from typing import Iterator
 
 import pytest
 
-from resume_audit.configtree import ConfigTree
-from resume_audit.discovery import SKIP_DIRS, SourcePath, _inside, _is_venv, discover, display_path, real_path
+from resume_audit.config.tree import ConfigTree
+from resume_audit.discovery.walk import SKIP_DIRS, SourcePath, _inside, _is_venv, discover, display_path, real_path
 from resume_audit.findings import Notification, NotificationKind
-from resume_audit.pathfilter import PathFilter
+from resume_audit.discovery.pathfilter import PathFilter
 
 
 def reference_walk(given: Path, root: Path, skip: PathFilter, follow_symlinks: bool, seen: set[Path],

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 
 from conftest import write_tree
 

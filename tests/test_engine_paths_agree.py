@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, filetable, reading
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.engine import scan as engine
+from resume_audit.cache import filetable
+from resume_audit.reading import readers as reading
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, filetable, reading, sourcebytes
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.engine import scan as engine
+from resume_audit.cache import filetable
+from resume_audit.reading import readers as reading
+from resume_audit.reading import sourcebytes
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
-from resume_audit.sourcebytes import SourceBytes, content_hash
+from resume_audit.reading.sourcebytes import SourceBytes, content_hash
 
 AGENT = """
 from langgraph.types import interrupt
@@ -163,7 +166,7 @@ def test_bytes_read_late_are_checked_against_the_recorded_hash(tmp_path: Path) -
 def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A save after one file changed writes the other files' rows back as they were read; the
     changed file's row, and every row once a new word is learned, are built afresh."""
-    from resume_audit.prefilter import FileMatch
+    from resume_audit.reading.prefilter import FileMatch
 
     monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
     files = {}

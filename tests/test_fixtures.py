@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from resume_audit.api import resolve_config, ScanRequest
-from resume_audit.engine import scan
+from resume_audit.engine.scan import scan
 
 from conftest import EXPECT, REPO
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_audit.config import Config
-from resume_audit.engine import scan
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 from resume_audit.reporters.sarif import build_sarif
 
 from conftest import REPO

@@ -520,7 +520,7 @@ def test_fail_on_defaults_to_the_projects_configuration(tmp_path: Path) -> None:
 
 
 def test_changed_lines_in_paths_with_spaces_non_ascii_quotes_and_renames(tmp_path: Path) -> None:
-    from resume_audit.gitdiff import changed_lines
+    from resume_audit.postprocess.gitdiff import changed_lines
 
     base = {AGENT_FILE: "a\nb\n", 'odd "quote".py': "x\n", "old name.py": "1\n2\n3\n4\n"}
     repo, base_sha, _ = make_repo(tmp_path, base, {AGENT_FILE: "a\nB\nc\n", 'odd "quote".py': "x\ny\n"})

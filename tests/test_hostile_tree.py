@@ -16,9 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import resume_audit.engine as engine
-from resume_audit.config import Config
-from resume_audit.engine import scan
+import resume_audit.engine.scan as engine
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
 
 from conftest import REPO
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.config import Config
+from resume_audit.config.settings import Config
 
 from conftest import scan_tree, write_tree
 

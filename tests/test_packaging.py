@@ -66,7 +66,7 @@ def test_the_wheel_holds_every_module_under_one_top_level_name(dist: Path) -> No
     assert "resume_audit/py.typed" in names
     [meta] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     entry_points = zipfile.ZipFile(_wheel(dist)).read(meta).decode()
-    assert "resume-audit = resume_audit.cli:main" in entry_points and "resume_audit = resume_audit.pytest_plugin" in entry_points
+    assert "resume-audit = resume_audit.cli:main" in entry_points and "resume_audit = resume_audit.integrations.pytest_plugin" in entry_points
 
 
 def test_the_installed_wheel_scans_the_example_like_the_checkout(dist: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The nesting guard in front of LibCST (``analysis/source.py``): files nested deeper than LibCST's
+"""The nesting guard in front of LibCST (``facts/parse.py``): files nested deeper than LibCST's
 native parser survives are reported and skipped, never handed to it (a stack overflow there kills
 the whole scan). The guard walks only expressions that are long enough to be deep; these tests
 check that it still finds every way of nesting past the limit, and agrees with a full walk on
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.analysis.source import MAX_NESTING, _max_depth, _pre_check
-from resume_audit.decoding import SourceText
+from resume_audit.facts.parse import MAX_NESTING, _max_depth, _pre_check
+from resume_audit.reading.decoding import SourceText
 from resume_audit.findings import Notification
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import engine, processpool
-from resume_audit.config import Config
-from resume_audit.modulenames import SourceFile, module_name_for
-from resume_audit.prefilter import frameworks_in_scan
-from resume_audit.repo_root import AS_REPORTED
-from resume_audit.sourcebytes import Corpus, Mentions, SourceBytes, content_hash
+from resume_audit.engine import scan as engine
+from resume_audit.engine import processpool
+from resume_audit.config.settings import Config
+from resume_audit.discovery.modulenames import SourceFile, module_name_for
+from resume_audit.reading.prefilter import frameworks_in_scan
+from resume_audit.discovery.repo_root import AS_REPORTED
+from resume_audit.reading.sourcebytes import Corpus, Mentions, SourceBytes, content_hash
 
 AGENT = '''from typing import TypedDict
 
@@ -154,7 +155,7 @@ def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.
     text instead of inheriting the scan's word index, and search words themselves: same report."""
     import multiprocessing
 
-    from resume_audit.engine import scan
+    from resume_audit.engine.scan import scan
 
     for i in range(3):
         (tmp_path / f"agent_{i}.py").write_text(AGENT.replace("State", f"State{i}"))
@@ -175,8 +176,9 @@ def test_workers_do_not_search_the_words_the_readers_answered(tmp_path: Path, mo
     analysis workers are handed those answers and search none of those words themselves (each
     searched all of them before: ~0.6 s per worker on a 5,000-file tree). Fails when the answers
     are not handed on."""
-    from resume_audit import reading, sourcebytes
-    from resume_audit.treewords import WHOLE_TREE_WORDS
+    from resume_audit.reading import readers as reading
+    from resume_audit.reading import sourcebytes
+    from resume_audit.reading.treewords import WHOLE_TREE_WORDS
 
     for i in range(6):
         (tmp_path / f"agent_{i}.py").write_text(AGENT.replace("State", f"State{i}"))

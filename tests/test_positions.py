@@ -1,7 +1,7 @@
 """Finding positions computed per module-level statement match LibCST's whole-module positions.
 
 The analysis places a node by generating only its module-level statement (see
-``resume_audit.analysis.facts._statement_positions``); any disagreement with LibCST's own
+``resume_audit.facts.collect._statement_positions``); any disagreement with LibCST's own
 ``PositionProvider`` over the module would put a finding on the wrong line.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from resume_audit.analysis.facts import _statement_positions, build_module_facts
+from resume_audit.facts.collect import _statement_positions, build_module_facts
 
 REPO = Path(__file__).resolve().parents[1]
 

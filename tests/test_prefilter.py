@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from resume_audit.config import Config
-from resume_audit.engine import active_rules, prefilter_of
-from resume_audit.prefilter import Trigger, frameworks_in_scan
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import active_rules, prefilter_of
+from resume_audit.reading.prefilter import Trigger, frameworks_in_scan
 from conftest import scan_tree, write_tree
 
 #: threading code that mentions a thread id -- no agent framework anywhere near it

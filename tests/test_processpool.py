@@ -19,7 +19,7 @@ import pytest
 _HALF_WRITTEN_RESULT = textwrap.dedent(
     """
     import concurrent.futures, os, struct, sys, time
-    from resume_audit.processpool import pool_context, stop_pool
+    from resume_audit.engine.processpool import pool_context, stop_pool
 
     pool = None
 
@@ -49,7 +49,7 @@ def test_a_pool_stopped_before_it_started_work_ends() -> None:
     """The pool's own bookkeeping (not yet any worker, no result queue read) is no obstacle."""
     import concurrent.futures
 
-    from resume_audit.processpool import pool_context, stop_pool
+    from resume_audit.engine.processpool import pool_context, stop_pool
 
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=pool_context())
     stop_pool(pool)
@@ -65,7 +65,7 @@ def test_a_reader_pools_result_pipe_is_widened_and_still_carries_results() -> No
         pytest.skip("no pipe-size setting on this platform")
     import concurrent.futures
 
-    from resume_audit.processpool import WIDE_PIPE_BYTES, pool_context, stop_pool, widen_result_pipe
+    from resume_audit.engine.processpool import WIDE_PIPE_BYTES, pool_context, stop_pool, widen_result_pipe
 
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=pool_context())
     try:

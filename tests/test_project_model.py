@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from resume_audit.api import ScanRequest, resolve_config
-from resume_audit.engine import scan
+from resume_audit.engine.scan import scan
 from resume_audit.findings import NotificationKind
 
 from conftest import REPO
@@ -98,9 +98,9 @@ def test_a_vendored_standard_library_package_counts_only_where_it_is_on_the_path
     (the standard library comes first on ``sys.path``): following a call's type through it neither
     parses it nor takes its types. Beside the importer (the script's own folder) it shadows."""
     from resume_audit.analysis.project import Project
-    from resume_audit.discovery import discover
-    from resume_audit.engine import load_module
-    from resume_audit.modulenames import SourceFile, module_name_for
+    from resume_audit.discovery.walk import discover
+    from resume_audit.engine.scan import load_module
+    from resume_audit.discovery.modulenames import SourceFile, module_name_for
 
     from conftest import write_tree
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.dynamic.runner import process_table
+from resume_audit.dynamic.parent.runner import process_table
 
 # Every resume_audit module is imported before pytester snapshots ``sys.modules``: the in-process inner runs
-# then share them -- one fork server for every sweep, one ``resume_audit.dynamic.child.main`` to pickle for it,
+# then share them -- one fork server for every sweep, one ``resume_audit.dynamic.child.main.main`` to pickle for it,
 # one ResumeContractError class -- instead of re-importing them per run and pickling a stale function.
 import importlib
 import multiprocessing.forkserver  # noqa: F401

@@ -35,20 +35,21 @@ def test_import_auditor_loads_nothing_else_of_the_tool():
 
 def test_the_pytest_plugin_is_light_at_pytest_start_up():
     # every pytest session of an environment with resume-audit installed imports the plugin
-    mods = _modules_after("import resume_audit.pytest_plugin")
-    assert [m for m in mods if m.startswith("resume_audit.")] == ["resume_audit.pytest_plugin"]
+    mods = _modules_after("import resume_audit.integrations.pytest_plugin")
+    # its package (a docstring) and itself, nothing else of the tool
+    assert [m for m in mods if m.startswith("resume_audit.")] == ["resume_audit.integrations", "resume_audit.integrations.pytest_plugin"]
     assert [m for m in mods if m.split(".")[0] in HEAVY] == []
 
 
 def test_every_public_name_resolves_to_its_implementation():
     import resume_audit.api
     import resume_audit.dynamic.report
-    import resume_audit.dynamic.sweep
+    import resume_audit.dynamic.parent.sweep
 
     for name in resume_audit.__all__:
         assert getattr(resume_audit, name) is not None, name
     assert resume_audit.scan is resume_audit.api.scan and resume_audit.run_scan is resume_audit.api.run_scan
-    assert resume_audit.crash_sweep is resume_audit.dynamic.sweep.crash_sweep
+    assert resume_audit.crash_sweep is resume_audit.dynamic.parent.sweep.crash_sweep
     assert resume_audit.SweepReport is resume_audit.dynamic.report.SweepReport
     assert set(dir(resume_audit)) >= {"scan", "crash_sweep", "Finding", "SweepReport", "ResumeContractError"}
     with pytest.raises(AttributeError):
@@ -101,4 +102,4 @@ def test_readme_names_the_api_and_the_plugin():
                  "--resume-audit-scan", "--resume-audit-baseline"):
         assert name in readme, name
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "resume_audit.pytest_plugin"' in pyproject
+    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "resume_audit.integrations.pytest_plugin"' in pyproject

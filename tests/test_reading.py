@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit import reading
-from resume_audit.config import Config
-from resume_audit.engine import active_rule_infos, prefilter_of
+from resume_audit.reading import readers as reading
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import active_rule_infos, prefilter_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -78,8 +78,8 @@ def test_the_readers_are_gone_once_the_last_file_is_handed_out(tmp_path: Path, m
 def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The readers' per-file answers for the words every scan asks (and a few more: a dotted
     import, a phrase with a comma, a word in no file) are what the corpus search finds."""
-    from resume_audit.sourcebytes import Corpus
-    from resume_audit.treewords import WHOLE_TREE_WORDS
+    from resume_audit.reading.sourcebytes import Corpus
+    from resume_audit.reading.treewords import WHOLE_TREE_WORDS
 
     items = _tree(tmp_path)
     prefilter = prefilter_of(active_rule_infos(Config()))
@@ -102,9 +102,10 @@ def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_do
 def test_the_whole_tree_words_are_the_words_the_analyses_ask() -> None:
     """The readers answer the words the web index and the langgraph questions search for: a
     package added to one list and not the other would leave the workers searching again."""
-    from resume_audit.frameworks import langgraph, web
-    from resume_audit.prefilter import import_words
-    from resume_audit.treewords import LANGGRAPH_IMPORT_WORDS, WHOLE_TREE_WORDS
+    from resume_audit.frameworks.langgraph import names as langgraph
+    from resume_audit.handlers import web
+    from resume_audit.reading.prefilter import import_words
+    from resume_audit.reading.treewords import LANGGRAPH_IMPORT_WORDS, WHOLE_TREE_WORDS
 
     assert import_words(langgraph.PACKAGES) == LANGGRAPH_IMPORT_WORDS
     assert set(web.SERVING_WORDS) | set(LANGGRAPH_IMPORT_WORDS) == set(WHOLE_TREE_WORDS)
@@ -135,7 +136,7 @@ def test_a_readers_framework_imports_are_the_pre_filters_own_search(tmp_path: Pa
     """Readers find the framework import phrases with the other import phrases they search a
     chunk for, and hand them to the pre-filter; its verdict is the one its own searches give,
     near misses included -- with or without whole-tree words asked."""
-    from resume_audit.treewords import WHOLE_TREE_WORDS
+    from resume_audit.reading.treewords import WHOLE_TREE_WORDS
 
     items = []
     for i, text in enumerate(NEAR_MISSES):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.config import Config
+from resume_audit.config.settings import Config
 from resume_audit.rules import all_rules
 
 from conftest import expected_markers, scan_tree, write_tree
@@ -55,7 +55,7 @@ def test_rule_fix_example(tmp_path: Path, rule, index, example) -> None:
     """``fix`` turns the example's before into exactly its after (comments and spacing kept), the
     rule finds nothing in the after, and a second run changes nothing."""
     from resume_audit.api import ScanRequest
-    from resume_audit.fixing import fix
+    from resume_audit.fixes.apply import fix
 
     target = tmp_path / "example.py"
     target.write_text(example.before_text())

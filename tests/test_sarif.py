@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 
 from resume_audit.api import ScanRequest, resolve_config
-from resume_audit.config import Config
-from resume_audit.engine import scan
-from resume_audit.fingerprint import FINGERPRINT_KEY
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
+from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY
 from resume_audit.reporters.sarif import build_sarif
 
 from conftest import REPO, write_tree
@@ -127,7 +127,7 @@ def test_empty_tree_sarif_is_valid(tmp_path: Path, fmt: str) -> None:
 def test_relative_uris_are_percent_encoded(tmp_path: Path) -> None:
     """A file named ``a#b c?é.py`` (legal on Linux) must not read as ``a`` with a fragment: the URI is
     percent-encoded, still schema-valid, and the GitHub reporter maps it back to the file."""
-    from resume_audit.github_action import read_sarif
+    from resume_audit.integrations.github_action import read_sarif
 
     source = next((REPO / "fixtures" / "static" / "ra101").glob("*hazard*.py"), None) or next((REPO / "fixtures" / "static" / "ra101").rglob("*.py"))
     odd = tmp_path / "a#b c?é.py"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from resume_audit.config import Config
-from resume_audit.engine import scan
-from resume_audit.progress import scan_progress
+from resume_audit.config.settings import Config
+from resume_audit.engine.scan import scan
+from resume_audit.reporters.progress import scan_progress
 
 from conftest import REPO
 

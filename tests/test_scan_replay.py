@@ -18,10 +18,10 @@ from typing import Callable
 
 import pytest
 
-from resume_audit import filetable
-from resume_audit.config import Config
-from resume_audit.configtree import ConfigTree
-from resume_audit.engine import scan
+from resume_audit.cache import filetable
+from resume_audit.config.settings import Config
+from resume_audit.config.tree import ConfigTree
+from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
 from resume_audit.rules import all_rules
 

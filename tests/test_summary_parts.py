@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.analysis.summaries import INVERT, SELECT, PartsIndex, select_part
+from resume_audit.facts.summaries import INVERT, SELECT, PartsIndex, select_part
 
 
 def _values(kind: str, rng: random.Random) -> list[tuple[Path, object]]:

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from resume_audit import ruleindex
-from resume_audit.filetable import RACY_SECONDS
-from resume_audit.prefilter import Trigger
+from resume_audit.catalog import ruleindex
+from resume_audit.cache.filetable import RACY_SECONDS
+from resume_audit.reading.prefilter import Trigger
 from resume_audit.rules import all_rules
 
 AGENT = '''
@@ -36,8 +36,8 @@ except SystemExit:
     pass
 # the summary bookkeeping (JSON and hashes: stored summaries are checked on a warm run) is no analysis
 # the packages whose import phrases the readers answer (treewords) are plain data, no analysis
-light = ("resume_audit.analysis.summaries", "resume_audit.analysis.summary_store",
-         "resume_audit.frameworks", "resume_audit.frameworks.web_packages")
+light = ("resume_audit.facts.summaries", "resume_audit.cache.summaries",
+         "resume_audit.frameworks", "resume_audit.handlers.packages")
 # pydantic: typer 0.29 imports it and builds a validator per option on every run (~0.13 s)
 # multiprocessing, concurrent.futures: only a scan that starts a process pool needs them
 heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic", "multiprocessing", "concurrent.futures")

@@ -1,13 +1,13 @@
-"""resume_audit.frameworks.web: which functions serve requests or consume messages, and which modules are served."""
+"""resume_audit.handlers.web: which functions serve requests or consume messages, and which modules are served."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from resume_audit.analysis.project import Project
-from resume_audit.discovery import discover
-from resume_audit.engine import load_module
-from resume_audit.frameworks import web
+from resume_audit.discovery.walk import discover
+from resume_audit.engine.scan import load_module
+from resume_audit.handlers import web
 
 from conftest import write_tree
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from resume_audit.analysis.facts import FunctionInfo, ModuleFacts, visit_fast
-from resume_audit.analysis.syntax import dict_items, keyword, string_value
+from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.syntax import dict_items, keyword, string_value
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project

@@ -311,7 +311,7 @@ GENERIC_SINKS: tuple[Sdk, ...] = (
 class KeyedApi:
     """Calls that take an idempotency key as a keyword argument, so a re-run that repeats the call
     can carry the same key and the provider answers it without acting twice. The EO rules' fix
-    (:mod:`resume_audit.analysis.idempotency_key_fix`) passes one; only APIs checked against the
+    (:mod:`resume_audit.fixes.idempotency_key`) passes one; only APIs checked against the
     SDK's own code are listed."""
 
     sdk: str

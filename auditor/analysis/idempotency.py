@@ -29,8 +29,8 @@ import re
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, FunctionInfo, ModuleFacts
-from resume_audit.analysis.syntax import dict_items, string_value, names_in
+from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import dict_items, string_value, names_in
 
 _KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
 _KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
@@ -185,7 +185,7 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
       updated value on the re-run and applies the change twice."""
     kind = getattr(effect, "kind", None)
     if kind == "sql":
-        from resume_audit.analysis.syntax import argument
+        from resume_audit.facts.syntax import argument
 
         sql = string_value(argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement"))
         return sql is not None and _upsert_from_own_values(sql)
@@ -195,7 +195,7 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
     if label.endswith(("write_text", "write_bytes", "write_text()", "write_bytes()")) or label in _OVERWRITES:
         return True
     if label in _OPENERS:
-        from resume_audit.analysis.syntax import argument
+        from resume_audit.facts.syntax import argument
 
         mode = string_value(argument(call, 1, "mode"))
         return mode is not None and "w" in mode and "a" not in mode and "x" not in mode
@@ -209,7 +209,7 @@ def write_target(call: cst.Call, effect, module: ModuleFacts) -> str:
     """Where a write lands, as far as the source says: the table of an SQL statement, the path
     expression of a file write, else the sink's name. Two writes with one target overwrite each
     other."""
-    from resume_audit.analysis.syntax import argument
+    from resume_audit.facts.syntax import argument
 
     kind = getattr(effect, "kind", None)
     first = argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement") or argument(call, 0, "file")

@@ -23,12 +23,12 @@ from typing import AbstractSet, Any, Callable, Generic, Hashable, Iterable, Sequ
 
 import libcst as cst
 
-from resume_audit.analysis.facts import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.resolve import Resolver
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
-from resume_audit.modulenames import SourceFile
-from resume_audit.prefilter import import_words
-from resume_audit.analysis.summaries import (
+from resume_audit.discovery.modulenames import SourceFile
+from resume_audit.reading.prefilter import import_words
+from resume_audit.facts.summaries import (
     SUMMARY_KINDS, PartsIndex, SummaryKind, SummarySource, register, split_summary_key, summary_key, parts_digest,
 )
 
@@ -184,7 +184,7 @@ class Project:
     """All files of one scan, indexed for cross-module resolution.
 
     Modules are parsed lazily: a scan parses the files that can hold a hazard
-    (see the pre-filter in :mod:`resume_audit.engine`) and, on demand, the project
+    (see the pre-filter in :mod:`resume_audit.engine.scan`) and, on demand, the project
     modules their analysis reaches (a helper in ``tools/payments.py``). Every
     module an analysis touches is recorded in ``touched`` so the per-file
     cache can tell when a dependency changed.
@@ -303,7 +303,7 @@ class Project:
     def summaries_over(self, kind: str, words: Sequence[str], select: str = "") -> list[tuple[SourceFile, Any]]:
         """The part ``select`` of the ``kind`` summary of every file whose text holds one of
         ``words`` (by path) -- e.g. what every langgraph module makes checkpointed -- charged as
-        one *value* (see :mod:`resume_audit.analysis.summaries`): the analysis depends on what the
+        one *value* (see :mod:`resume_audit.facts.summaries`): the analysis depends on what the
         summaries say, not on the bytes they were computed from, so an edit of a module that
         leaves its summary unchanged invalidates no cached result that only asked this. One
         dependency for the whole question, not one per module: a result's cache entry stays small

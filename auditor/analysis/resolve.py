@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from resume_audit.analysis.facts import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
+from resume_audit.facts.collect import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project

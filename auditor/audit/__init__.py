@@ -6,6 +6,6 @@
 - ``run``          the orchestration (``run_audit``) and the report
 """
 
-from .run import AuditReport, AuditRequest, run_audit
+from resume_audit.audit.run import AuditReport, AuditRequest, run_audit
 
 __all__ = ["AuditReport", "AuditRequest", "run_audit"]

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resume_audit.modulenames import module_name_for
-from resume_audit.discovery import display_path
+from resume_audit.discovery.modulenames import module_name_for
+from resume_audit.discovery.walk import display_path
 from resume_audit.findings import Confirmation, Finding, FlowStep, Span
 
-from .entrypoints import EntryPoint
-from .plan import effect_of
-from .sinks import imported_modules
+from resume_audit.audit.entrypoints import EntryPoint
+from resume_audit.audit.plan import effect_of
+from resume_audit.audit.sinks import imported_modules
 
 from resume_audit.dynamic.cells import ERROR, NOT_APPLICABLE
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from resume_audit.modulenames import module_name_for
-from resume_audit.discovery import display_path
+from resume_audit.discovery.modulenames import module_name_for
+from resume_audit.discovery.walk import display_path
 
 #: parameters a factory may take: the sweep passes its checkpointer by name or position
 CHECKPOINTER_PARAMS = ("checkpointer", "saver", "memory", "checkpoint_saver")

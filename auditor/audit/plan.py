@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from resume_audit.modulenames import module_name_for
+from resume_audit.discovery.modulenames import module_name_for
 from resume_audit.findings import Finding
 
-from .entrypoints import EntryPoint
-from .sinks import imported_closure, library_effect
+from resume_audit.audit.entrypoints import EntryPoint
+from resume_audit.audit.sinks import imported_closure, library_effect
 
 if sys.version_info >= (3, 11):
     import tomllib

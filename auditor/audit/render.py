@@ -14,7 +14,7 @@ from rich.text import Text
 from resume_audit.findings import Confirmation
 from resume_audit.reporters import render
 
-from .run import AuditReport
+from resume_audit.audit.run import AuditReport
 
 ORDER = (Confirmation.CONFIRMED, Confirmation.DYNAMIC_ONLY, Confirmation.NOT_REPRODUCED, Confirmation.NOT_EXERCISED)
 TITLES = {

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.api import ScanRequest, default_root, run_scan
-from resume_audit.discovery import discover as discover_files
+from resume_audit.discovery.walk import discover as discover_files
 from resume_audit.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
 
-from .confirm import SweptEntry, judge
-from .entrypoints import EntryPoint, discover
-from .plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
-from .sinks import effect_sinks
+from resume_audit.audit.confirm import SweptEntry, judge
+from resume_audit.audit.entrypoints import EntryPoint, discover
+from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
+from resume_audit.audit.sinks import effect_sinks
 
 if TYPE_CHECKING:
     from resume_audit.dynamic.report import SweepReport
@@ -84,8 +84,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
         # one fork server for every sweep of the run, warm with each framework the project uses (the
         # first sweep's framework alone would leave the others to be imported in every child)
         from resume_audit.dynamic.adapters import installed
-        from resume_audit.dynamic.runner import context
-        from resume_audit.dynamic.workbench import preload_for
+        from resume_audit.dynamic.parent.runner import context
+        from resume_audit.dynamic.parent.workbench import preload_for
 
         context([m for fw in sweepable if installed(fw) for m in preload_for(fw)])
     for n, entry in enumerate(entries, start=1):
@@ -112,8 +112,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
 def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path,
                  request: AuditRequest) -> SweptEntry:
     from resume_audit.dynamic.spec import AUTO_INPUT
-    from resume_audit.dynamic.sweep import SweepUsageError, TargetError, crash_sweep
-    from resume_audit.dynamic.effects import NO_STUB
+    from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
+    from resume_audit.dynamic.child.effects import NO_STUB
 
     if cfg.skip:
         return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
@@ -166,7 +166,7 @@ def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ..
     never parks, else the candidate whose uninterrupted run completes and runs the most effects (the approving
     branch). A trial that fails before any park is returned as it is: no answer changes it."""
     from resume_audit.dynamic.cells import DryRunWitness
-    from resume_audit.dynamic.sweep import SweepUsageError, TooFewAnswers, crash_sweep
+    from resume_audit.dynamic.parent.sweep import SweepUsageError, TooFewAnswers, crash_sweep
 
     def dry(answers: tuple[Any, ...]) -> SweepReport:
         return crash_sweep(target, resume=answers, cells=[], **options)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from resume_audit.modulenames import SourceFile, module_name_for
-from resume_audit.config import Config
-from resume_audit.discovery import discover as discover_files
+from resume_audit.discovery.modulenames import SourceFile, module_name_for
+from resume_audit.config.settings import Config
+from resume_audit.discovery.walk import discover as discover_files
 
 #: calls that make a function a unit whose body must run, not an effect to stub
 _PARKS = ("interrupt", "wait_for_event", "input")
@@ -79,7 +79,7 @@ def _files_for(module: str, root: Path, beside: Path) -> list[Path]:
 
 def effect_sinks(paths: list[Path], root: Path, config: Config, exclude: list[str]) -> list[tuple[str, Path | None]]:
     """(``module:function`` or ``library:attr``, the file defining it) for every effect the model recognises."""
-    from resume_audit.engine import Analyzer
+    from resume_audit.engine.scan import Analyzer
 
     files = []
     for sp in discover_files(paths, root, exclude):

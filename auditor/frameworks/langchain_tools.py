@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from resume_audit.analysis.facts import ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.analysis.syntax import argument, string_value
+from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, string_value
 from resume_audit.frameworks.classes import extends
 
 #: calling one of these on a tool object runs the tool's function
@@ -513,7 +513,7 @@ def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo
 def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> str | None:
     """``tool_node.ainvoke(state)`` / ``agent.invoke(...)`` where the ``ToolNode`` or prebuilt agent
     was built over MCP adapter tools: the call runs a tool on an MCP server. Returns what runs."""
-    from resume_audit.frameworks.langgraph import CREATE_REACT_AGENT, TOOL_NODE
+    from resume_audit.frameworks.langgraph.names import CREATE_REACT_AGENT, TOOL_NODE
 
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_RUNNER_METHODS):

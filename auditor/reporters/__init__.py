@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from resume_audit.findings import ScanResult
-from resume_audit.terminal import Styling
+from resume_audit.reporters.terminal import Styling
 
 Reporter = Callable[[ScanResult], str]
 
@@ -16,7 +16,7 @@ def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | No
            styling: Styling | None = None) -> str:
     """Render ``result`` in ``fmt`` (one of :data:`FORMATS`).
 
-    ``styling`` (the CLI passes what rich decided for stdout, see :mod:`resume_audit.terminal`)
+    ``styling`` (the CLI passes what rich decided for stdout, see :mod:`resume_audit.reporters.terminal`)
     overrides ``color``/``width``; ``color=True`` alone means standard colours."""
     if fmt == "text":
         from resume_audit.reporters.text import render_text

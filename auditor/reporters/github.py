@@ -7,7 +7,7 @@ values and messages are escaped as the runner requires (``%``, CR, LF, and
 
 from __future__ import annotations
 
-from resume_audit.catalog import rule_name
+from resume_audit.catalog.descriptors import rule_name
 from resume_audit.findings import Finding, Notification, ScanResult, Severity
 from resume_audit.reporters.visible import visible
 

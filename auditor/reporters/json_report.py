@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from resume_audit import __version__
-from resume_audit.catalog import rule_name
+from resume_audit.catalog.descriptors import rule_name
 from resume_audit import serialize
 from resume_audit.findings import Finding, ScanResult
 

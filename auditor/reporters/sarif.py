@@ -19,10 +19,10 @@ import attr
 import sarif_om as so
 
 from resume_audit import __version__
-from resume_audit.catalog import RuleDescriptor, descriptors, documentation
-from resume_audit.docs import help_uri
+from resume_audit.catalog.descriptors import RuleDescriptor, descriptors, documentation
+from resume_audit.catalog.docs import help_uri
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
-from resume_audit.fingerprint import FINGERPRINT_KEY
+from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"

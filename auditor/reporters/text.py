@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from resume_audit.catalog import rule_name
+from resume_audit.catalog.descriptors import rule_name
 from resume_audit.findings import PROPERTIES, Finding, FixSafety, ScanResult, Severity, Span
 from resume_audit.reporters.visible import visible
-from resume_audit.terminal import PLAIN, Styling
+from resume_audit.reporters.terminal import PLAIN, Styling
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 

@@ -19,14 +19,14 @@ import importlib.util
 import re
 from typing import Any
 
-from .base import Adapter, ShapeError, required_parameters
+from resume_audit.dynamic.adapters.base import Adapter, ShapeError, required_parameters
 
-#: framework name -> "module:class" (module relative to this package)
+#: framework name -> "module:class"
 REGISTRY: dict[str, str] = {
-    "langgraph": "langgraph:LangGraphAdapter",
-    "crewai": "crewai:CrewAIAdapter",
-    "llamaindex": "llamaindex:LlamaIndexAdapter",
-    "pydantic-graph": "pydantic_graph:PydanticGraphAdapter",
+    "langgraph": "resume_audit.frameworks.langgraph.adapter:LangGraphAdapter",
+    "crewai": "resume_audit.frameworks.crewai.adapter:CrewAIAdapter",
+    "llamaindex": "resume_audit.frameworks.llamaindex.adapter:LlamaIndexAdapter",
+    "pydantic-graph": "resume_audit.frameworks.pydantic_graph.adapter:PydanticGraphAdapter",
 }
 
 #: top-level import names that identify each framework in source text and in an environment
@@ -46,7 +46,7 @@ def adapter_for(framework: str) -> Adapter:
         raise ValueError(f"no dynamic-stage adapter for {framework!r} (available: {', '.join(REGISTRY)})")
     if framework not in _CACHE:
         module, cls = REGISTRY[framework].split(":")
-        _CACHE[framework] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)()
+        _CACHE[framework] = getattr(importlib.import_module(module), cls)()
     return _CACHE[framework]
 
 

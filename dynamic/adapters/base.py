@@ -29,9 +29,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..killpoints import EventLog
-from ..ledger import Ledger
-from ..typed_json import encode, omit_default
+from resume_audit.dynamic.killpoints import EventLog
+from resume_audit.dynamic.ledger import Ledger
+from resume_audit.codec import encode, omit_default
 
 
 #: how a run parked: a dynamic ``interrupt()`` (answered with a value) or a static breakpoint
@@ -228,7 +228,7 @@ class Session(abc.ABC):
         """Release connections."""
 
     def example_input(self) -> Any:
-        """An input built from the program's input schema (:mod:`resume_audit.dynamic.synthesis`); None: unknown."""
+        """An input built from the program's input schema (:mod:`resume_audit.dynamic.child.synthesis`); None: unknown."""
         return None
 
 

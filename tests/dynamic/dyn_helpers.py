@@ -18,7 +18,7 @@ import pytest
 
 from resume_audit.dynamic.cells import Cell
 from resume_audit.dynamic.report import SweepReport
-from resume_audit.dynamic.sweep import crash_sweep
+from resume_audit.dynamic.parent.sweep import crash_sweep
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = "fixtures/dynamic/langgraph"
@@ -30,8 +30,8 @@ _CACHE: dict[tuple[str, str], SweepReport] = {}
 
 # One fork server per test session, warm with every installed framework: the first sweep decides what it
 # preloads, and a CrewAI child forked from a LangGraph-only server would import crewai (and lancedb) itself.
-from resume_audit.dynamic.runner import context as _context  # noqa: E402
-from resume_audit.dynamic.workbench import preload_for as _preload_for  # noqa: E402
+from resume_audit.dynamic.parent.runner import context as _context  # noqa: E402
+from resume_audit.dynamic.parent.workbench import preload_for as _preload_for  # noqa: E402
 
 _context(_preload_for(None))
 

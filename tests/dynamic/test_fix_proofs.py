@@ -21,7 +21,7 @@ from dyn_helpers import REPO
 
 pytest.importorskip("crewai")
 
-from resume_audit.dynamic.sweep import crash_sweep  # noqa: E402
+from resume_audit.dynamic.parent.sweep import crash_sweep  # noqa: E402
 
 POST, RECEIPT = "settlement_flow.post_ledger", "settlement_flow.send_receipt"
 AFTER_POST = "run: after checkpoint on method_execution_finished of method post"

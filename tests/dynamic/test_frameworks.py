@@ -20,9 +20,9 @@ pytest.importorskip("crewai")
 pytest.importorskip("workflows")
 pytest.importorskip("pydantic_graph.persistence")
 
-from resume_audit.dynamic.conformance import run_conformance  # noqa: E402
+from resume_audit.dynamic.conformance.suite import run_conformance  # noqa: E402
 
-P = "resume_audit.dynamic.probes"
+P = "resume_audit.dynamic.conformance"
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +188,7 @@ def test_pydantic_graph_2x_is_detected():
             raise AssertionError(f"{target} missing: run .ci/tools.sh")
         pytest.skip(f"pydantic-graph 2.x not installed beside this environment: run .ci/tools.sh")
     code = (
-        "from resume_audit.dynamic.adapters.pydantic_graph import persistence_available, PydanticGraphAdapter\n"
+        "from resume_audit.frameworks.pydantic_graph.adapter import persistence_available, PydanticGraphAdapter\n"
         "from resume_audit.dynamic.adapters.base import ShapeError\n"
         "import pydantic_graph, sys\n"
         "ok, version = persistence_available()\n"

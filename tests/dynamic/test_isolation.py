@@ -7,9 +7,9 @@ import pwd
 
 import pytest
 
-from resume_audit.dynamic import landlock
-from resume_audit.dynamic.runner import _group_members, process_table
-from resume_audit.dynamic.sweep import SweepUsageError
+from resume_audit.dynamic.child import landlock
+from resume_audit.dynamic.parent.runner import _group_members, process_table
+from resume_audit.dynamic.parent.sweep import SweepUsageError
 from resume_audit.dynamic.target import TargetError
 from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
 

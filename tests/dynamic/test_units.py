@@ -10,11 +10,11 @@ import pytest
 from pydantic import BaseModel
 
 from resume_audit.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
-from resume_audit.dynamic.effects import EffectSpec, EffectSpecError, idempotency_key
+from resume_audit.dynamic.child.effects import EffectSpec, EffectSpecError, idempotency_key
 from resume_audit.dynamic.killpoints import Event, EventLog
-from resume_audit.dynamic.sandbox import Sandbox
+from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.target import TargetError, TargetSpec
-from resume_audit.dynamic.validity import describe_schema, validate_values
+from resume_audit.dynamic.child.validity import describe_schema, validate_values
 from resume_audit.dynamic.values import canonical, derive_fork_value, to_jsonable
 from resume_audit.findings import PROPERTIES, Severity
 
@@ -138,8 +138,8 @@ def test_sandbox_write_policy(tmp_path):
 
 
 def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
-    from resume_audit.dynamic.checks import PROBES
-    from resume_audit.dynamic.sweep import CELL_KINDS
+    from resume_audit.dynamic.probes import PROBES
+    from resume_audit.dynamic.parent.sweep import CELL_KINDS
 
     kinds = [str(k) for probe in PROBES for k in probe.kinds]
     assert sorted(kinds) == sorted(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner
@@ -170,7 +170,7 @@ def test_child_result_round_trips_through_its_file(tmp_path):
 
 def test_typed_json_refuses_what_does_not_fit():
     from resume_audit.dynamic.child_result import ParkRecord
-    from resume_audit.dynamic.typed_json import DecodeError, decode, encode
+    from resume_audit.codec import DecodeError, decode, encode
 
     assert encode(ParkRecord(0, "a", None, value_index=0)) == {"index": 0, "node": "a", "value": None, "value_index": 0}
     assert encode(ParkRecord(0, "a", None, kind="after")) == {"index": 0, "node": "a", "value": None, "kind": "after"}

@@ -1,0 +1,1 @@
+"""What a scan keeps between runs: per-file results, the file table, stored summaries."""

@@ -1,0 +1,1 @@
+"""Configuration: ``[tool.resume-audit]`` settings and which settings apply to which file."""

@@ -1,0 +1,1 @@
+"""CrewAI Flows: everything resume-audit knows about them, static and dynamic, in one folder."""

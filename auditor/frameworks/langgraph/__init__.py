@@ -1,0 +1,1 @@
+"""LangGraph: everything resume-audit knows about it, static and dynamic, in one folder."""

@@ -1,0 +1,450 @@
+"""Everything resume-audit knows about LangGraph's names, in one place.
+
+Checked against the installed source of langgraph 1.2.24,
+langgraph-checkpoint 4.3.2, langgraph-checkpoint-sqlite 3.1.2 and
+langgraph-checkpoint-postgres 3.2.0 (2026-12-02); every name below is either
+where the object is defined or a documented re-export users import from.
+Rules ask this module, never spell framework names themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from resume_audit.analysis.deployments import Deployment, deployment_of
+
+from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, bool_value, is_none
+
+PACKAGES = ("langgraph",)
+
+#: ``interrupt(value)`` parks the run; on resume the whole node re-runs from its start.
+#: ``raise NodeInterrupt(...)`` is the legacy dynamic interrupt (langgraph.errors): it parks the
+#: run the same way and the node re-runs from its start on resume
+INTERRUPT = frozenset({"langgraph.types.interrupt", "langgraph.errors.NodeInterrupt"})
+
+#: ``Command(resume=...)`` delivers a human's answer.
+COMMAND = frozenset({"langgraph.types.Command"})
+
+#: The graph builder (defined in langgraph.graph.state, re-exported by langgraph.graph).
+STATE_GRAPH = frozenset({"langgraph.graph.StateGraph", "langgraph.graph.state.StateGraph"})
+
+#: Functional API. ``@entrypoint`` bodies re-run on resume; only ``@task`` results are memoised.
+ENTRYPOINT = frozenset({"langgraph.func.entrypoint"})
+TASK = frozenset({"langgraph.func.task"})
+
+#: In-process savers: parked runs die with the process. ``MemorySaver`` is the
+#: older name of ``InMemorySaver`` (same class in 1.2.24).
+IN_MEMORY_SAVERS = frozenset({"langgraph.checkpoint.memory.InMemorySaver", "langgraph.checkpoint.memory.MemorySaver"})
+#: RA601's fix: the durable saver of the same (sync) family, where its checkpoints are kept, and
+#: the package it comes from. ``SqliteSaver`` creates its tables on first use (langgraph-checkpoint-sqlite
+#: 3.x: ``setup()`` runs inside ``cursor()``); the connection is shared by the executor's threads.
+DURABLE_SAVER_IMPORT = "from langgraph.checkpoint.sqlite import SqliteSaver"
+DURABLE_SAVER_PACKAGE = "langgraph-checkpoint-sqlite"
+DURABLE_SAVER_ENV = "LANGGRAPH_CHECKPOINT_DB"
+DURABLE_SAVER_DEFAULT_PATH = "checkpoints.sqlite"
+#: a sync saver raises NotImplementedError on these: a program that calls them needs the async saver
+ASYNC_GRAPH_CALL_WORDS = (".ainvoke(", ".astream(", ".astream_events(", ".abatch(", ".aget_state(", ".aupdate_state(")
+
+DURABLE_SAVERS = frozenset(
+    {
+        "langgraph.checkpoint.sqlite.SqliteSaver",
+        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+        "langgraph.checkpoint.postgres.PostgresSaver",
+        "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver",
+    }
+)
+
+BASE_SAVER = frozenset({"langgraph.checkpoint.base.BaseCheckpointSaver"})
+
+#: Methods of a compiled graph that take ``(input, config)`` and run it.
+RUN_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "astream_events", "astream_log"})
+
+#: Read-only (in stock LangGraph) inspection of a thread's latest checkpoint.
+GET_STATE_METHODS = frozenset({"get_state", "aget_state"})
+
+#: ``builder.compile(checkpointer=...)``; ``add_node(name, fn)`` / ``add_node(fn)``.
+COMPILE_METHOD = "compile"
+ADD_NODE_METHOD = "add_node"
+
+#: remit-contract 0.1.2 (``import remit; remit.wrap(SaverClass, ...)``) repairs
+#: FD when a config names a checkpoint_id (or, with
+#: ``fork_on_explicit_checkpoint=False``, when it carries ``remit_fork``),
+#: validates state with ``validator=``, and gates consumption across processes
+#: with ``cross_process_gate=True`` (inspection then needs ``remit_inspect``).
+REMIT_WRAP = frozenset({"remit.wrap", "remit.langgraph_shim.wrap"})
+REMIT_FORK_KEY = "remit_fork"
+REMIT_INSPECT_KEY = "remit_inspect"
+
+
+def is_fork_discriminator(configurable_key: str) -> bool:
+    """A configurable key that tells a saver "this resume is a fork, not a retry"."""
+    return configurable_key == REMIT_FORK_KEY or "fork" in configurable_key.lower()
+
+
+# -- graph structure ---------------------------------------------------------
+# Which expression is a compiled graph, with which checkpointer, built from
+# which StateGraph and state schema, with which node functions.
+
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """``builder.compile(checkpointer=...)`` and what we could learn about it."""
+
+    compile_call: cst.Call
+    module: ModuleFacts
+    scope: FunctionInfo | None
+    #: the checkpointer expression, None when compiled without one
+    checkpointer: cst.BaseExpression | None
+    #: the ``StateGraph(...)`` construction, when the builder could be followed
+    builder_call: cst.Call | None
+    #: the variable the builder is bound to (for finding ``add_node`` calls)
+    builder_name: str | None
+    #: the deployment manifest entry serving this module (``langgraph.json``), if any
+    deployment: Deployment | None = None
+
+    @property
+    def state_schema(self) -> cst.BaseExpression | None:
+        if self.builder_call is None:
+            return None
+        return argument(self.builder_call, 0, "state_schema")
+
+    @property
+    def persisted(self) -> bool:
+        """Compiled with a checkpointer (``None``/``False`` mean none), or deployed on the
+        LangGraph server, which supplies a durable one."""
+        if self.deployment is not None and (self.checkpointer is None or is_none(self.checkpointer)):
+            return True
+        cp = self.checkpointer
+        return cp is not None and not is_none(cp) and bool_value(cp) is not False
+
+
+def _follow_to_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0):
+    """Follow names (and awaits) to the call that produced the value, with that call's scope."""
+    if depth > 6:
+        return None
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if isinstance(expr, cst.Call):
+        return expr, scope
+    if isinstance(expr, cst.Name):
+        found = project.resolver(module).binding_value(expr.value, scope, None)
+        if found is None:
+            return None
+        binding, owner = found
+        if binding.kind not in ("assign", "with"):
+            return None
+        return _follow_to_call(binding.value, owner, module, project, depth + 1)
+    return None
+
+
+def constructor_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project):
+    """The call an expression's value came from (``saver = SqliteSaver(conn)`` -> that call) and its scope."""
+    return _follow_to_call(expr, scope, module, project)
+
+
+def is_compile_call(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == COMPILE_METHOD
+
+
+def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+    """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
+    if not is_compile_call(call):
+        return None
+    receiver = call.func.value  # type: ignore[attr-defined]
+    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
+    found = _follow_to_call(receiver, scope, module, project)
+    builder_call = None
+    if found is not None:
+        candidate, owner = found
+        if project.resolver(module).call_names(candidate, owner) & STATE_GRAPH:
+            builder_call = candidate
+    if builder_call is None:
+        return None
+    cp = argument(call, 0, "checkpointer")
+    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"))
+
+
+def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+    """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable:
+    through local names, and through a project factory function that returns ``builder.compile(...)``."""
+    found = _follow_to_call(expr, scope, module, project)
+    if found is None:
+        return None
+    call, owner = found
+    graph = compiled_graph(call, owner, module, project)
+    if graph is not None:
+        return graph
+    for name in project.resolver(module).call_names(call, owner):
+        factory = project.function(name, near=module)
+        if factory is None:
+            continue
+        for ret in factory.returns:
+            if ret.value is not None:
+                inner = _follow_to_call(ret.value, factory, factory.module, project)
+                if inner is not None:
+                    graph = compiled_graph(inner[0], inner[1], factory.module, project)
+                    if graph is not None:
+                        return graph
+    return None
+
+
+def node_target(add_node: cst.Call) -> cst.BaseExpression | None:
+    """What an ``add_node`` call registers: ``add_node("name", fn)`` / ``add_node("name", action=fn)``
+    or ``add_node(fn)`` (named after the function)."""
+    action = argument(add_node, 1, "action")
+    if action is not None:
+        return action
+    positional = [a.value for a in add_node.args if a.keyword is None]
+    return positional[0] if len(positional) == 1 else None
+
+
+def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+    """``add_node`` calls on the graph's builder in the same scope, with the node function when resolvable."""
+    if graph.builder_name is None:
+        return []
+    fn_calls = graph.scope.calls if graph.scope is not None else graph.module.module_calls
+    out: list[tuple[cst.Call, FunctionInfo | None]] = []
+    resolver = project.resolver(graph.module)
+    for info in fn_calls:
+        f = info.node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == ADD_NODE_METHOD):
+            continue
+        if not (isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
+            continue
+        target = node_target(info.node)
+        fn = None
+        if target is not None:
+            for name in resolver.names(target, graph.scope):
+                fn = project.function(name, near=graph.module)
+                if fn is not None:
+                    break
+        out.append((info.node, fn))
+    return out
+
+
+def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> cst.Call | None:
+    """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
+    if expr is None:
+        return None
+    found = _follow_to_call(expr, scope, module, project)
+    if found is None:
+        return None
+    call, owner = found
+    if project.resolver(module).call_names(call, owner) & REMIT_WRAP:
+        return call
+    return None
+
+
+# -- durability, functional API, node discovery (added for RA103/RA104/RA106/RA501/RA601) ------
+# Checked against langgraph 1.2.24 / langgraph-checkpoint 4.3.2 (2026-12-02):
+# ``Pregel.stream/astream/invoke/ainvoke`` take ``durability: "sync" | "async" |
+# "exit"`` (default: ``config["configurable"]["__pregel_durability"]``, else
+# ``"async"``); the deprecated ``checkpoint_during=False`` means ``"exit"``.
+# ``StateGraph.compile()`` has no ``durability`` parameter (TypeError), and
+# ``graph.with_config(durability="exit")`` puts a top-level config key that the
+# loop never reads (measured: the run still checkpoints every step); only the
+# configurable key reaches the loop. ``batch``/``abatch`` pass their kwargs to
+# ``invoke``; ``stream_events``/``astream_events`` to ``astream``.
+
+DURABILITY_KWARG = "durability"
+CHECKPOINT_DURING_KWARG = "checkpoint_during"
+#: ``CONFIG_KEY_DURABILITY`` in langgraph._internal._constants
+DURABILITY_CONFIG_KEY = "__pregel_durability"
+DURABILITY_EXIT = "exit"
+DURABILITY_RUN_METHODS = RUN_METHODS | frozenset(
+    {"batch", "abatch", "batch_as_completed", "abatch_as_completed", "stream_events"}
+)
+ADD_SEQUENCE_METHOD = "add_sequence"
+#: ``update_state`` / ``aupdate_state`` / ``bulk_update_state``: with ``invoke(None, config)`` a resume form.
+UPDATE_STATE_METHODS = frozenset({"update_state", "aupdate_state", "bulk_update_state", "abulk_update_state"})
+#: ``BaseCheckpointSaver.put_writes`` / ``aput_writes`` and ``put`` / ``aput``.
+PUT_WRITES_METHODS = ("put_writes", "aput_writes")
+PUT_METHODS = ("put", "aput")
+#: Stock savers users subclass (their ``put_writes`` is synchronous and durable on return).
+STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
+    {
+        "langgraph.checkpoint.base.BaseCheckpointSaver",
+        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+        "langgraph.checkpoint.postgres.base.BasePostgresSaver",
+        "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
+    }
+)
+
+
+def decorator_names(fn: FunctionInfo, project) -> list[tuple[set[str], object]]:
+    """(qualified names of the decorator, DecoratorInfo) for each decorator of ``fn``."""
+    resolver = project.resolver(fn.module)
+    return [(resolver.names(d.target, fn.parent), d) for d in fn.decorators]
+
+
+def is_task(fn: FunctionInfo, project) -> bool:
+    """Is ``fn`` decorated with ``@task`` / ``@task(...)`` (langgraph.func.task)?"""
+    return any(names & TASK for names, _ in decorator_names(fn, project))
+
+
+def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+    """Does ``call`` invoke a task: a project function decorated ``@task``, or a
+    name bound to ``task(fn)`` / ``task(...)(fn)``? (Its result is memoised.)"""
+    names = project.resolver(module).call_names(call, scope)
+    if names & TASK:
+        return True
+    for name in names:
+        fn = project.function(name, near=module)
+        if fn is not None and is_task(fn, project):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Entrypoint:
+    """A function turned into a workflow by ``@entrypoint(checkpointer=...)``."""
+
+    function: FunctionInfo
+    #: the decorator's call, or the ``entrypoint(...)(fn)`` call
+    node: cst.CSTNode
+    checkpointer: cst.BaseExpression | None
+
+    @property
+    def persisted(self) -> bool:
+        cp = self.checkpointer
+        return cp is not None and not is_none(cp) and bool_value(cp) is not False
+
+
+def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
+    """``fn`` decorated ``@entrypoint(...)`` (or wrapped by ``entrypoint(...)(fn)`` at module level)."""
+    for names, dec in decorator_names(fn, project):
+        if names & ENTRYPOINT:
+            call = dec.call  # type: ignore[attr-defined]
+            cp = argument(call, 0, "checkpointer") if call is not None else None
+            return Entrypoint(fn, dec.node, cp)  # type: ignore[attr-defined]
+    resolver = project.resolver(fn.module)
+    for info in fn.module.module_calls:
+        outer = info.node
+        if not (isinstance(outer.func, cst.Call) and outer.args):
+            continue
+        inner = outer.func
+        if not (resolver.call_names(inner, None) & ENTRYPOINT):
+            continue
+        target = outer.args[0].value
+        if isinstance(target, cst.Name) and fn.parent is None and fn.class_info is None and target.value == fn.name:
+            return Entrypoint(fn, outer, argument(inner, 0, "checkpointer"))
+    return None
+
+
+def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+    """Like :func:`node_functions`, but also finds ``add_node`` / ``add_sequence`` calls in the
+    scope where the builder was created when it differs from the compile's scope (a module-level
+    builder compiled inside a factory, say)."""
+    if graph.builder_name is None:
+        return []
+    resolver = project.resolver(graph.module)
+    scopes: list[FunctionInfo | None] = [graph.scope]
+    found = resolver.binding_value(graph.builder_name, graph.scope, None)
+    if found is not None and found[1] is not graph.scope:
+        scopes.append(found[1])
+    out: list[tuple[cst.Call, FunctionInfo | None]] = []
+    seen: set[int] = set()
+    for scope in scopes:
+        calls = scope.calls if scope is not None else graph.module.module_calls
+        for info in calls:
+            f = info.node.func
+            if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
+                continue
+            targets: list[cst.BaseExpression] = []
+            if f.attr.value == ADD_NODE_METHOD:
+                target = node_target(info.node)
+                if target is not None:
+                    targets.append(target)
+            elif f.attr.value == ADD_SEQUENCE_METHOD:
+                seq = argument(info.node, 0, "nodes")
+                if isinstance(seq, (cst.List, cst.Tuple)):
+                    for el in seq.elements:
+                        v = el.value
+                        if isinstance(v, cst.Tuple) and len(v.elements) == 2:
+                            v = v.elements[1].value
+                        targets.append(v)
+            else:
+                continue
+            for target in targets:
+                fn = None
+                for name in resolver.names(target, scope):
+                    fn = project.function(name, near=graph.module)
+                    if fn is not None:
+                        break
+                if fn is None and isinstance(target, cst.Name) and scope is not None:
+                    # a node defined inside the factory that builds the graph
+                    fn = graph.module.find_function(f"{scope.qualname}.{target.value}")
+                if fn is not None and id(fn) in seen:
+                    continue
+                if fn is not None:
+                    seen.add(id(fn))
+                out.append((info.node, fn))
+    return out
+
+#: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
+#: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
+#: A tool's effect re-runs like any node's when the tools node re-runs on resume.
+TOOL_NODE = frozenset({"langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"})
+CREATE_REACT_AGENT = frozenset(
+    {
+        "langgraph.prebuilt.create_react_agent",
+        "langgraph.prebuilt.chat_agent_executor.create_react_agent",
+        # LangChain 1.x builds the same LangGraph agent (checked against langchain 1.5.2:
+        # ``create_agent(model, tools=None, *, middleware=(), checkpointer=None, interrupt_before=None, ...)``)
+        "langchain.agents.create_agent",
+        "langchain.agents.factory.create_agent",
+    }
+)
+#: LangChain 1.x middleware that parks the agent with ``interrupt()`` before gated tool
+#: calls (langchain 1.5.2, ``langchain.agents.middleware.human_in_the_loop``).
+HITL_MIDDLEWARE = frozenset(
+    {
+        "langchain.agents.middleware.HumanInTheLoopMiddleware",
+        "langchain.agents.middleware.human_in_the_loop.HumanInTheLoopMiddleware",
+    }
+)
+
+
+def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+    """Project functions in a tools list (``[send_email, search]``, a variable or module
+    constant bound to one, ``ToolNode(<that>)``)."""
+    if expr is None or depth > 4:
+        return []
+    resolver = project.resolver(module)
+    if isinstance(expr, cst.Call) and resolver.call_names(expr, scope) & TOOL_NODE:
+        return tool_functions(argument(expr, 0, "tools"), scope, module, project, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out: list[FunctionInfo] = []
+        for el in expr.elements:
+            for name in resolver.names(el.value, scope):
+                fn = project.function(name, near=module)
+                if fn is not None and fn not in out:
+                    out.append(fn)
+                    break
+        return out
+    if isinstance(expr, cst.Name):
+        found = resolver.binding_value(expr.value, scope, None)
+        if found is not None and found[0].kind == "assign":
+            return tool_functions(found[0].value, found[1], module, project, depth + 1)
+        for name in resolver.names(expr, scope):  # TOOLS imported from another project module
+            mod_name, _, var = name.rpartition(".")
+            for m in project.by_name.get(mod_name, ()):
+                for b in reversed(m.module_bindings):
+                    if b.name == var and b.kind == "assign":
+                        return tool_functions(b.value, None, m, project, depth + 1)
+    return []
+
+
+def interrupt_classifier(project):
+    """Classifier for ``project.reach``: is this call LangGraph's ``interrupt()``?"""
+
+    def classify(call, module):
+        if project.resolver(module).call_names(call.node, call.function) & INTERRUPT:
+            return "interrupt"
+        return None
+
+    return classify

@@ -1,0 +1,1 @@
+"""Where resume-audit meets other tools: the GitHub Action, review suggestions, SARIF baselines, pytest."""

@@ -1,0 +1,1 @@
+"""Stage 5 of a scan: suppression comments, baselines, the diff filter and stable fingerprints."""

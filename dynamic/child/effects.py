@@ -1,0 +1,243 @@
+"""Wrapping the user's ``--effect`` functions so every call lands in the ledger.
+
+A wrapped effect, per call: performs the real call (or, with ``--stub``,
+returns the stub value instead), records one autocommitted ledger INSERT, then
+emits the named event "after effect <name> in node <node>" -- which is where a
+crash cell may SIGKILL the process -- and only then returns to the caller.
+
+Calls carrying an idempotency key (an ``idempotency_key=`` argument or an
+``Idempotency-Key`` header) are counted once per key, as the provider would
+deduplicate them; that is how a correctly keyed effect comes out clean.
+
+Every reference to the original function in loaded modules is replaced, so a
+graph module that did ``from tools import charge_card`` sees the wrapper too.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from resume_audit.dynamic.killpoints import EventLog
+from resume_audit.dynamic.ledger import Ledger
+
+NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce__": lambda self: "NO_STUB"})()
+
+
+class EffectSpecError(ValueError):
+    """An ``--effect`` that names nothing callable."""
+
+
+@dataclass(frozen=True)
+class EffectSpec:
+    """``module:attr`` (``attr`` may be dotted: ``stripe:Charge.create``)."""
+
+    module: str
+    attr: str
+
+    @classmethod
+    def parse(cls, text: str) -> "EffectSpec":
+        module, sep, attr = text.strip().partition(":")
+        if not sep or not module or not attr:
+            raise EffectSpecError(f"--effect {text!r}: expected MODULE:FUNCTION, e.g. myagent.tools:charge_card")
+        if module.endswith(".py"):
+            module = module[:-3].replace("/", ".").strip(".")
+        return cls(module, attr)
+
+    @property
+    def display(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+
+#: where an effect was called from: (node, step, task id)
+ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]
+
+
+def idempotency_key(kwargs: dict[str, Any]) -> str | None:
+    for name in ("idempotency_key", "idempotencyKey", "IdempotencyKey"):
+        if kwargs.get(name):
+            return str(kwargs[name])
+    headers = kwargs.get("headers")
+    if isinstance(headers, dict):
+        for k, v in headers.items():
+            if str(k).lower() == "idempotency-key" and v:
+                return str(v)
+    return None
+
+
+def _resolve(spec: EffectSpec) -> tuple[Any, str, Any]:
+    """(owner object, attribute name, raw attribute) for ``spec``."""
+    try:
+        owner: Any = importlib.import_module(spec.module)
+    except Exception as exc:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: cannot import {spec.module!r}: {exc}") from exc
+    *parents, last = spec.attr.split(".")
+    for part in parents:
+        try:
+            owner = getattr(owner, part)
+        except AttributeError as exc:
+            raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {part!r} not found") from exc
+    try:
+        raw = inspect.getattr_static(owner, last)
+    except AttributeError as exc:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {last!r} not found in {spec.module}") from exc
+    func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
+    if not callable(func) and _tool_functions(raw) == []:
+        raise EffectSpecError(f"--effect {spec.module}:{spec.attr} is not callable (nor a LangChain tool with a function)")
+    return owner, last, raw
+
+
+def _tool_functions(obj: Any) -> list[str] | None:
+    """For a LangChain tool object (``@tool``, ``StructuredTool.from_function``, ``Tool``, a
+    ``BaseTool`` subclass): the attributes holding its functions (``func`` and/or ``coroutine``,
+    or the subclass's ``_run`` / ``_arun``), which ``invoke``/``ainvoke`` call -- wrapping them
+    records every call however the tool is run. None for anything else."""
+    if not (hasattr(obj, "invoke") and hasattr(obj, "name")):
+        return None
+    if hasattr(obj, "func") or hasattr(obj, "coroutine"):
+        return [a for a in ("func", "coroutine") if callable(getattr(obj, a, None))]
+    # a BaseTool subclass instance: run() / arun() call its own _run / _arun
+    overridden = [a for a in ("_run", "_arun") if callable(getattr(obj, a, None)) and _defined_below_base_tool(type(obj), a)]
+    return overridden or None
+
+
+def _defined_below_base_tool(cls: type, name: str) -> bool:
+    """Whether ``name`` is the tool class's own (not ``BaseTool``'s default that raises NotImplementedError)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass.__name__ != "BaseTool"
+    return False
+
+
+def install_effects(
+    specs: list[EffectSpec],
+    ledger: Ledger,
+    events: EventLog,
+    context: ContextProvider,
+    stub: Any = NO_STUB,
+    stubs: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    """Wrap every effect in place; returns {display name: source location} for reports.
+    ``stubs`` ("module:function" -> value) overrides ``stub`` for one effect."""
+    replaced: dict[int, Any] = {}
+    locations: dict[str, str] = {}
+    for spec in specs:
+        effect_stub = (stubs or {}).get(f"{spec.module}:{spec.attr}", stub)
+        owner, attr, raw = _resolve(spec)
+        tool_attrs = _tool_functions(raw)
+        if tool_attrs:
+            # a LangChain tool: wrap its function(s) on the tool object every graph holds
+            originals = [getattr(raw, name) for name in tool_attrs]
+            for name, inner in zip(tool_attrs, originals):
+                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, effect_stub,
+                                                            definition=_source_location(originals[0])))
+                replaced[id(inner)] = (inner, getattr(raw, name))
+            locations[spec.display] = _source_location(originals[0])
+            continue
+        func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
+        wrapper = _make_wrapper(func, spec.display, ledger, events, context, effect_stub)
+        new_raw = type(raw)(wrapper) if isinstance(raw, (classmethod, staticmethod)) else wrapper
+        setattr(owner, attr, new_raw)
+        replaced[id(func)] = (func, wrapper)
+        locations[spec.display] = _source_location(func)
+    _rebind_references(replaced)
+    return locations
+
+
+def _source_location(func: Callable) -> str:
+    """``file:line`` of a function's definition, "" when Python cannot tell (a builtin, a C function)."""
+    try:
+        return f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
+    except (OSError, TypeError):
+        return ""
+
+
+def _user_site(caller: Any, skip: tuple[str, ...]) -> str | None:
+    """``file:line`` of the innermost frame from ``caller`` outwards that is the user's code."""
+    frame = caller
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
+
+
+def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any,
+                  definition: str | None = None):
+    """The recorder around one effect. The call site recorded is the user's line that called it; an
+    effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``."""
+    skip = _library_roots() + _own_roots() if definition else ()
+
+    def record(kwargs: dict[str, Any], caller: Any) -> None:
+        node, step, task = context()
+        site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
+        if definition and (caller is None or caller.f_code.co_filename.startswith(skip)):
+            site = _user_site(caller, skip) or definition
+        ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
+        events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1)
+            result = stub if stub is not NO_STUB else await func(*args, **kwargs)
+            record(kwargs, caller)
+            return result
+
+        async_wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
+        return async_wrapper
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
+        result = stub if stub is not NO_STUB else func(*args, **kwargs)
+        record(kwargs, caller)
+        return result
+
+    wrapper.__resume_audit_effect__ = name  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _library_roots() -> tuple[str, ...]:
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    return tuple(r for r in roots if r)
+
+
+def _own_roots() -> tuple[str, ...]:
+    """This package's own directories (the sweep's child code calls the graph)."""
+    import resume_audit
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return (here + os.sep, os.path.dirname(os.path.abspath(resume_audit.__file__)) + os.sep)
+
+
+def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:
+    """Point module-level aliases of the originals (``from x import f``) at the wrappers.
+
+    Only the user's own modules are scanned (not the standard library or
+    installed packages, which cannot have imported a user's effect by name and
+    would make every sweep child pay for walking a few thousand namespaces).
+    """
+    if not replaced:
+        return
+    libraries = _library_roots()
+    owners = {getattr(func, "__module__", None) for func, _ in replaced.values()}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if name not in owners and (not file or file.startswith(libraries)):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            hit = replaced.get(id(value))
+            if hit is not None and hit[0] is value:
+                namespace[key] = hit[1]
