@@ -212,7 +212,7 @@ def _remit_forks_explicit_checkpoints(call: cst.Call, fn, ctx: RuleContext) -> b
     graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
     if graph is None:
         return False
-    wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+    wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
     if wrap is None:
         return False
     explicit = keyword(wrap, "fork_on_explicit_checkpoint")

@@ -232,7 +232,7 @@ one (a database row, a lock service); the choice is the deployment's.
         graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
         if graph is None:
             return None
-        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
         gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
         if wrap is None or gate is None or bool_value(gate.value) is not True:
             return None

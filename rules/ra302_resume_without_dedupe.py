@@ -490,7 +490,7 @@ Also not flagged:
         graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
         if not isinstance(graph, langgraph.CompiledGraph):
             return False
-        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+        wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
         gate = keyword(wrap, "cross_process_gate") if wrap is not None else None
         return gate is not None and bool_value(gate.value) is True
 

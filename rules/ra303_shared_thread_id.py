@@ -313,20 +313,24 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
 
 
 def saver_kind(graph, project) -> str | None:
-    """"memory" / "durable" for a compiled graph's checkpointer, None when unknown."""
+    """"memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
+    may be one of several savers (a factory's parameter given a durable saver by one caller and left
+    to its in-memory default by another): durable when any may be, since that one keeps the state."""
     if graph is None or not graph.persisted:
         return None
-    found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, project)
-    if found is None:
-        return None
-    call, scope = found
-    names = project.resolver(graph.module).call_names(call, scope)
-    if names & langgraph.REMIT_WRAP and call.args:
-        names = project.resolver(graph.module).names(call.args[0].value, scope)
+    kinds = {_kind_of(saver, project) for saver in langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, project)}
+    return "durable" if "durable" in kinds else "memory" if "memory" in kinds else None
+
+
+def _kind_of(saver, project) -> str | None:
+    names = {saver.type}
+    if saver.type in langgraph.REMIT_WRAP and saver.call is not None and saver.call.args and saver.module is not None:
+        names = {m.type for m in langgraph.made_values(saver.call.args[0].value, saver.scope, saver.module, project)}
+        names |= project.resolver(saver.module).names(saver.call.args[0].value, saver.scope)
     if names & langgraph.IN_MEMORY_SAVERS:
         return "memory"
     for n in names:
-        if n.endswith(".from_conn_string") and string_value(argument(call, 0, "conn_string")) == ":memory:":
+        if n.endswith(".from_conn_string") and saver.call is not None and string_value(argument(saver.call, 0, "conn_string")) == ":memory:":
             return "memory"
         if any(n == d or n.startswith(d + ".") for d in langgraph.DURABLE_SAVERS):
             return "durable"
@@ -577,7 +581,7 @@ a ticket, a conversation); no rewrite can know which.
             if saver == "memory" and kind == "non-durable":
                 return
             if graph is not None and graph.checkpointer is not None:
-                related.append(Related(ctx.span(graph.checkpointer, graph.module), f"checkpointer ({saver or 'unknown'})"))
+                related.append(Related(ctx.span(graph.checkpointer, graph.saver_module), f"checkpointer ({saver or 'unknown'})"))
         if not related:
             related.append(Related(ctx.span(site.anchor), "the run this id addresses"))
         store = "checkpointer" if site.kind == "langgraph" else "flow persistence"
@@ -628,8 +632,8 @@ a ticket, a conversation); no rewrite can know which.
         in-memory saver each call: every run has its own store, so a constant id shares nothing."""
         if graph.scope is None or saver_kind(graph, ctx.project) != "memory":
             return False
-        found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
-        if found is None or found[1] is not graph.scope:
+        made = langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
+        if not made or made[0].scope is not graph.scope:
             return False
         receiver = getattr(self, "_receiver", None)
         if isinstance(receiver, cst.Name) and site.scope is not None:

@@ -372,7 +372,7 @@ later), and which model validates is the program's choice.
             state = pydantic_model(graph.state_schema, graph.scope, ctx)
             if state is None:
                 continue
-            wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)
+            wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
             if wrap is not None and keyword(wrap, "validator") is not None:
                 continue
             nodes = langgraph.all_node_functions(graph, ctx.project)

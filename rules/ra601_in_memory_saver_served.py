@@ -323,11 +323,13 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
 
     # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
     def _uses(self, module, project):
-        """(checkpointer expr, scope, (hitl node, module, note)) for every checkpointed use in ``module``."""
+        """(checkpointer expr, its scope, its module, (hitl node, module, note)) for every checkpointed use in ``module``."""
         for info in module.all_calls:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
+            cp_scope, cp_module = info.function, module
             if graph is not None:
                 cp = graph.checkpointer
+                cp_scope, cp_module = graph.saver_scope, graph.saver_module
                 hitl = self._graph_hitl(graph, info.node, module, project)
             else:
                 kw = keyword(info.node, "checkpointer")
@@ -336,14 +338,14 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
                 cp = kw.value
                 hitl = self._kwarg_hitl(info.node, module) or self._middleware_hitl(info, module, project)
             if cp is not None and hitl is not None:
-                yield cp, info.function, hitl
+                yield cp, cp_scope, cp_module, hitl
         for fn in module.functions:
             ep = entrypoint_for(project, fn)
             if ep is None or ep.checkpointer is None:
                 continue
             reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
             if reached is not None:
-                yield ep.checkpointer, fn.parent, (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here")
+                yield ep.checkpointer, fn.parent, module, (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here")
 
     def _graph_hitl(self, graph, compile_call: cst.Call, module, project):
         kw = self._kwarg_hitl(compile_call, module)
@@ -411,8 +413,8 @@ def _found_from(project, module):
         seen: set[int] = set()
         if not module.uses_any(langgraph.PACKAGES):
             return out
-        for cp, scope, hitl in rule._uses(module, project):
-            found = in_memory_constructor(cp, scope, module, project)
+        for cp, scope, cp_module, hitl in rule._uses(module, project):
+            found = in_memory_constructor(cp, scope, cp_module, project)
             if found is None:
                 continue
             construction, where = found

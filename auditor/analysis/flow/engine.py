@@ -112,7 +112,13 @@ class Flow:
 
     def stored(self, owner: Value, name: str) -> Values:
         """What the project assigns to ``owner.name`` anywhere (``agent.checkpointer = saver``)."""
-        return self._ask("flow-stored", (owner, name), lambda: self._stored(owner, name))
+        return self._ask("flow-stored", (owner, name), lambda: self._union(
+            self.values(value, scope, module) for value, scope, module in self.stores(owner, name)))
+
+    def stores(self, owner: Value, name: str) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts]]:
+        """The assignments ``x.name = value`` anywhere in the project where ``x`` may be ``owner``:
+        (value, its scope, its module)."""
+        return self._ask("flow-stores", (owner, name), lambda: list(self._stores(owner, name)), in_progress=[])
 
     def method_calls(self, owner: Value, method: str) -> list[CallInfo]:
         """Calls ``x.method(...)`` anywhere in the project where ``x`` may be ``owner``
@@ -300,7 +306,7 @@ class Flow:
                 return self.items(callee.owner, self._key_value(call, scope, module))
             if isinstance(callee.owner, Container) and callee.name == "copy":
                 return frozenset({callee.owner})
-            return frozenset({Made(type_name(callee), call, module, scope, id(call))})
+            return frozenset({Made(self.type_name(callee), call, module, scope, id(call))})
         if isinstance(callee, Made):
             return frozenset({Made(f"{callee.type}()", call, module, scope, id(call))})
         return EMPTY
@@ -333,6 +339,16 @@ class Flow:
             return None
         keys = self.values(call.args[0].value, scope, module)
         return next(iter(keys)) if len(keys) == 1 and isinstance(next(iter(keys)), Constant) else None
+
+    def type_name(self, value: Value) -> str:
+        """:func:`type_name`, and for an instance of a project class its first library base class
+        (``class Graph(StateGraph)``: an instance is known as a ``langgraph.graph.StateGraph``)."""
+        if isinstance(value, Instance):
+            bases = self.external_bases(value.cls)
+            return bases[0] if bases else value.cls.full_name
+        if isinstance(value, Member):
+            return f"{self.type_name(value.owner)}.{value.name}"
+        return type_name(value)
 
     def _functions_called(self, value: Value) -> list[FunctionInfo]:
         if isinstance(value, (Function, Bound)):
@@ -388,8 +404,10 @@ class Flow:
         if isinstance(owner, Class):
             return self._class_member(owner.cls, name, None)
         if isinstance(owner, Instance):
-            found = self._class_member(owner.cls, name, owner)
-            return found | self.stored(owner, name)
+            found = self._class_member(owner.cls, name, owner) | self.stored(owner, name)
+            if not found and self.external_bases(owner.cls):
+                return frozenset({Member(owner, name)})  # a library base class's method
+            return found
         if isinstance(owner, (Made, Member)):
             return self.stored(owner, name) | frozenset({Member(owner, name)})
         if isinstance(owner, Container):
@@ -451,8 +469,11 @@ class Flow:
                 if isinstance(value, Class) and value.cls is not cls:
                     yield from self._bases_of(value.cls, depth + 1)
 
-    def external_bases(self, cls: ClassInfo) -> set[str]:
-        """Library classes ``cls`` derives from, through project bases (``class MyGraph(StateGraph)``)."""
+    def external_bases(self, cls: ClassInfo) -> list[str]:
+        """Library classes ``cls`` derives from, through project bases (``class MyGraph(StateGraph)``), sorted."""
+        return self._ask("flow-external-bases", id(cls), lambda: sorted(self._external_bases(cls)), in_progress=[])
+
+    def _external_bases(self, cls: ClassInfo) -> set[str]:
         out: set[str] = set()
         for klass in self._mro(cls):
             for base in klass.node.bases:
@@ -466,7 +487,7 @@ class Flow:
         """Project classes deriving from ``cls`` (modules that mention its name are searched)."""
         def find() -> list[ClassInfo]:
             out = []
-            for module in self.project.modules_mentioning([cls.name]):
+            for module in self._near(Class.of(cls), [f"{cls.name})", f"{cls.name},", f"{cls.name}["]):
                 for klass in module.classes:
                     if klass is not cls and any(k is cls for k in self._mro(klass)[1:]):
                         out.append(klass)
@@ -474,13 +495,14 @@ class Flow:
         return self._ask("flow-subclasses", id(cls), find, in_progress=[])
 
     # -- stores ------------------------------------------------------------------------------
-    def _stored(self, owner: Value, name: str) -> Values:
-        parts: list[Values] = []
-        for module in self.project.modules_mentioning([f".{name}"]):
-            for target, value, scope in _attribute_stores(module, name):
-                if owner in self.values(target.value, scope, module):
-                    parts.append(self.values(value, scope, module))
-        return self._union(parts)
+    def _stores(self, owner: Value, name: str) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts]]:
+        for module in self._near(owner, [f".{name} =", f".{name}="]):
+            for target, value, scope in self._assignments(module):
+                if isinstance(target, cst.Attribute) and target.attr.value == name and owner in self.values(target.value, scope, module):
+                    yield value, scope, module
+
+    def _assignments(self, module: ModuleFacts) -> list[tuple[cst.BaseExpression, cst.BaseExpression, FunctionInfo | None]]:
+        return self._ask("flow-assignments", module.path, lambda: _assignments(module), in_progress=[])
 
     def _items(self, owner: Value, key: Value | None) -> Values:
         if isinstance(owner, Container):
@@ -528,7 +550,9 @@ class Flow:
         if module is None:
             return EMPTY
         parts: list[Values] = []
-        for target, value, scope in _subscript_stores(module):
+        for target, value, scope in self._assignments(module):
+            if not isinstance(target, cst.Subscript):
+                continue
             store_key = _subscript_key(target)
             if key is not None and store_key is not None and isinstance(key, Constant) and store_key != key:
                 continue
@@ -616,15 +640,49 @@ class Flow:
 
     def _callers(self, fn: FunctionInfo) -> Iterator[CallInfo]:
         spelled = fn.class_info.name if fn.name == "__init__" and fn.class_info is not None else fn.name
-        for module in self.project.modules_mentioning([spelled]):
+        for module in self.project.modules_calling(_call_words(spelled), spelled):
             for call in module.all_calls:
                 if _called_name(call.node) != spelled:
                     continue
                 if any(f is fn for f in self.callees(call)):
                     yield call
 
+    # -- where an object can be ------------------------------------------------------------------
+    def _near(self, owner: Value, words: list[str]) -> list[ModuleFacts]:
+        """The modules holding one of ``words`` where ``owner`` can be in scope: the module that made
+        it, the modules it imports (it may hand the object to their functions) and the modules that
+        import it (they may read it from its globals, calls and returns). Every other module is
+        neither parsed nor a dependency of the answer."""
+        home = _home(owner)
+        if home is None:
+            return []
+        hood = self._neighbourhood(home)
+        found: dict[object, ModuleFacts] = {}
+        for word in words:
+            for entry in self.project.files_mentioning(word):
+                if entry.path in hood and entry.path not in found:
+                    module = self.project.load(entry)
+                    if module is not None:
+                        found[entry.path] = module
+        return [found[p] for p in sorted(found, key=str)]
+
+    def _neighbourhood(self, module: ModuleFacts) -> frozenset:
+        def compute() -> frozenset:
+            paths = {module.path}
+            for imported in module.imported_modules:
+                for name in (imported, imported.rpartition(".")[0]):
+                    for entry in self.project.entries_named(name) if name else ():
+                        paths.add(entry.path)
+            tail = module.module_name.rpartition(".")[2] or module.path.parent.name
+            if module.is_package or tail == "__init__":
+                tail = module.path.parent.name
+            for entry in self.project.files_mentioning(tail):
+                paths.add(entry.path)
+            return frozenset(paths)
+        return self._ask("flow-neighbourhood", module.path, compute, in_progress=frozenset({module.path}))
+
     def _method_calls(self, owner: Value, method: str) -> Iterator[CallInfo]:
-        for module in self.project.modules_mentioning([f".{method}("]):
+        for module in self._near(owner, [f".{method}("]):
             for call in module.all_calls:
                 func = call.node.func
                 if isinstance(func, cst.Attribute) and func.attr.value == method and owner in self.values(func.value, call.function, module):
@@ -709,6 +767,28 @@ def _annotation_names(annotation: cst.BaseExpression) -> Iterator[cst.BaseExpres
         yield annotation
 
 
+def _call_words(name: str) -> list[str]:
+    """Text a module must hold to call ``name`` or hand it to a runner (as the project's caller search)."""
+    return [f"{name}(", f"{name},", f"{name})", f"={name}"]
+
+
+def _home(value: Value) -> ModuleFacts | None:
+    """The module an object was made in (where the search for its uses starts)."""
+    if isinstance(value, (Made, Container)):
+        return value.module
+    if isinstance(value, (Instance, Class)):
+        return value.cls.module
+    if isinstance(value, (Function, Bound)):
+        return value.fn.module
+    if isinstance(value, Member):
+        return _home(value.owner)
+    if isinstance(value, Partial):
+        return _home(value.target)
+    if isinstance(value, Lambda):
+        return value.module
+    return None
+
+
 def _called_name(call: cst.Call) -> str | None:
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
@@ -767,17 +847,10 @@ def _assignments(module: ModuleFacts) -> list[tuple[cst.BaseAssignTargetExpressi
     return out
 
 
-def _attribute_stores(module: ModuleFacts, name: str) -> list[tuple[cst.Attribute, cst.BaseExpression, FunctionInfo | None]]:
-    return [(t, v, s) for t, v, s in _assignments(module) if isinstance(t, cst.Attribute) and t.attr.value == name]
-
-
-def _subscript_stores(module: ModuleFacts) -> list[tuple[cst.Subscript, cst.BaseExpression, FunctionInfo | None]]:
-    return [(t, v, s) for t, v, s in _assignments(module) if isinstance(t, cst.Subscript)]
-
-
 def type_name(value: Value) -> str:
     """The qualified type an external object is known by: ``httpx.Client`` for ``httpx.Client()``,
-    ``openai.OpenAI.chat.completions`` for a member chain off a client."""
+    ``openai.OpenAI.chat.completions`` for a member chain off a client. (An instance of a project
+    class deriving from a library class is known by the engine: :meth:`Flow.type_name`.)"""
     if isinstance(value, Made):
         return value.type
     if isinstance(value, Member):

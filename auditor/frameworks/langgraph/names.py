@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from resume_audit.analysis.deployments import Deployment, deployment_of
+from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.values import Bound, Container, Function, Made, Partial, Value
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, is_none
 
 PACKAGES = ("langgraph",)
@@ -105,6 +107,20 @@ class CompiledGraph:
     builder_name: str | None
     #: the deployment manifest entry serving this module (``langgraph.json``), if any
     deployment: Deployment | None = None
+    #: what the builder may be (the value-flow engine's objects: ``StateGraph(...)``, an instance of a subclass)
+    builders: tuple[Value, ...] = ()
+    #: where ``checkpointer`` is evaluated when it is not the compile call's own argument (a saver assigned
+    #: as ``graph.checkpointer = ...`` at start-up)
+    checkpointer_scope: FunctionInfo | None = None
+    checkpointer_module: ModuleFacts | None = None
+
+    @property
+    def saver_scope(self) -> FunctionInfo | None:
+        return self.checkpointer_scope if self.checkpointer_module is not None else self.scope
+
+    @property
+    def saver_module(self) -> ModuleFacts:
+        return self.checkpointer_module or self.module
 
     @property
     def state_schema(self) -> cst.BaseExpression | None:
@@ -146,49 +162,61 @@ def constructor_call(expr: cst.BaseExpression, scope: FunctionInfo | None, modul
     return _follow_to_call(expr, scope, module, project)
 
 
+def made_values(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> list[Made]:
+    """The library-made objects ``expr`` may hold, wherever they were made (value-flow engine), in a
+    stable order (by module and position)."""
+    if expr is None:
+        return []
+    flow = flow_of(project)
+    made = [v for v in flow.values(expr, scope, module) if isinstance(v, Made) and v.call is not None]
+    return sorted(made, key=lambda m: (str(m.module.path) if m.module else "", m.module.order(m.call) if m.module else 0))
+
+
 def is_compile_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == COMPILE_METHOD
 
 
+def _is_builder(value: Value, project) -> bool:
+    return flow_of(project).type_name(value) in STATE_GRAPH
+
+
 def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
-    """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
+    """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``: the builder may reach the
+    call any way the value-flow engine follows (a parameter, a factory, a subclass of StateGraph).
+    A compile with no checkpointer whose graph is given one as an attribute at start-up
+    (``graph.checkpointer = saver``) is checkpointed by that saver."""
     if not is_compile_call(call):
         return None
+    flow = flow_of(project)
     receiver = call.func.value  # type: ignore[attr-defined]
-    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
-    found = _follow_to_call(receiver, scope, module, project)
-    builder_call = None
-    if found is not None:
-        candidate, owner = found
-        if project.resolver(module).call_names(candidate, owner) & STATE_GRAPH:
-            builder_call = candidate
-    if builder_call is None:
+    builders = tuple(v for v in flow.values(receiver, scope, module) if _is_builder(v, project))
+    if not builders:
         return None
+    builder_call = next((b.call for b in builders if isinstance(b, Made) and b.call is not None
+                         and b.module is module), None)
+    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
     cp = argument(call, 0, "checkpointer")
-    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"))
+    cp_scope: FunctionInfo | None = None
+    cp_module: ModuleFacts | None = None
+    if cp is None or is_none(cp):
+        compiled = next((v for v in flow.values(call, scope, module) if isinstance(v, Made) and v.call is call), None)
+        stores = flow.stores(compiled, "checkpointer") if compiled is not None else []
+        for value, store_scope, store_module in stores:
+            if not is_none(value):
+                cp, cp_scope, cp_module = value, store_scope, store_module
+                break
+    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"),
+                         builders, cp_scope, cp_module)
 
 
 def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
-    """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable:
-    through local names, and through a project factory function that returns ``builder.compile(...)``."""
-    found = _follow_to_call(expr, scope, module, project)
-    if found is None:
-        return None
-    call, owner = found
-    graph = compiled_graph(call, owner, module, project)
-    if graph is not None:
-        return graph
-    for name in project.resolver(module).call_names(call, owner):
-        factory = project.function(name, near=module)
-        if factory is None:
-            continue
-        for ret in factory.returns:
-            if ret.value is not None:
-                inner = _follow_to_call(ret.value, factory, factory.module, project)
-                if inner is not None:
-                    graph = compiled_graph(inner[0], inner[1], factory.module, project)
-                    if graph is not None:
-                        return graph
+    """The compiled graph an expression (``graph`` in ``graph.invoke``) may hold: whatever way the
+    value-flow engine follows it there (names, factories, registries, attributes, parameters)."""
+    for made in made_values(expr, scope, module, project):
+        if made.call is not None and made.module is not None and is_compile_call(made.call):
+            graph = compiled_graph(made.call, made.scope, made.module, project)
+            if graph is not None:
+                return graph
     return None
 
 
@@ -228,14 +256,9 @@ def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Functi
 
 def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> cst.Call | None:
     """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
-    if expr is None:
-        return None
-    found = _follow_to_call(expr, scope, module, project)
-    if found is None:
-        return None
-    call, owner = found
-    if project.resolver(module).call_names(call, owner) & REMIT_WRAP:
-        return call
+    for made in made_values(expr, scope, module, project):
+        if made.type in REMIT_WRAP:
+            return made.call
     return None
 
 
@@ -335,55 +358,62 @@ def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
     return None
 
 
-def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
-    """Like :func:`node_functions`, but also finds ``add_node`` / ``add_sequence`` calls in the
-    scope where the builder was created when it differs from the compile's scope (a module-level
-    builder compiled inside a factory, say)."""
-    if graph.builder_name is None:
-        return []
-    resolver = project.resolver(graph.module)
-    scopes: list[FunctionInfo | None] = [graph.scope]
-    found = resolver.binding_value(graph.builder_name, graph.scope, None)
-    if found is not None and found[1] is not graph.scope:
-        scopes.append(found[1])
-    out: list[tuple[cst.Call, FunctionInfo | None]] = []
+@dataclass(frozen=True)
+class NodeTarget:
+    """One node a builder is given (``add_node`` / ``add_sequence``): the registering call, what it
+    registers, and the project function that runs, when it is one."""
+
+    call: CallInfo
+    target: cst.BaseExpression
+    function: FunctionInfo | None
+
+
+def node_targets(graph: CompiledGraph, project) -> list[NodeTarget]:
+    """Every node registered on the graph's builder, wherever the builder was handed (a helper in
+    another module that adds nodes to the builder it is given counts)."""
+    flow = flow_of(project)
+    out: list[NodeTarget] = []
     seen: set[int] = set()
-    for scope in scopes:
-        calls = scope.calls if scope is not None else graph.module.module_calls
-        for info in calls:
-            f = info.node.func
-            if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
+    calls = [c for b in graph.builders for method in (ADD_NODE_METHOD, ADD_SEQUENCE_METHOD) for c in flow.method_calls(b, method)]
+    for info in sorted({id(c.node): c for c in calls}.values(), key=lambda c: (str(c.module.path), c.order)):
+        method = info.node.func.attr.value  # type: ignore[attr-defined]
+        targets: list[cst.BaseExpression] = []
+        if method == ADD_NODE_METHOD:
+            target = node_target(info.node)
+            if target is not None:
+                targets.append(target)
+        else:
+            seq = argument(info.node, 0, "nodes")
+            if isinstance(seq, (cst.List, cst.Tuple)):
+                for el in seq.elements:
+                    v = el.value
+                    if isinstance(v, cst.Tuple) and len(v.elements) == 2:
+                        v = v.elements[1].value
+                    targets.append(v)
+        for target in targets:
+            fn = _node_function(flow.values(target, info.function, info.module))
+            if fn is not None and id(fn) in seen:
                 continue
-            targets: list[cst.BaseExpression] = []
-            if f.attr.value == ADD_NODE_METHOD:
-                target = node_target(info.node)
-                if target is not None:
-                    targets.append(target)
-            elif f.attr.value == ADD_SEQUENCE_METHOD:
-                seq = argument(info.node, 0, "nodes")
-                if isinstance(seq, (cst.List, cst.Tuple)):
-                    for el in seq.elements:
-                        v = el.value
-                        if isinstance(v, cst.Tuple) and len(v.elements) == 2:
-                            v = v.elements[1].value
-                        targets.append(v)
-            else:
-                continue
-            for target in targets:
-                fn = None
-                for name in resolver.names(target, scope):
-                    fn = project.function(name, near=graph.module)
-                    if fn is not None:
-                        break
-                if fn is None and isinstance(target, cst.Name) and scope is not None:
-                    # a node defined inside the factory that builds the graph
-                    fn = graph.module.find_function(f"{scope.qualname}.{target.value}")
-                if fn is not None and id(fn) in seen:
-                    continue
-                if fn is not None:
-                    seen.add(id(fn))
-                out.append((info.node, fn))
+            if fn is not None:
+                seen.add(id(fn))
+            out.append(NodeTarget(info, target, fn))
     return out
+
+
+def _node_function(values) -> FunctionInfo | None:
+    """The project function a node value runs: a function, a bound method, a partial of one."""
+    for value in sorted(values, key=lambda v: type(v).__name__):
+        while isinstance(value, Partial):
+            value = value.target
+        if isinstance(value, (Function, Bound)):
+            return value.fn
+    return None
+
+
+def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+    """(``add_node`` / ``add_sequence`` call, node function when it is a project function) for every
+    node of the graph's builder (see :func:`node_targets`)."""
+    return [(t.call.node, t.function) for t in node_targets(graph, project)]
 
 #: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
 #: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
@@ -410,33 +440,29 @@ HITL_MIDDLEWARE = frozenset(
 
 
 def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
-    """Project functions in a tools list (``[send_email, search]``, a variable or module
-    constant bound to one, ``ToolNode(<that>)``)."""
-    if expr is None or depth > 4:
+    """Project functions in a tools list (``[send_email, search]``, anything the value-flow engine
+    follows to one: a variable, a module constant, a registry, ``ToolNode(<that>)``)."""
+    if expr is None:
         return []
-    resolver = project.resolver(module)
-    if isinstance(expr, cst.Call) and resolver.call_names(expr, scope) & TOOL_NODE:
-        return tool_functions(argument(expr, 0, "tools"), scope, module, project, depth + 1)
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        out: list[FunctionInfo] = []
-        for el in expr.elements:
-            for name in resolver.names(el.value, scope):
-                fn = project.function(name, near=module)
-                if fn is not None and fn not in out:
-                    out.append(fn)
-                    break
-        return out
-    if isinstance(expr, cst.Name):
-        found = resolver.binding_value(expr.value, scope, None)
-        if found is not None and found[0].kind == "assign":
-            return tool_functions(found[0].value, found[1], module, project, depth + 1)
-        for name in resolver.names(expr, scope):  # TOOLS imported from another project module
-            mod_name, _, var = name.rpartition(".")
-            for m in project.by_name.get(mod_name, ()):
-                for b in reversed(m.module_bindings):
-                    if b.name == var and b.kind == "assign":
-                        return tool_functions(b.value, None, m, project, depth + 1)
-    return []
+    flow = flow_of(project)
+    out: list[FunctionInfo] = []
+
+    def add(values, depth: int) -> None:
+        if depth > 4:
+            return
+        for value in sorted(values, key=lambda v: type(v).__name__):
+            while isinstance(value, Partial):
+                value = value.target
+            if isinstance(value, (Function, Bound)):
+                if all(f is not value.fn for f in out):
+                    out.append(value.fn)
+            elif isinstance(value, Container):
+                add(flow.items(value, None), depth + 1)
+            elif isinstance(value, Made) and value.type in TOOL_NODE and value.call is not None and value.module is not None:
+                add(flow.values(argument(value.call, 0, "tools"), value.scope, value.module), depth + 1)
+
+    add(flow.values(expr, scope, module), depth)
+    return out
 
 
 def interrupt_classifier(project):

@@ -23,6 +23,8 @@ import libcst as cst
 from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
+from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.values import Function
 from resume_audit.analysis.project import Project, Reached
 from resume_audit.facts.summaries import SummaryKind, register
 from resume_audit.facts.syntax import argument, bool_value, is_none
@@ -96,22 +98,20 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
         pending, seen_graphs = [graph], {id(graph.compile_call)}
         while pending:
             current = pending.pop()
-            for add_call, fn in langgraph.all_node_functions(current, project):
+            for node in langgraph.node_targets(current, project):
+                fn = node.function
                 if fn is not None and id(fn) not in units:
                     unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
                     units[id(fn)] = unit
                     roots.append(unit)
                 elif fn is None:
-                    scope = current.module.enclosing_function(add_call)
-                    target = langgraph.node_target(add_call)
-                    if target is None:
-                        continue
-                    sub = graph_anywhere(target, scope, current.module, project)
+                    scope, target_module = node.call.function, node.call.module
+                    sub = graph_anywhere(node.target, scope, target_module, project)
                     if isinstance(sub, langgraph.CompiledGraph) and id(sub.compile_call) not in seen_graphs:
                         seen_graphs.add(id(sub.compile_call))
                         pending.append(sub)
                         continue
-                    for tool in langgraph.tool_functions(target, scope, current.module, project):
+                    for tool in langgraph.tool_functions(node.target, scope, target_module, project):
                         if id(tool) not in units:
                             units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
                             roots.append(units[id(tool)])
@@ -279,54 +279,26 @@ def regressing_overwrites(ctx, fn: FunctionInfo):
 
 
 def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project):
-    """The compiled graph (or entrypoint) ``expr`` denotes: through local names and factories
-    (:func:`langgraph.graph_of`), through a module variable of another project module
-    (``from .graph import graph``), or an ``@entrypoint`` function."""
+    """The compiled graph (or ``@entrypoint``) ``expr`` may hold, wherever the value-flow engine
+    follows it (:func:`langgraph.graph_of`)."""
     graph = langgraph.graph_of(expr, scope, module, project)
     if graph is not None:
         return graph
-    for name in project.resolver(module).names(expr, scope):
-        fn = project.function(name, near=module)
-        if fn is not None:
-            ep = entrypoint_for(project, fn)
+    for value in flow_of(project).values(expr, scope, module):
+        if isinstance(value, Function):
+            ep = entrypoint_for(project, value.fn)
             if ep is not None:
                 return ep
-        target = _module_variable(name, project)
-        if target is not None:
-            value, owner_module = target
-            graph = langgraph.graph_of(value, None, owner_module, project)
-            if graph is not None:
-                return graph
-    return None
-
-
-def _module_variable(qualified: str, project: Project):
-    mod_name, _, var = qualified.rpartition(".")
-    for m in project.by_name.get(mod_name, ()):
-        for b in reversed(m.module_bindings):
-            if b.name == var and b.kind in ("assign", "with"):
-                return b.value, m
     return None
 
 
 def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project: Project):
-    """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression comes
-    from (same module through names, or a module variable of another project module), with its module."""
-    if expr is None:
-        return None
-    found = langgraph.constructor_call(expr, scope, module, project)
-    if found is not None:
-        call, owner = found
-        if project.resolver(module).call_names(call, owner) & langgraph.IN_MEMORY_SAVERS:
-            return call, module
-        return None
-    if isinstance(expr, (cst.Name, cst.Attribute)):
-        for name in project.resolver(module).names(expr, scope):
-            target = _module_variable(name, project)
-            if target is not None:
-                value, owner_module = target
-                if isinstance(value, cst.Call) and project.resolver(owner_module).call_names(value, None) & langgraph.IN_MEMORY_SAVERS:
-                    return value, owner_module
+    """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression may hold
+    (followed by the value-flow engine: a parameter's default or callers, a module variable, an
+    attribute), with its module."""
+    for made in langgraph.made_values(expr, scope, module, project):
+        if made.type in langgraph.IN_MEMORY_SAVERS and made.call is not None and made.module is not None:
+            return made.call, made.module
     return None
 
 
@@ -343,23 +315,22 @@ def graph_is_pure(ctx, graph: langgraph.CompiledGraph) -> bool:
     pending, seen = [graph], {id(graph.compile_call)}
     while pending:
         current = pending.pop()
-        nodes = langgraph.all_node_functions(current, project)
+        nodes = langgraph.node_targets(current, project)
         if not nodes:
             return False
-        for add_call, fn in nodes:
+        for node in nodes:
             functions: list[FunctionInfo] = []
-            if fn is not None:
-                functions = [fn]
+            if node.function is not None:
+                functions = [node.function]
             else:
-                scope = current.module.enclosing_function(add_call)
-                target = langgraph.node_target(add_call)
-                sub = graph_anywhere(target, scope, current.module, project) if target is not None else None
+                scope, target_module = node.call.function, node.call.module
+                sub = graph_anywhere(node.target, scope, target_module, project)
                 if isinstance(sub, langgraph.CompiledGraph):
                     if id(sub.compile_call) not in seen:
                         seen.add(id(sub.compile_call))
                         pending.append(sub)
                     continue
-                functions = langgraph.tool_functions(target, scope, current.module, project)
+                functions = langgraph.tool_functions(node.target, scope, target_module, project)
                 if not functions:
                     return False
             for f in functions:
