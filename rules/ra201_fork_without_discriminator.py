@@ -33,7 +33,7 @@ class ForkWithoutDiscriminator(Rule):
     description = """
 A resume is sent with a config that names a `checkpoint_id` -- inline,
 through a variable, a helper that returns the config, or a state
-snapshot's `.config` -- as time travel or "let the human change their
+past snapshot's `.config` (from `get_state_history`, or a snapshot read at a checkpoint) -- as time travel or "let the human change their
 answer" code does, and nothing tells the checkpointer that this is a fork
 rather than a retry. Both `Command(resume=value)` and the interrupt-id map
 form `Command(resume={interrupt_id: value})` are covered.
@@ -64,6 +64,7 @@ and the graph (what a second answer looks like), not to one call.
 """
     not_flagged = """
 - resumes addressed by `thread_id` only (the ordinary path: a repeated resume there is a retry and is inert, which is CO working);
+- a resume addressed with the `.config` of a `get_state` snapshot of the thread's head read for it (its checkpoint is where a thread-only resume goes: no fork; two such deliveries racing are RA302's);
 - configs whose `checkpoint_id` cannot be established statically (a parameter passed in from elsewhere);
 - configs that carry a fork discriminator key (`remit_fork`, or any `configurable` key naming a fork);
 - graphs compiled with a `remit.wrap(...)` checkpointer in the same module (explicit checkpoint ids are forks there).
@@ -85,11 +86,12 @@ and the graph (what a second answer looks like), not to one call.
             from langgraph.types import Command
 
             def re_answer(graph, thread_id, answer):
-                snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
-                interrupt_id = snapshot.interrupts[0].id
-                return graph.invoke(Command(resume={interrupt_id: answer}), snapshot.config)  # expect: RA201
+                history = list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
+                parked = history[1]
+                interrupt_id = parked.interrupts[0].id
+                return graph.invoke(Command(resume={interrupt_id: answer}), parked.config)  # expect: RA201
             """,
-            note="A snapshot's .config always names its checkpoint; interrupt-id map form.",
+            note="A past snapshot's .config names its checkpoint; interrupt-id map form.",
         ),
         Example(
             """
@@ -115,6 +117,16 @@ and the graph (what a second answer looks like), not to one call.
                 return graph.invoke(Command(resume=value), {"configurable": {"thread_id": thread_id}})
             """,
             note="Ordinary resume by thread only.",
+        ),
+        Example(
+            """
+            from langgraph.types import Command
+
+            def answer_current(graph, thread_id, value):
+                snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+                return graph.invoke(Command(resume=value), snapshot.config)
+            """,
+            note="The head snapshot's checkpoint is where a thread-only resume goes anyway: no fork.",
         ),
         Example(
             """

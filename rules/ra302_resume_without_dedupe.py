@@ -15,7 +15,7 @@ from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.handlers import web
 
 from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
-from resume_audit.frameworks.langgraph.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
+from resume_audit.frameworks.langgraph.resume_plane import Delivery, decided_resume, deliveries, resume_calls, started_run_before
 
 from resume_audit.rules.base import Example, Rule, RuleContext
 
@@ -370,18 +370,19 @@ Also not flagged:
             if not resumes:
                 continue
             gated_by_301 = self._decided_by_get_state(fn, ctx)
-            for report, run, form in resumes:
-                if self._remit_gate(run, fn, ctx):
+            for report, delivery, form in resumes:
+                run, at = delivery.run, delivery.at
+                if self._remit_gate(run, ctx):
                     continue
-                if path.handler.kind != web.STREAMLIT_RUN and self._started_here(run, fn, ctx):
+                if path.handler.kind != web.STREAMLIT_RUN and self._started_here(at, fn, ctx):
                     # (a Streamlit page starts the run under one button and resumes it under
                     # another: two different script runs, two deliveries)
                     continue
-                if self._claimed_before(run, fn, path, ctx):
+                if self._claimed_before(at, fn, path, ctx):
                     continue
-                if path.handler.kind.startswith("MCP ") and self._consumed_in_process(run, fn, ctx):
+                if path.handler.kind.startswith("MCP ") and self._consumed_in_process(at, fn, ctx):
                     continue
-                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(self._thread_value(run, fn, ctx), fn, ctx.module, project):
+                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(self._thread_value(run, ctx), fn, ctx.module, project):
                     continue  # one script run per session at a time, and this session's own thread
                 handler = path.handler
                 where = (
@@ -389,7 +390,7 @@ Also not flagged:
                     if handler.function is fn
                     else f"'{fn.qualname}', called from {handler.kind} '{handler.function.qualname}'"
                 )
-                local = self._local_lock(run, fn, ctx)
+                local = self._local_lock(at, fn, ctx)
                 lock_note = (
                     f" The {local} around it serialises one process only; a second worker still resumes."
                     if local
@@ -397,15 +398,15 @@ Also not flagged:
                 )
                 related = [Related(ctx.span(handler.node, handler.module), f"{handler.kind}: runs once per delivery")]
                 if report is not run.node:
-                    related.append(Related(ctx.span(run.node), "the run that delivers it"))
-                check = gated_by_301.get(id(run.node))
+                    related.append(Related(ctx.span(run.node, run.module), "the run that delivers it"))
+                check = gated_by_301.get(id(at.node))
                 check_note = (
                     f" The get_state check at line {check} before it does not stop this: both deliveries pass it "
                     f"(RA301)."
                     if check is not None
                     else ""
                 )
-                if self._resumes_pure_graph(run, fn, ctx):
+                if self._resumes_pure_graph(run, ctx):
                     # nothing outside repeats; one answer is still consumed twice (CO)
                     yield ctx.finding(
                         report,
@@ -427,39 +428,34 @@ Also not flagged:
                 )
 
     # -- what is a resume -----------------------------------------------------
-    def _resumes(self, fn: FunctionInfo, ctx: RuleContext):
-        """(node to report, run call, description) for each resume ``fn`` delivers."""
-        for call in fn.calls:
-            f = call.node.func
-            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS):
+    def _resumes(self, fn: FunctionInfo, ctx: RuleContext) -> Iterable[tuple[cst.CSTNode, Delivery, str]]:
+        """(node to report, delivery, description) for each resume ``fn`` delivers: a
+        ``Command(resume=...)`` (run here or by a helper it is handed to), or a ``None`` input after
+        ``update_state`` or past a static breakpoint (given here or to a helper's run)."""
+        for delivery in deliveries(fn, ctx):
+            if delivery.form == "command":
+                yield delivery.report, delivery, "Command(resume=...)"
                 continue
-            first = argument(call.node, 0, "input")
-            cmd = resume_command(first, fn, ctx)
-            if cmd is not None:
-                yield cmd, call, "Command(resume=...)"
+            at, run = delivery.at, delivery.run
+            described = ctx.describe_call(at.node)
+            if self._updated_before(at, fn, ctx.module) or (run.function is not None and run.function is not fn
+                                                            and self._updated_before(run, run.function, run.module)):
+                yield delivery.report, delivery, f"{described} after update_state(...)"
                 continue
-            if not (is_none(first) or self._maybe_none(first, fn)):
-                continue
-            updates = [
-                c for c in fn.calls
-                if isinstance(c.node.func, cst.Attribute)
-                and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
-                and completes_before(c, call, ctx.module, fn.node)
-            ]
-            if updates:
-                yield call.node, call, f"{ctx.describe_call(call.node)} after update_state(...)"
-                continue
-            graph = graph_anywhere(f.value, fn, ctx.module, ctx.project)
+            graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
             if isinstance(graph, langgraph.CompiledGraph) and any(
                 (kw := keyword(graph.compile_call, k)) is not None and not is_none(kw.value)
                 for k in ("interrupt_before", "interrupt_after")
             ):
-                yield call.node, call, f"{ctx.describe_call(call.node)} (continuing past a static breakpoint)"
+                yield delivery.report, delivery, f"{described} (continuing past a static breakpoint)"
 
     @staticmethod
-    def _maybe_none(expr: cst.BaseExpression | None, fn: FunctionInfo) -> bool:
-        """A local the function sets to ``None`` on the resume path (``inp = None  # resuming``)."""
-        return isinstance(expr, cst.Name) and any(b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings)
+    def _updated_before(at: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> bool:
+        return any(
+            isinstance(c.node.func, cst.Attribute) and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
+            and completes_before(c, at, module, fn.node)
+            for c in fn.calls
+        )
 
     def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         return started_run_before(run, fn, ctx)
@@ -479,15 +475,15 @@ Also not flagged:
                 out[id(decided[1].node)] = ctx.module.line(call.node)
         return out
 
-    def _resumes_pure_graph(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
+    def _resumes_pure_graph(self, run: CallInfo, ctx: RuleContext) -> bool:
         """The resumed graph is known and none of its nodes reaches an effect: a second delivery
         runs pure code again and fires nothing twice."""
-        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
+        graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
         return isinstance(graph, langgraph.CompiledGraph) and graph_is_pure(ctx, graph)
 
     # -- what is a dedupe ------------------------------------------------------
-    def _remit_gate(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
-        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
+    def _remit_gate(self, run: CallInfo, ctx: RuleContext) -> bool:
+        graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
         if not isinstance(graph, langgraph.CompiledGraph):
             return False
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
@@ -516,10 +512,12 @@ Also not flagged:
                 return True
         return False
 
-    def _thread_value(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> cst.BaseExpression | None:
+    def _thread_value(self, run: CallInfo, ctx: RuleContext) -> cst.BaseExpression | None:
         """The ``thread_id`` expression of the config a run is given (through a local or module name)."""
+        if run.module is not ctx.module:
+            return None
         config = argument(run.node, 1, "config")
-        scope: FunctionInfo | None = fn
+        scope: FunctionInfo | None = run.function
         for _ in range(3):
             if not isinstance(config, cst.Name):
                 break

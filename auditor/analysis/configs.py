@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 #: what ``StateSnapshot.config`` (from get_state / get_state_history) always holds
 SNAPSHOT_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id"})
 SNAPSHOT_METHODS = frozenset({"get_state", "aget_state", "get_state_history", "aget_state_history"})
+#: a snapshot of the thread's head: its ``checkpoint_id`` is where a thread-only config goes anyway, so a
+#: resume addressed with it is no fork (unless the snapshot was itself read at an explicit checkpoint)
+HEAD_SNAPSHOT_METHODS = frozenset({"get_state", "aget_state"})
 
 
 @dataclass
@@ -71,8 +74,10 @@ class ConfigEvaluator:
         if isinstance(expr, cst.Name):
             return self._name_shape(expr, scope, module, depth)
         if isinstance(expr, cst.Attribute) and expr.attr.value == "config" and self._is_snapshot(expr.value, scope, module, depth):
+            head = self._head_snapshot(expr.value, scope, module, depth)
             for k in SNAPSHOT_KEYS:
-                out.add(k, expr, module)
+                if k != "checkpoint_id" or not head:
+                    out.add(k, expr, module)
             return out
         out.partial = True
         return out
@@ -163,6 +168,25 @@ class ConfigEvaluator:
             for key, node in _subscript_keys(scope, name.value, module):
                 out.add(key, node, module)
         return out
+
+    def _head_snapshot(self, expr: cst.BaseExpression, scope, module, depth) -> bool:
+        """Is ``expr`` a ``get_state`` snapshot of a thread's head (read with a config that names no
+        ``checkpoint_id``)?"""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Await):
+            return self._head_snapshot(expr.expression, scope, module, depth + 1)
+        if isinstance(expr, cst.Call):
+            f = expr.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in HEAD_SNAPSHOT_METHODS):
+                return False
+            config = expr.args[0].value if expr.args else None
+            return config is not None and "checkpoint_id" not in self.shape(config, scope, module, depth + 1).keys
+        if isinstance(expr, cst.Name) and scope is not None:
+            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr))
+            if found is not None:
+                return self._head_snapshot(found[0].value, found[1], module, depth + 1)
+        return False
 
     def _is_snapshot(self, expr: cst.BaseExpression, scope, module, depth) -> bool:
         """Is ``expr`` a StateSnapshot (from get_state / get_state_history)?"""

@@ -286,6 +286,11 @@ class Project:
             self._charge(frame.paths, frame.words, frame.summaries)
         return value
 
+    def forget(self, namespace: str, key: Hashable) -> None:
+        """Drop a memoised answer: one computed while a question it depends on was still being
+        answered (a cycle) is incomplete, and must be asked again rather than reused."""
+        self._memos.get(namespace, {}).pop(key, None)
+
     def _charge(self, paths: AbstractSet[Path], words: AbstractSet[str], summaries: dict[str, str] | None = None) -> None:
         """Record dependencies for the file under analysis and the computation now running."""
         self.touched.update(paths)

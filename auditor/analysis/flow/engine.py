@@ -60,6 +60,10 @@ class Flow:
     def __init__(self, project: "Project") -> None:
         self.project = project
         self._depth = 0
+        #: the questions being answered, outermost first: (namespace, key) -> its place on the stack
+        self._asking: dict[tuple[str, object], int] = {}
+        #: per question on the stack: did it read an answer still being computed (a cycle)?
+        self._tainted: list[bool] = []
 
     # -- the questions -----------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts) -> Values:
@@ -127,15 +131,36 @@ class Flow:
 
     # -- memo --------------------------------------------------------------------------------
     def _ask(self, namespace: str, key: object, compute, in_progress: object = EMPTY):
+        """``compute()`` memoised in the project. A question that meets itself (``a = b``, ``b = a``;
+        a function handed to a caller of itself) gets ``in_progress`` there, and every answer on the
+        way from it is incomplete: those are returned but not kept, so a later question asks again
+        once the first has its answer."""
+        token = (namespace, key)
+        place = self._asking.get(token)
+        if place is not None:
+            for i in range(place + 1, len(self._tainted)):
+                self._tainted[i] = True
+            return in_progress
+        tainted = False
+
         def bounded():
+            nonlocal tainted
             if self._depth > MAX_DEPTH:
                 return in_progress
             self._depth += 1
+            self._asking[token] = len(self._tainted)
+            self._tainted.append(False)
             try:
                 return compute()
             finally:
                 self._depth -= 1
-        return self.project.cached(namespace, key, bounded, in_progress=in_progress)
+                tainted = self._tainted.pop()
+                del self._asking[token]
+
+        value = self.project.cached(namespace, key, bounded, in_progress=in_progress)
+        if tainted:
+            self.project.forget(namespace, key)
+        return value
 
     @staticmethod
     def _union(parts: Iterable[Values]) -> Values:
@@ -640,14 +665,33 @@ class Flow:
 
     def _callers(self, fn: FunctionInfo) -> Iterator[CallInfo]:
         spelled = fn.class_info.name if fn.name == "__init__" and fn.class_info is not None else fn.name
+        seen: set[int] = set()
         for module in self.project.modules_calling(_call_words(spelled), spelled):
             for call in module.all_calls:
                 if _called_name(call.node) != spelled:
                     continue
                 if any(f is fn for f in self.callees(call)):
+                    seen.add(id(call.node))
+                    yield call
+        # a function handed on as a value and called under another name (``streamer=stream_run``;
+        # ``streamer(...)``): calls of local names and parameters where it is mentioned
+        if fn.class_info is not None and fn.parent is None:
+            return
+        for module in self._near(Function.of(fn), [spelled]):
+            for call in module.all_calls:
+                func = call.node.func
+                if id(call.node) in seen or not isinstance(func, cst.Name) or func.value == spelled:
+                    continue
+                if call.function is None or not _is_local(func.value, call.function):
+                    continue
+                if any(f is fn for f in self.callees(call)):
                     yield call
 
     # -- where an object can be ------------------------------------------------------------------
+    def modules_near(self, owner: Value, words: list[str]) -> list[ModuleFacts]:
+        """The parsed modules holding one of ``words`` where ``owner`` can be in scope (see :meth:`_near`)."""
+        return self._near(owner, words)
+
     def _near(self, owner: Value, words: list[str]) -> list[ModuleFacts]:
         """The modules holding one of ``words`` where ``owner`` can be in scope: the module that made
         it, the modules it imports (it may hand the object to their functions) and the modules that
@@ -765,6 +809,16 @@ def _annotation_names(annotation: cst.BaseExpression) -> Iterator[cst.BaseExpres
         return
     if isinstance(annotation, (cst.Name, cst.Attribute)):
         yield annotation
+
+
+def _is_local(name: str, fn: FunctionInfo) -> bool:
+    """A parameter or local variable of ``fn`` or a function it is nested in (not a global)."""
+    cur: FunctionInfo | None = fn
+    while cur is not None:
+        if cur.param(name) is not None or any(b.name == name for b in cur.bindings):
+            return True
+        cur = cur.parent
+    return False
 
 
 def _call_words(name: str) -> list[str]:

@@ -8,9 +8,13 @@ ask these; they live here so no rule imports another.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
+
+from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.values import Constant, Made
 
 from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
@@ -289,3 +293,133 @@ def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0)
             if found is not None:
                 return found
     return None
+
+
+# -- deliveries: which resumes a function's runs deliver, wherever the run itself is --------------
+@dataclass(frozen=True)
+class Delivery:
+    """One resume a function delivers: a ``Command(resume=...)`` it builds, or a ``None`` input after
+    ``update_state`` (or past a static breakpoint), and the graph run that resumes with it -- in the same
+    function, or in a helper the value is handed to (``stream_run(graph, Command(resume=...), cfg)``,
+    ``run_graph(graph, None, cfg)``)."""
+
+    #: where a finding points (the ``Command(...)``, the run, or the helper call given ``None``)
+    report: cst.CSTNode
+    #: the call in the delivering function that delivers it (the run itself, the helper call, or the
+    #: ``Command(...)`` construction): every "before it in this function" question is asked at it
+    at: CallInfo
+    #: the graph run that resumes (its own function and module)
+    run: CallInfo
+    #: "command" or "none"
+    form: str
+    command: cst.Call | None = None
+
+
+def _is_run(call: CallInfo) -> bool:
+    f = call.node.func
+    return isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS
+
+
+def run_input_values(run: CallInfo, project):
+    """What a graph run's input may be: its first argument, or the ``input`` key of a ``**kwargs`` dict."""
+    flow = flow_of(project)
+    first = argument(run.node, 0, "input")
+    if first is not None:
+        return flow.values(first, run.function, run.module)
+    out = set()
+    for arg in run.node.args:
+        if arg.star == "**":
+            for spread in flow.values(arg.value, run.function, run.module):
+                out.update(flow.items(spread, _INPUT_KEY))
+    return frozenset(out)
+
+
+def _resume_made(value, project) -> bool:
+    return isinstance(value, Made) and value.type in langgraph.COMMAND and value.call is not None and keyword(value.call, "resume") is not None
+
+
+def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
+    """The resumes ``fn`` delivers (see :class:`Delivery`), in source order."""
+    project = ctx.project
+    flow = flow_of(project)
+    module = ctx.module
+    out: list[Delivery] = []
+    reported: set[int] = set()
+    for call in fn.calls:
+        if _is_run(call):
+            first = argument(call.node, 0, "input")
+            command = resume_command(first, fn, ctx)
+            if command is None:
+                command = next((v.call for v in run_input_values(call, project) if _resume_made(v, project)
+                                and v.module is module and v.scope is fn), None)
+            if command is not None:
+                reported.add(id(command))
+                out.append(Delivery(command, call, call, "command", command))
+                continue
+            if is_none(first) or _local_none(first, fn):
+                out.append(Delivery(call.node, call, call, "none"))
+                continue
+        names = project.resolver(module).call_names(call.node, fn)
+        if names & langgraph.COMMAND and keyword(call.node, "resume") is not None and id(call.node) not in reported:
+            made = next((v for v in flow.values(call.node, fn, module) if isinstance(v, Made) and v.call is call.node), None)
+            run = _run_taking(made, project) if made is not None else None
+            if run is not None:
+                reported.add(id(call.node))
+                out.append(Delivery(call.node, call, run, "command", call.node))
+            continue
+        for callee in flow.callees(call):
+            run = _run_given_none(call, callee, project)
+            if run is not None:
+                out.append(Delivery(call.node, call, run, "none"))
+                break
+    return out
+
+
+#: the ``input`` key of a ``**kwargs`` dict handed to a run
+_INPUT_KEY = Constant("input")
+
+
+def _run_taking(made: Made, project) -> CallInfo | None:
+    """The graph run whose input may be ``made`` (a ``Command`` handed on to a helper that runs it)."""
+    flow = flow_of(project)
+    words = [f".{m}(" for m in sorted(langgraph.RUN_METHODS)]
+    for module in flow.modules_near(made, words):
+        for call in module.all_calls:
+            if _is_run(call) and made in run_input_values(call, project):
+                return call
+    return None
+
+
+def _run_given_none(call: CallInfo, callee: FunctionInfo, project) -> CallInfo | None:
+    """When ``call`` passes a literal ``None`` to a parameter of ``callee`` that ``callee`` hands to a
+    graph run as its input (``run_graph(graph, None, cfg)``), that run."""
+    params = _params_given_none(call, callee)
+    if not params:
+        return None
+    for run in callee.calls:
+        if not _is_run(run):
+            continue
+        first = argument(run.node, 0, "input")
+        if isinstance(first, cst.Name) and first.value in params:
+            return run
+    return None
+
+
+def _params_given_none(call: CallInfo, callee: FunctionInfo) -> set[str]:
+    names = callee.param_names()
+    if callee.class_info is not None and callee.parent is None and names and names[0] in ("self", "cls") and isinstance(call.node.func, cst.Attribute):
+        names = names[1:]
+    out = set()
+    positional = [a for a in call.node.args if a.keyword is None and not a.star]
+    for i, arg in enumerate(positional):
+        if i < len(names) and is_none(arg.value):
+            out.add(names[i])
+    for arg in call.node.args:
+        if arg.keyword is not None and is_none(arg.value):
+            out.add(arg.keyword.value)
+    return out
+
+
+def _local_none(expr: cst.BaseExpression | None, fn: FunctionInfo) -> bool:
+    """A local the function sets to ``None`` on the resume path (``inp = None  # resuming``)."""
+    return isinstance(expr, cst.Name) and any(b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings)
