@@ -12,6 +12,7 @@ from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
 from resume_audit.facts.syntax import argument, dict_items, keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.classes import instance_class, module_constant
 from resume_audit.handlers.web import session_state_values
@@ -88,6 +89,18 @@ def _thread_id_sites(module: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, 
 
     visit_fast(module.tree, _V())
     return iter(found)
+
+
+def _thread_id_params(fn: FunctionInfo, project) -> frozenset[str]:
+    """Parameters of ``fn`` it puts in a run config as the ``thread_id`` itself."""
+    def find() -> frozenset[str]:
+        if "thread_id" not in fn.module.source:
+            return frozenset()
+        return frozenset(
+            value.value for value, _ in _thread_id_sites(fn.module)
+            if isinstance(value, cst.Name) and fn.module.enclosing_function(value) is fn and fn.param(value.value) is not None
+        )
+    return project.cached("ra303-thread-id-params", id(fn), find)
 
 
 def _subscript_key(expr) -> str | None:
@@ -531,6 +544,33 @@ a ticket, a conversation); no rewrite can know which.
             yield from self._judge(ctx, site, kind, what, classifier.origin)
 
     def _sites(self, ctx: RuleContext) -> Iterator[Site]:
+        yield from self._own_sites(ctx)
+        yield from self._passed_sites(ctx)
+
+    def _passed_sites(self, ctx: RuleContext) -> Iterator[Site]:
+        """A literal id a function here passes to a project function that puts that parameter in a run
+        config as its ``thread_id`` (``agent.answer(text, "test_chat_id")``): the literal is the id."""
+        flow = flow_of(ctx.project)
+        for call in ctx.module.all_calls:
+            literals = [a for a in call.node.args if isinstance(a.value, _CONSTANT_KINDS) and not a.star]
+            if not literals:
+                continue
+            for callee in flow.callees(call):
+                by_param = _thread_id_params(callee, ctx.project)
+                if not by_param:
+                    continue
+                names = callee.param_names()
+                if callee.class_info is not None and callee.parent is None and names[:1] in (["self"], ["cls"]) \
+                        and isinstance(call.node.func, cst.Attribute):
+                    names = names[1:]
+                positional = [a for a in call.node.args if a.keyword is None and not a.star]
+                for arg in literals:
+                    param = arg.keyword.value if arg.keyword is not None else (
+                        names[positional.index(arg)] if arg in positional and positional.index(arg) < len(names) else None)
+                    if param in by_param:
+                        yield Site(arg.value, call.function, "langgraph", call.node)
+
+    def _own_sites(self, ctx: RuleContext) -> Iterator[Site]:
         module = ctx.module
         text = module.source
         if "thread_id" in text and "configurable" in text:
