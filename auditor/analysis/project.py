@@ -644,6 +644,12 @@ class Project:
             # call runs the tool's function -- framework knowledge, imported lazily (the
             # frameworks package builds on this module)
             out = list(self.cached("tool-callees", id(call.node), lambda: tool_callees(call.node, call.function, module, self)))
+        if not out:
+            # what the call's callee may hold, followed by the value-flow engine: a method of an
+            # object built by a factory or held in a registry, a function handed in as a parameter
+            from resume_audit.analysis.flow.engine import flow_of
+
+            out = [fn for fn in flow_of(self).callees(call) if not graphql_read_call(call.node, fn, resolver, call.function)]
         return out
 
     def _callback_targets(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:

@@ -48,8 +48,18 @@ _PARTIAL = frozenset({"functools.partial"})
 _GETATTR = "builtins.getattr"
 #: decorators that make a generator function a context manager whose ``as`` target is what it yields
 _CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
-#: methods of a LangGraph-style runnable that return the same runnable, configured
-_SAME_OBJECT_METHODS = frozenset({"with_config", "with_retry", "with_listeners", "with_types"})
+#: library methods that return the object they are called on (a fluent builder, a configured runnable):
+#: type -> methods. Filled by each framework's knowledge module (:func:`returns_receiver`), so the engine
+#: itself names no framework.
+_FLUENT: dict[str, frozenset[str]] = {}
+
+
+def returns_receiver(types: Iterable[str], methods: Iterable[str]) -> None:
+    """Declare that ``methods`` of objects of ``types`` return the object itself
+    (``StateGraph(S).add_node(...).add_edge(...)`` is still the builder)."""
+    methods = frozenset(methods)
+    for t in types:
+        _FLUENT[t] = _FLUENT.get(t, frozenset()) | methods
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
 
 
@@ -325,7 +335,7 @@ class Flow:
         if isinstance(callee, External):
             return self._external_call(callee.name, call, scope, module)
         if isinstance(callee, Member):
-            if callee.name in _SAME_OBJECT_METHODS:
+            if callee.name in _FLUENT.get(self.type_name(callee.owner), ()):
                 return frozenset({callee.owner})
             if isinstance(callee.owner, Container) and callee.owner.kind == "dict" and callee.name in _DICT_READS:
                 return self.items(callee.owner, self._key_value(call, scope, module))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from resume_audit.analysis.deployments import Deployment, deployment_of
-from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.engine import flow_of, returns_receiver
 from resume_audit.analysis.flow.values import Bound, Container, Function, Made, Partial, Value
 
 from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
@@ -61,6 +61,13 @@ DURABLE_SAVERS = frozenset(
 
 BASE_SAVER = frozenset({"langgraph.checkpoint.base.BaseCheckpointSaver"})
 
+#: builder methods that return the builder (``StateGraph(S).add_node(...).add_edge(...)``), and a compiled
+#: graph's that return a configured copy of it (checked against langgraph 1.2.24: ``StateGraph.add_node`` and
+#: friends end in ``return self``; ``Pregel.with_config`` returns a copy with the same nodes and saver)
+BUILDER_METHODS = ("add_node", "add_edge", "add_conditional_edges", "add_sequence", "set_entry_point",
+                   "set_finish_point", "set_conditional_entry_point", "validate")
+GRAPH_COPY_METHODS = ("with_config", "with_retry", "with_listeners", "with_types", "copy")
+
 #: Methods of a compiled graph that take ``(input, config)`` and run it.
 RUN_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "astream_events", "astream_log"})
 
@@ -79,6 +86,10 @@ ADD_NODE_METHOD = "add_node"
 REMIT_WRAP = frozenset({"remit.wrap", "remit.langgraph_shim.wrap"})
 REMIT_FORK_KEY = "remit_fork"
 REMIT_INSPECT_KEY = "remit_inspect"
+
+
+returns_receiver(STATE_GRAPH, BUILDER_METHODS)
+returns_receiver({f"{t}.compile" for t in STATE_GRAPH}, GRAPH_COPY_METHODS)
 
 
 def is_fork_discriminator(configurable_key: str) -> bool:
