@@ -27,7 +27,7 @@ from resume_audit.reading.prefilter import Trigger
 if TYPE_CHECKING:
     from resume_audit.analysis.configs import ConfigEvaluator
     from resume_audit.analysis.effects import Effect, EffectModel
-    from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+    from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
     from resume_audit.analysis.project import Project, Reached
     from resume_audit.analysis.resolve import Resolver
 

@@ -7,7 +7,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, keyword, string_value
 from resume_audit.findings import Edit, Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph

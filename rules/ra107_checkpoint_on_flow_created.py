@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.findings import Autofix, Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, instance_class, named_class

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo
+from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.facts.syntax import argument, bool_value, keyword
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph.units import project_uses_langgraph

@@ -7,7 +7,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
 from resume_audit.findings import Finding, Related, Severity

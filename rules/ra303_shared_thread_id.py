@@ -8,7 +8,9 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, dict_items, keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai

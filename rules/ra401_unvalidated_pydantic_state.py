@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo
+from resume_audit.facts.model import ClassInfo, FunctionInfo
 from resume_audit.facts.syntax import keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import pydantic

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo
 from resume_audit.analysis.resolve import dotted_text
 from resume_audit.facts.syntax import argument, names_in
 from resume_audit.findings import Finding, Related, Severity

@@ -9,7 +9,7 @@ import libcst as cst
 
 from resume_audit.facts.summaries import SummaryKind, register
 from resume_audit.facts.syntax import keyword
-from resume_audit.facts.collect import ModuleFacts
+from resume_audit.facts.model import ModuleFacts
 from resume_audit.fixes.source_edits import import_edit, local_name_of
 from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
 from resume_audit.frameworks.langgraph import names as langgraph

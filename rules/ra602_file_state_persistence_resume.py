@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, ModuleFacts
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.frameworks.classes import named_class, project_bases

@@ -8,7 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, contains_node, keyword, names_in
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, ModuleFacts
 from resume_audit.fixes.source_edits import import_edit
 from resume_audit.facts.syntax import bool_value, is_none, keyword
 from resume_audit.findings import Autofix, Finding, Related, Severity

@@ -7,7 +7,9 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, is_none, keyword
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai

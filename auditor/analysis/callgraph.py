@@ -21,7 +21,7 @@ from resume_audit.analysis.modules import ModuleIndex
 from resume_audit.analysis.queries import MAX_HELPER_DEPTH, NameResolver, ProjectQueries, Reached
 from resume_audit.analysis.summary_values import ProjectSummaries
 from resume_audit.analysis.symbols import Symbols
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummaryKind, register
 
 T = TypeVar("T")

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import dict_items, keyword, string_value
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from resume_audit.facts.collect import ModuleFacts
+from resume_audit.facts.model import ModuleFacts
 
 #: manifest file name -> (platform, key holding the entries, persists state, what the platform does)
 MANIFESTS: dict[str, tuple[str, str, str]] = {

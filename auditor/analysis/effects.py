@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from resume_audit.analysis.effect_catalog import GOOGLE_CONSEQUENCES, GOOGLE_WRITE_METHODS, MCP_ADAPTER_CONSEQUENCE, catalog_methods, catalog_specs
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.syntax import argument, dict_items, keyword, positional, string_value, subscript_keys_assigned
 

@@ -29,7 +29,7 @@ import re
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import dict_items, string_value, names_in
 
 _KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)

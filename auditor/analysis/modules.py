@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence, TypeVar
 from resume_audit.analysis.memo import Ledger
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.discovery.modulenames import SourceFile
-from resume_audit.facts.collect import ModuleFacts
+from resume_audit.facts.model import ModuleFacts
 from resume_audit.reading.prefilter import import_words
 
 #: ``word -> paths (as str) of the files whose text contains it``: the engine's index over every

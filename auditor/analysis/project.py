@@ -33,7 +33,7 @@ from resume_audit.analysis.summary_values import ProjectSummaries
 from resume_audit.analysis.symbols import Symbols
 from resume_audit.analysis.valueflow import Argument, ValueFlow
 from resume_audit.discovery.modulenames import SourceFile
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummarySource
 from resume_audit.frameworks.langchain_tools import dispatch_targets, tool_callees
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from resume_audit.discovery.modulenames import SourceFile
-    from resume_audit.facts.collect import Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts, Order
+    from resume_audit.facts.model import Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts, Order
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from resume_audit.analysis.queries import ProjectQueries
-from resume_audit.facts.collect import BUILTIN_NAMES, Binding, ClassInfo, FunctionInfo, ModuleFacts, Order
+from resume_audit.facts.model import BUILTIN_NAMES, Binding, ClassInfo, FunctionInfo, ModuleFacts, Order
 
 _MAX_DEPTH = 6
 

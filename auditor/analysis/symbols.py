@@ -17,7 +17,7 @@ import libcst as cst
 from resume_audit.analysis.modules import ModuleIndex, closest, importable_from
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.analysis.resolve import Resolver
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 
 #: annotations that say nothing about the instance returned
 _NOT_TYPES = frozenset({"builtins.None", "typing.Any", "builtins.object", "builtins.dict", "builtins.list", "builtins.str",

@@ -15,7 +15,7 @@ import libcst as cst
 
 from resume_audit.analysis.callgraph import CALLBACK_RUNNERS, CallGraph, call_words, called_name, may_call
 from resume_audit.analysis.memo import Ledger
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
 
 if TYPE_CHECKING:
-    from resume_audit.facts.collect import ModuleFacts
+    from resume_audit.facts.model import ModuleFacts
 
 #: what a kind's computation is handed besides the module (the project, for the analyses here)
 P = TypeVar("P")

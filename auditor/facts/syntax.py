@@ -6,6 +6,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from resume_audit.facts.walk import visit_fast
+
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
@@ -113,8 +115,6 @@ def names_in(node: cst.CSTNode, *, self_attributes: bool = False) -> set[str]:
 
 def subscript_keys_assigned(body: cst.CSTNode, name: str) -> list[str]:
     """Literal keys assigned as ``name["key"] = ...`` anywhere in ``body``."""
-    from resume_audit.facts.collect import visit_fast  # facts imports this module
-
     keys: list[str] = []
 
     class _V:

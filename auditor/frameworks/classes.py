@@ -14,7 +14,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 
 
 def _base_expr(expr: cst.BaseExpression) -> cst.BaseExpression:

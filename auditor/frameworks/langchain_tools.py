@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, string_value
 from resume_audit.frameworks.classes import extends
 

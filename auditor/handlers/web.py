@@ -49,7 +49,9 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, keyword, string_value
 from resume_audit.handlers.packages import HTTP_PACKAGES, QUEUE_PACKAGES, SERVING_WORDS, SQS_PACKAGES
 

@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
 from resume_audit.frameworks.classes import extends, module_constant, named_class, project_bases

@@ -15,7 +15,7 @@ import libcst as cst
 
 from resume_audit.analysis.deployments import Deployment, deployment_of
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, is_none
 
 PACKAGES = ("langgraph",)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.syntax import argument, contains_node, is_none, keyword

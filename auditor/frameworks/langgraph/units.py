@@ -20,7 +20,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
 from resume_audit.analysis.project import Project, Reached

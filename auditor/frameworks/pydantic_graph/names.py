@@ -29,7 +29,7 @@ Rules ask this module; they never spell pydantic-graph module paths themselves.
 
 from __future__ import annotations
 
-from resume_audit.facts.collect import ClassInfo
+from resume_audit.facts.model import ClassInfo
 
 from resume_audit.frameworks.classes import extends
 
