@@ -1,7 +1,7 @@
 """When is a re-run of an effect harmless? Guards the EO rules share.
 
 :mod:`resume_audit.analysis.effects` already treats an effect *call* keyed by an
-idempotency key as harmless. Two more shapes keep a re-run from repeating
+idempotency key as harmless (:mod:`resume_audit.analysis.keys`). Two more shapes keep a re-run from repeating
 the effect, and the EO rules (RA103/RA104) honour both:
 
 * **A helper that forwards a key.** ``refund(charge_id, amount, key=k)``
@@ -29,11 +29,10 @@ import re
 
 import libcst as cst
 
+from resume_audit.analysis.keys import KEY_HEADER, KEY_KEYWORD
 from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import dict_items, string_value, names_in
 
-_KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
-_KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
 _THREAD = re.compile(r"thread", re.IGNORECASE)
 _NOT_CHECKS = frozenset({"len", "isinstance", "bool", "str", "int", "getattr", "hasattr", "print", "any", "all"})
 
@@ -63,11 +62,11 @@ def forwards_key(call: CallInfo, callee: FunctionInfo) -> bool:
         return False
     for inner in callee.calls:
         for arg in inner.node.args:
-            if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
+            if arg.keyword is not None and KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
                 return True
             if arg.keyword is not None and arg.keyword.value in ("headers", "extra_headers") and isinstance(arg.value, cst.Dict):
                 for key, value in dict_items(arg.value):
-                    if key is not None and _KEY_HEADER.match(key) and names_in(value) & passed:
+                    if key is not None and KEY_HEADER.match(key) and names_in(value) & passed:
                         return True
     return False
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
 
 from resume_audit.analysis.callgraph import CalleeHooks, CallGraph
-from resume_audit.analysis.effects import graphql_read_call
+from resume_audit.analysis.effect_reads import graphql_read_call
 from resume_audit.analysis.memo import COMPUTING, Ledger
 from resume_audit.analysis.modules import MentionSearch, ModuleIndex
 from resume_audit.analysis.queries import MAX_HELPER_DEPTH, Reached
