@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import libcst as cst
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, keyword, string_value
+from resume_audit.facts.syntax import argument, bool_value, keyword, receiver, string_value
 from resume_audit.findings import Edit, Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 
@@ -429,10 +429,12 @@ either way.
         expr = receiver
         if isinstance(expr, cst.Name):
             found = ctx.resolver.binding_value(expr.value, scope, ctx.module.order(expr))
-            if found is not None and found[0].kind == "assign" and _is_with_config(found[0].value):
-                return self._graph(found[0].value.func.value, found[1], ctx, depth + 1)  # type: ignore[attr-defined]
-        if _is_with_config(expr):
-            return self._graph(expr.func.value, scope, ctx, depth + 1)  # type: ignore[attr-defined]
+            configured = _with_config_of(found[0].value) if found is not None and found[0].kind == "assign" else None
+            if found is not None and configured is not None:
+                return self._graph(configured, found[1], ctx, depth + 1)
+        configured = _with_config_of(expr)
+        if configured is not None:
+            return self._graph(configured, scope, ctx, depth + 1)
         return graph_anywhere(expr, scope, ctx.module, ctx.project)
 
     def _graph_effect(self, graph, ctx: RuleContext):
@@ -455,5 +457,8 @@ either way.
         return None
 
 
-def _is_with_config(expr) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_config"
+def _with_config_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``graph`` for ``graph.with_config(...)``, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_config":
+        return receiver(expr)
+    return None

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.syntax import argument, bool_value, keyword
+from resume_audit.facts.syntax import argument, bool_value, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.langgraph.resume_plane import resume_command
@@ -208,8 +208,8 @@ def _project_uses_langgraph(ctx: RuleContext) -> bool:
 
 def _remit_forks_explicit_checkpoints(call: cst.Call, fn, ctx: RuleContext) -> bool:
     """Is the receiver a graph compiled with ``remit.wrap(...)`` that treats explicit checkpoint ids as forks?"""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
+    obj = receiver(call)
+    graph = langgraph.graph_of(obj, fn, ctx.module, ctx.project) if obj is not None else None
     if graph is None:
         return False
     wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)

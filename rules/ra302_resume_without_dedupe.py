@@ -9,7 +9,7 @@ import libcst as cst
 
 from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
-from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
+from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, receiver, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.handlers import web
@@ -482,12 +482,14 @@ Also not flagged:
     def _resumes_pure_graph(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         """The resumed graph is known and none of its nodes reaches an effect: a second delivery
         runs pure code again and fires nothing twice."""
-        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
+        obj = receiver(run.node)
+        graph = graph_anywhere(obj, fn, ctx.module, ctx.project) if obj is not None else None
         return isinstance(graph, langgraph.CompiledGraph) and graph_is_pure(ctx, graph)
 
     # -- what is a dedupe ------------------------------------------------------
     def _remit_gate(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
-        graph = graph_anywhere(run.node.func.value, fn, ctx.module, ctx.project)  # type: ignore[attr-defined]
+        obj = receiver(run.node)
+        graph = graph_anywhere(obj, fn, ctx.module, ctx.project) if obj is not None else None
         if not isinstance(graph, langgraph.CompiledGraph):
             return False
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.scope, graph.module, ctx.project)

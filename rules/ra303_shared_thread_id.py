@@ -11,7 +11,7 @@ import libcst as cst
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
 
 from resume_audit.facts.walk import visit_fast
-from resume_audit.facts.syntax import argument, dict_items, keyword, string_value
+from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.langgraph import names as langgraph
@@ -542,7 +542,8 @@ a ticket, a conversation); no rewrite can know which.
                 if carried is None or not isinstance(carried, cst.BaseExpression):
                     continue
                 value = carried
-                cls = instance_class(info.node.func.value, info.function, module, ctx.project)  # type: ignore[attr-defined]
+                flow = receiver(info.node)
+                cls = instance_class(flow, info.function, module, ctx.project) if flow is not None else None
                 if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
                     continue
                 yield Site(value, info.function, "crewai", info.node)

@@ -9,7 +9,7 @@ import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, contains_node, keyword, names_in
+from resume_audit.facts.syntax import argument, contains_node, keyword, names_in, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.classes import extends, instance_class, named_class
@@ -63,8 +63,9 @@ def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, modul
     or ``ctx`` inside a step of ``Wf``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("ctx", "context"):
         call = _follow_call(expr.value, fn, module, project)
-        if call is not None and llamaindex.is_method_call(call, llamaindex.RUN_METHOD):
-            return _workflow_class(instance_class(call.func.value, fn, module, project), project)  # type: ignore[attr-defined]
+        obj = receiver(call) if call is not None and llamaindex.is_method_call(call, llamaindex.RUN_METHOD) else None
+        if obj is not None:
+            return _workflow_class(instance_class(obj, fn, module, project), project)
         return None
     if isinstance(expr, cst.Name):
         call = _follow_call(expr, fn, module, project)
@@ -382,8 +383,9 @@ per run; both come from the deployment.
                 fn = info.function
                 if fn is None or llamaindex.is_step(fn, resolver):
                     continue
-                if llamaindex.is_method_call(info.node, "send_event"):
-                    workflow = workflow_of_context(info.node.func.value, fn, module, project)  # type: ignore[attr-defined]
+                sent_to = receiver(info.node) if llamaindex.is_method_call(info.node, "send_event") else None
+                if sent_to is not None:
+                    workflow = workflow_of_context(sent_to, fn, module, project)
                 elif resolver.call_names(info.node, fn) & llamaindex.HUMAN_RESPONSE_EVENT:
                     workflow = None
                 else:
@@ -424,13 +426,14 @@ per run; both come from the deployment.
                 ):
                     return "WorkflowServer(workflow_store=...)", _served_workflows(node, fn, module, project)
             return None
+        snapshot = receiver(node) if llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT) else None
         if (
-            llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT)
+            snapshot is not None
             and fn is not None
-            and _is_context_like(node.func.value, fn, resolver)  # type: ignore[attr-defined]
+            and _is_context_like(snapshot, fn, resolver)
             and self._stores_durably(fn, module, ctx, node)
         ):
-            workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[attr-defined]
+            workflow = workflow_of_context(snapshot, fn, module, project)
             return "ctx.to_dict() stored", [workflow] if workflow is not None else []
         return None
 

@@ -10,7 +10,7 @@ import libcst as cst
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 
 from resume_audit.facts.walk import visit_fast
-from resume_audit.facts.syntax import argument, is_none, keyword
+from resume_audit.facts.syntax import argument, is_none, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.langgraph import names as langgraph
@@ -64,6 +64,7 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
     resolver = project.resolver(module)
     method = _method_name(node)
     recv = _receiver(node, module)
+    obj = receiver(node)
     names = resolver.call_names(node, scope)
     # LangGraph: graph.invoke(Command(resume=...), cfg) / graph.invoke(None, cfg)
     if method in langgraph.RUN_METHODS and module.uses_any(langgraph.PACKAGES):
@@ -72,12 +73,12 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
             form = "Command(resume=...)" if not is_none(first) else "None (continue from the last checkpoint)"
             return Hit("langgraph", f"{recv}.{method}({form}, ...)", recv)
     # CrewAI
-    if method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING:
-        cls = named_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
-        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(node.func.value, scope) & (crewai.FLOW | crewai.CREW):  # type: ignore[attr-defined]
+    if obj is not None and (method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING):
+        cls = named_class(obj, scope, module, project)
+        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(obj, scope) & (crewai.FLOW | crewai.CREW):
             return Hit("crewai", f"{recv}.{method}(...)", None, cls)
-    if crewai.is_kickoff(node):
-        cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+    if obj is not None and crewai.is_kickoff(node):
+        cls = instance_class(obj, scope, module, project)
         is_flow = cls is not None and crewai.is_flow_class(cls, project)
         if is_flow or module.uses_any(crewai.PACKAGES):
             if keyword(node, "from_checkpoint") is not None:
@@ -114,35 +115,37 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
     node, scope = call.node, call.function
     method = _method_name(node)
     recv = _receiver(node, module)
+    obj = receiver(node)
     same_receiver = recv is not None and any(h.receiver == recv for h in resumed)
     frameworks = {h.framework for h in resumed}
     resolver = project.resolver(module)
-    if "langgraph" in frameworks and method in langgraph.RUN_METHODS:
+    if "langgraph" in frameworks and obj is not None and method in langgraph.RUN_METHODS:
         first = argument(node, 0, "input")
         if first is not None and not is_none(first) and not _is_resume_command(first, scope, module, project):
-            if same_receiver or langgraph.graph_of(node.func.value, scope, module, project) is not None:  # type: ignore[attr-defined]
+            if same_receiver or langgraph.graph_of(obj, scope, module, project) is not None:
                 return Hit("langgraph", f"{recv}.{method}(<new input>, ...)", recv)
     if "crewai" in frameworks:
-        if crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None and rekick_id(node, scope, module, project) is None:
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+        if obj is not None and crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None \
+                and rekick_id(node, scope, module, project) is None:
+            cls = instance_class(obj, scope, module, project)
             if same_receiver or (cls is not None and crewai.is_flow_class(cls, project)):
                 return Hit("crewai", f"{recv}.{method}() on a new flow", recv, cls)
         cls = named_class(node.func, scope, module, project)
         if cls is not None and crewai.is_flow_class(cls, project) and any(h.target in (None, cls) for h in resumed):
             return Hit("crewai", f"a fresh {cls.name}()", None, cls)
     if "llamaindex" in frameworks:
-        if method == llamaindex.RUN_METHOD:
+        if obj is not None and method == llamaindex.RUN_METHOD:
             ctx_arg = keyword(node, "ctx")
             fresh_ctx = ctx_arg is None or (
                 isinstance(ctx_arg.value, cst.Call) and resolver.call_names(ctx_arg.value, scope) & llamaindex.CONTEXT
             )
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+            cls = instance_class(obj, scope, module, project)
             if fresh_ctx and cls is not None and extends(cls, llamaindex.WORKFLOW, project):
                 return Hit("llamaindex", f"{recv}.run() with a fresh context", recv, cls)
         if resolver.call_names(node, scope) & llamaindex.CONTEXT:
             return Hit("llamaindex", f"a fresh {module.code(node.func)}(...)", None)
-    if "pydantic-graph" in frameworks and method in pg.START_METHODS:
-        if same_receiver or _is_pg_graph(node.func.value, scope, module, project):  # type: ignore[attr-defined]
+    if "pydantic-graph" in frameworks and obj is not None and method in pg.START_METHODS:
+        if same_receiver or _is_pg_graph(obj, scope, module, project):
             return Hit("pydantic-graph", f"{recv}.{method}(<start node>, ...)", recv)
     if "pydantic-graph" in frameworks and not isinstance(node.func, cst.Attribute):
         # ``node = StartNode()`` in the handler: the run after the try begins from the start node

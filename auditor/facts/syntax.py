@@ -9,6 +9,13 @@ import libcst as cst
 from resume_audit.facts.walk import visit_fast
 
 
+def receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """The object a method is called on -- ``client`` in ``client.post(...)``, ``get_store()`` in
+    ``get_store().save(x)`` -- or None when the callee is no attribute (``post(...)``)."""
+    func = call.func
+    return func.value if isinstance(func, cst.Attribute) else None
+
+
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

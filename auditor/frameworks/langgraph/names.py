@@ -16,7 +16,7 @@ import libcst as cst
 from resume_audit.analysis.deployments import Deployment, deployment_of
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, is_none
+from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
 
 PACKAGES = ("langgraph",)
 
@@ -152,11 +152,11 @@ def is_compile_call(call: cst.Call) -> bool:
 
 def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
-    if not is_compile_call(call):
+    builder = receiver(call)
+    if builder is None or not is_compile_call(call):
         return None
-    receiver = call.func.value  # type: ignore[attr-defined]
-    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
-    found = _follow_to_call(receiver, scope, module, project)
+    builder_name = builder.value if isinstance(builder, cst.Name) else None
+    found = _follow_to_call(builder, scope, module, project)
     builder_call = None
     if found is not None:
         candidate, owner = found
