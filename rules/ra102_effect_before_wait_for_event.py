@@ -12,6 +12,7 @@ from resume_audit.facts.syntax import receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex
 
+from resume_audit.facts.model import FunctionInfo
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
@@ -19,7 +20,7 @@ def _method(call: cst.Call, name: str) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == name
 
 
-def _is_context_receiver(call: cst.Call, fn, ctx: RuleContext) -> bool:
+def _is_context_receiver(call: cst.Call, fn: FunctionInfo, ctx: RuleContext) -> bool:
     """``ctx.wait_for_event``: the receiver is typed as a workflows Context, or the
     function is a ``@step`` (whose context parameter may be unannotated)."""
     obj = receiver(call)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
+from resume_audit.analysis.queries import NameResolver
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, contains_node, keyword, names_in, receiver
 from resume_audit.findings import Finding, Related, Severity
@@ -15,6 +16,9 @@ from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 _DUMPS = frozenset({"json.dump", "pickle.dump", "yaml.dump", "yaml.safe_dump"})
 
@@ -29,12 +33,12 @@ class _Evidence:
     persisted: dict[int | None, tuple[cst.CSTNode, ModuleFacts, str]] = field(default_factory=dict)
     responders: dict[int | None, list[FunctionInfo]] = field(default_factory=dict)
 
-    def persisted_for(self, cls: ClassInfo | None):
+    def persisted_for(self, cls: ClassInfo | None) -> tuple[cst.CSTNode, ModuleFacts, str] | None:
         if cls is not None and id(cls) in self.persisted:
             return self.persisted[id(cls)]
         return self.persisted.get(None)
 
-    def console_for(self, cls: ClassInfo | None, project) -> bool:
+    def console_for(self, cls: ClassInfo | None, project: Project) -> bool:
         """Every responder of this workflow reads the console. Responders whose workflow is unknown
         count for workflows of their own module or of a module they import."""
         untyped = self.responders.get(None, [])
@@ -51,13 +55,13 @@ def _near(user: ModuleFacts, owner: ModuleFacts) -> bool:
     return any(m == name or m.startswith(name + ".") for m in user.imported_modules)
 
 
-def _workflow_class(cls: ClassInfo | None, project) -> ClassInfo | None:
+def _workflow_class(cls: ClassInfo | None, project: Project) -> ClassInfo | None:
     if cls is not None and extends(cls, llamaindex.WORKFLOW, project):
         return cls
     return None
 
 
-def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project) -> ClassInfo | None:
+def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> ClassInfo | None:
     """The workflow class a context expression belongs to: ``handler.ctx`` with
     ``handler = Wf().run()``, ``ctx = Context(wf)`` / ``Context.from_dict(wf, ...)``,
     or ``ctx`` inside a step of ``Wf``."""
@@ -78,7 +82,7 @@ def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, modul
     return None
 
 
-def _is_context_like(expr: cst.BaseExpression, fn, resolver) -> bool:
+def _is_context_like(expr: cst.BaseExpression, fn: FunctionInfo | None, resolver: NameResolver) -> bool:
     """``ctx``, ``handler.ctx``, or anything typed as a workflows Context."""
     if resolver.names(expr, fn) & llamaindex.CONTEXT:
         return True
@@ -87,7 +91,7 @@ def _is_context_like(expr: cst.BaseExpression, fn, resolver) -> bool:
     return isinstance(expr, cst.Name) and expr.value in ("ctx", "context")
 
 
-def _follow_call(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project) -> cst.Call | None:
+def _follow_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> cst.Call | None:
     for _ in range(4):
         if isinstance(expr, cst.Call):
             return expr
@@ -100,7 +104,7 @@ def _follow_call(expr: cst.BaseExpression | None, scope, module: ModuleFacts, pr
     return None
 
 
-def _input_required(call: cst.Call, scope, module: ModuleFacts, project) -> bool:
+def _input_required(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     if project.resolver(module).call_names(call, scope) & llamaindex.INPUT_REQUIRED_EVENT:
         return True
     cls = named_class(call.func, scope, module, project)
@@ -377,7 +381,8 @@ per run; both come from the deployment.
                 found = self._persists(info, module, ctx)
                 if found is not None:
                     what, workflows = found
-                    for workflow in workflows or [None]:
+                    owners: list[ClassInfo | None] = [*workflows] or [None]
+                    for workflow in owners:
                         evidence.persisted.setdefault(id(workflow) if workflow is not None else None, (info.node, module, what))
                     continue
                 fn = info.function
@@ -400,7 +405,7 @@ per run; both come from the deployment.
         evidence.responders[None] = [f for f in untyped if id(f) not in typed]
         return evidence
 
-    def _persists(self, info: CallInfo, module: ModuleFacts, ctx: RuleContext):
+    def _persists(self, info: CallInfo, module: ModuleFacts, ctx: RuleContext) -> tuple[str, list[ClassInfo]] | None:
         """(what, workflow class or None) when this call makes parked runs durable."""
         project = ctx.project
         resolver = project.resolver(module)
@@ -481,7 +486,7 @@ def _carries(value: cst.BaseExpression, snapshot: cst.Call, names: set[str]) -> 
     return False
 
 
-def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     """``Context.from_dict(wf, snapshot)`` where ``snapshot`` is a local name bound to a
     ``.to_dict()`` result in the same function (a websocket handler's loop, say)."""
     data = argument(call, 1, "data")
@@ -501,7 +506,7 @@ def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | No
     return Related(ctx.span(fn.node.name), f"the step '{fn.qualname}' runs with an in-process Context only")
 
 
-def _served_workflows(server: cst.Call, fn, module: ModuleFacts, project) -> list[ClassInfo]:
+def _served_workflows(server: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> list[ClassInfo]:
     """Workflows registered on a server: ``server.add_workflow("name", Wf())`` in the same scope."""
     parent = module.parent(server)
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
@@ -528,7 +533,7 @@ _CONSOLE_READERS = frozenset(
 )
 
 
-def _reads_console(fn: FunctionInfo, project) -> bool:
+def _reads_console(fn: FunctionInfo, project: Project) -> bool:
     """The function reads the console: calls ``input()`` (or a prompt library), or hands ``input``
     to a thread (``await asyncio.to_thread(input, prompt)``)."""
     resolver = project.resolver(fn.module)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, is_none, keyword, receiver
@@ -20,7 +23,8 @@ from resume_audit.frameworks.classes import extends, instance_class, module_cons
 
 from resume_audit.frameworks.crewai.names import rekick_id
 
-from resume_audit.rules.base import Example, Rule, RuleContext, Trigger
+from resume_audit.reading.prefilter import Trigger
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 
@@ -45,7 +49,7 @@ def _receiver(call: cst.Call, module: ModuleFacts) -> str | None:
     return module.code(call.func.value) if isinstance(call.func, cst.Attribute) else None
 
 
-def _is_resume_command(expr, scope, module: ModuleFacts, project) -> bool:
+def _is_resume_command(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     if isinstance(expr, cst.Name) and scope is not None:
         found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
         if found is None or found[0].kind != "assign":
@@ -58,7 +62,7 @@ def _is_resume_command(expr, scope, module: ModuleFacts, project) -> bool:
     )
 
 
-def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | None:
+def resume_or_restore(call: CallInfo, module: ModuleFacts, project: Project) -> Hit | None:
     """Is this call a resume / restore of a parked or crashed run (any of the four frameworks)?"""
     node, scope = call.node, call.function
     resolver = project.resolver(module)
@@ -100,7 +104,7 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
     return None
 
 
-def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> crewai.Hydration | None:
+def _hydration(fn: FunctionInfo, project: Project, block: cst.CSTNode | None = None) -> crewai.Hydration | None:
     """The hand-rolled Flow restore in ``block`` of ``fn`` (default: its whole body), memoised:
     a try body is asked once to find the try and again to report it."""
     block = fn.node.body if block is None else block
@@ -108,7 +112,7 @@ def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> c
                           lambda: crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None)
 
 
-def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]) -> Hit | None:
+def fresh_start(call: CallInfo, module: ModuleFacts, project: Project, resumed: list[Hit]) -> Hit | None:
     """Does this call start a run from the beginning (for the framework of one of ``resumed``)?
     Receivers must be typed (a compiled graph, a Flow/Workflow subclass, a pydantic-graph Graph)
     or be the very object the try block resumed."""
@@ -155,7 +159,7 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
     return None
 
 
-def _is_pg_graph(expr, scope, module: ModuleFacts, project) -> bool:
+def _is_pg_graph(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     """A pydantic-graph 1.x ``Graph``: typed locally, or a module-level ``graph = Graph(...)`` in a project module."""
     names = project.resolver(module).names(expr, scope)
     if names & pg.GRAPH:
@@ -168,7 +172,7 @@ def _is_pg_graph(expr, scope, module: ModuleFacts, project) -> bool:
     return False
 
 
-def _broad(handler: cst.ExceptHandler, scope, module: ModuleFacts, project) -> str | None:
+def _broad(handler: cst.ExceptHandler, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> str | None:
     if handler.type is None:
         return "except:"
     types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
@@ -180,7 +184,7 @@ def _broad(handler: cst.ExceptHandler, scope, module: ModuleFacts, project) -> s
     return None
 
 
-def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
+def _tries_around_resumes(module: ModuleFacts, project: Project) -> list[cst.Try]:
     """``try`` statements whose body holds a call that resumes or restores (directly or via a helper),
     found from those calls upwards -- no walk over the whole tree."""
     found: list[cst.Try] = []

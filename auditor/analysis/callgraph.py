@@ -12,7 +12,7 @@ project boundary: anything not parsed in this scan is opaque.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 import libcst as cst
 
@@ -135,7 +135,7 @@ class CallGraph:
     """Callees, callers' modules and reachability over the project's calls. ``host``: the
     project, handed to the hooks."""
 
-    def __init__(self, ledger: Ledger, index: ModuleIndex, summaries: ProjectSummaries, symbols: Symbols,
+    def __init__(self, ledger: Ledger, index: ModuleIndex, summaries: ProjectSummaries[Any], symbols: Symbols,
                  host: ProjectQueries, hooks: CalleeHooks = CalleeHooks()) -> None:
         self._ledger = ledger
         self._index = index

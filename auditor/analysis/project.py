@@ -61,11 +61,11 @@ class Project:
         files: Iterable[SourceFile] = (),
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
         mentions: MentionSearch | None = None,
-        summaries: SummarySource | None = None,
+        summaries: SummarySource[Project] | None = None,
     ) -> None:
         self.ledger = Ledger()
         self.index = ModuleIndex(self.ledger, modules, files=files, loader=loader, mentions=mentions)
-        self.summaries = ProjectSummaries(self.ledger, self.index, summaries, self)
+        self.summaries: ProjectSummaries[Project] = ProjectSummaries(self.ledger, self.index, summaries, self)
         self.symbols = Symbols(self.index, self)
         self.calls = CallGraph(self.ledger, self.index, self.summaries, self.symbols, self, _HOOKS)
         self.values = ValueFlow(self.ledger, self.calls)

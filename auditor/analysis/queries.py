@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from resume_audit.facts.model import Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts, Order
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 #: How many levels of project helpers an effect (or interrupt) is traced through:
 #: node -> helper -> helper -> helper -> sink.
@@ -28,12 +29,12 @@ MAX_HELPER_DEPTH = 4
 
 
 @dataclass(frozen=True)
-class Reached(Generic[T]):
+class Reached(Generic[T_co]):
     """``calls[0]`` is in the function asked about; ``calls[-1]`` is the call classified as ``hit``."""
 
     calls: tuple[CallInfo, ...]
     modules: tuple[ModuleFacts, ...]
-    hit: T
+    hit: T_co
 
     @property
     def via_helper(self) -> bool:

@@ -11,25 +11,28 @@ the file that asked, and charges the question's digest to the ledger.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Generic, Sequence, TypeVar
 
 from resume_audit.analysis.memo import Ledger
 from resume_audit.analysis.modules import ModuleIndex
 from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.facts.summaries import (
-    SUMMARY_KINDS, PartsIndex, SummaryDigests, SummarySource, parts_digest, split_summary_key, summary_key,
+    SUMMARY_KINDS, PartsIndex, SummarySource, parts_digest, split_summary_key, summary_key,
 )
 
+#: what a kind's computation and the store are handed: the project
+Host = TypeVar("Host")
 
-class ProjectSummaries:
+
+class ProjectSummaries(Generic[Host]):
     """Per-module summaries of one scan. ``host`` is what a kind's computation and the store are
-    handed (the project), which answers :meth:`digest` as ``summary_digest``."""
+    handed (the project, which answers :meth:`digest` to the store as ``summary_digest``)."""
 
-    def __init__(self, ledger: Ledger, index: ModuleIndex, source: SummarySource | None, host: SummaryDigests) -> None:
+    def __init__(self, ledger: Ledger, index: ModuleIndex, source: SummarySource[Host] | None, host: Host) -> None:
         self._ledger = ledger
         self._index = index
         #: per-module summaries: computed here, or read back from a previous scan's store
-        self._source = source if source is not None else SummarySource()
+        self._source: SummarySource[Host] = source if source is not None else SummarySource()
         self._host = host
         self._values: dict[tuple[str, Path], Any] = {}
         self._digests: dict[str, str | None] = {}

@@ -114,7 +114,7 @@ class _Collector:
         meta = self.f._meta
         plans = _PLANS
         # stack items: (node, parent) to enter, or (marker, node)
-        stack: list[tuple] = [(module, None)]
+        stack: list[tuple[Any, Any]] = [(module, None)]
         pop, push = stack.pop, stack.append
         counter = self._counter
         while stack:
@@ -151,7 +151,8 @@ class _Collector:
         self._counter = counter
 
     def _order(self, node: cst.CSTNode) -> Order:
-        return self.f._meta[node][1]
+        order: Order = self.f._meta[node][1]
+        return order
 
     # -- scopes -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -183,14 +184,14 @@ class _Collector:
                             )
                         )
 
-    def _enter_scope(self, node: cst.CSTNode) -> None:
+    def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         if isinstance(node, cst.ClassDef):
             self.class_stack.append(self.f._class_by_node[node])
         else:
             self.func_stack.append(self.f._function_by_node[node])
-        self._scope_chain.append(node.name.value)  # type: ignore[attr-defined]
+        self._scope_chain.append(node.name.value)
 
-    def _leave_scope(self, node: cst.CSTNode) -> None:
+    def _leave_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         if isinstance(node, cst.ClassDef):
             self.class_stack.pop()
         else:

@@ -23,12 +23,13 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from resume_audit.facts.model import ModuleFacts
 
-#: what a kind's computation is handed besides the module (the project, for the analyses here)
+#: what a kind's computation, and a store checking a stored summary, are handed besides the
+#: module: the project, for the analyses here (this module does not need to know it)
 P = TypeVar("P")
 
 
@@ -160,21 +161,15 @@ def split_summary_key(key: str) -> tuple[str, list[str], str]:
     return kind, words.split(_WORD_SEP), select
 
 
-class SummaryDigests(Protocol):
-    """What a store asks the scan to check a stored summary: the current digest of each summary
-    value it rested on (the project answers; None for an unknown kind)."""
-
-    def summary_digest(self, key: str) -> str | None: ...
-
-
-class SummarySource:
+class SummarySource(Generic[P]):
     """Where earlier scans' summaries come from: nowhere (every summary is computed). The
-    persisted store (:class:`~resume_audit.cache.summaries.SummaryStore`) overrides both."""
+    persisted store (:class:`~resume_audit.cache.summaries.SummaryStore`) overrides both; it is
+    handed the project, which answers the digest of every summary value a stored one rested on."""
 
-    def lookup(self, kind: str, path: Path, project: SummaryDigests) -> Any | None:
+    def lookup(self, kind: str, path: Path, project: P) -> Any | None:
         """A stored summary still valid for the scan, or None."""
         return None
 
     def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: SummaryDigests) -> None:
+               summaries: dict[str, str], project: P) -> None:
         """Keep a computed summary with what it depended on."""

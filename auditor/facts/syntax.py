@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -78,7 +78,11 @@ def dict_items(expr: cst.Dict) -> Iterator[tuple[str | None, cst.BaseExpression]
             yield None, el.value
 
 
-def statement_of(node: cst.CSTNode, parents) -> cst.CSTNode:
+#: a node's parent, or None at the top (``ModuleFacts.parent``)
+Parents = Callable[[cst.CSTNode], "cst.CSTNode | None"]
+
+
+def statement_of(node: cst.CSTNode, parents: Parents) -> cst.CSTNode:
     """The innermost statement (simple statement or compound) containing ``node``."""
     cur: cst.CSTNode | None = node
     while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -96,7 +100,7 @@ def iter_subtree_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         stack.extend(reversed(cur.children))
 
 
-def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents) -> bool:
+def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents: Parents) -> bool:
     cur: cst.CSTNode | None = inner
     while cur is not None:
         if cur is outer:
