@@ -102,13 +102,6 @@ class Rule:
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    @classmethod
-    def documentation(cls) -> str:
-        """The rule's full documentation as markdown (docs/rules/RAxxx.md and `explain`)."""
-        from resume_audit.catalog.docs import render_rule
-
-        return render_rule(cls)
-
 
 @dataclass
 class RuleContext:
