@@ -10,13 +10,15 @@ Rules ask this module, never spell framework names themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
 from resume_audit.analysis.deployments import Deployment, deployment_of
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, is_none
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import CallInfo, DecoratorInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
 
 PACKAGES = ("langgraph",)
 
@@ -122,7 +124,8 @@ class CompiledGraph:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def _follow_to_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0):
+def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
+                    depth: int = 0) -> tuple[cst.Call, FunctionInfo | None] | None:
     """Follow names (and awaits) to the call that produced the value, with that call's scope."""
     if depth > 6:
         return None
@@ -141,7 +144,8 @@ def _follow_to_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module
     return None
 
 
-def constructor_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project):
+def constructor_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+                     ) -> tuple[cst.Call, FunctionInfo | None] | None:
     """The call an expression's value came from (``saver = SqliteSaver(conn)`` -> that call) and its scope."""
     return _follow_to_call(expr, scope, module, project)
 
@@ -150,13 +154,13 @@ def is_compile_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == COMPILE_METHOD
 
 
-def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
-    if not is_compile_call(call):
+    builder = receiver(call)
+    if builder is None or not is_compile_call(call):
         return None
-    receiver = call.func.value  # type: ignore[attr-defined]
-    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
-    found = _follow_to_call(receiver, scope, module, project)
+    builder_name = builder.value if isinstance(builder, cst.Name) else None
+    found = _follow_to_call(builder, scope, module, project)
     builder_call = None
     if found is not None:
         candidate, owner = found
@@ -168,7 +172,7 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
     return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"))
 
 
-def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
     """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable:
     through local names, and through a project factory function that returns ``builder.compile(...)``."""
     found = _follow_to_call(expr, scope, module, project)
@@ -202,7 +206,7 @@ def node_target(add_node: cst.Call) -> cst.BaseExpression | None:
     return positional[0] if len(positional) == 1 else None
 
 
-def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+def node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[cst.Call, FunctionInfo | None]]:
     """``add_node`` calls on the graph's builder in the same scope, with the node function when resolvable."""
     if graph.builder_name is None:
         return []
@@ -226,7 +230,7 @@ def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Functi
     return out
 
 
-def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> cst.Call | None:
+def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.Call | None:
     """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
     if expr is None:
         return None
@@ -275,18 +279,18 @@ STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
 )
 
 
-def decorator_names(fn: FunctionInfo, project) -> list[tuple[set[str], object]]:
+def decorator_names(fn: FunctionInfo, project: ProjectQueries) -> list[tuple[set[str], DecoratorInfo]]:
     """(qualified names of the decorator, DecoratorInfo) for each decorator of ``fn``."""
     resolver = project.resolver(fn.module)
     return [(resolver.names(d.target, fn.parent), d) for d in fn.decorators]
 
 
-def is_task(fn: FunctionInfo, project) -> bool:
+def is_task(fn: FunctionInfo, project: ProjectQueries) -> bool:
     """Is ``fn`` decorated with ``@task`` / ``@task(...)`` (langgraph.func.task)?"""
     return any(names & TASK for names, _ in decorator_names(fn, project))
 
 
-def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> bool:
     """Does ``call`` invoke a task: a project function decorated ``@task``, or a
     name bound to ``task(fn)`` / ``task(...)(fn)``? (Its result is memoised.)"""
     names = project.resolver(module).call_names(call, scope)
@@ -314,13 +318,12 @@ class Entrypoint:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
+def entrypoint_of(fn: FunctionInfo, project: ProjectQueries) -> Entrypoint | None:
     """``fn`` decorated ``@entrypoint(...)`` (or wrapped by ``entrypoint(...)(fn)`` at module level)."""
     for names, dec in decorator_names(fn, project):
         if names & ENTRYPOINT:
-            call = dec.call  # type: ignore[attr-defined]
-            cp = argument(call, 0, "checkpointer") if call is not None else None
-            return Entrypoint(fn, dec.node, cp)  # type: ignore[attr-defined]
+            cp = argument(dec.call, 0, "checkpointer") if dec.call is not None else None
+            return Entrypoint(fn, dec.node, cp)
     resolver = project.resolver(fn.module)
     for info in fn.module.module_calls:
         outer = info.node
@@ -335,7 +338,7 @@ def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
     return None
 
 
-def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+def all_node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[cst.Call, FunctionInfo | None]]:
     """Like :func:`node_functions`, but also finds ``add_node`` / ``add_sequence`` calls in the
     scope where the builder was created when it differs from the compile's scope (a module-level
     builder compiled inside a factory, say)."""
@@ -409,7 +412,7 @@ HITL_MIDDLEWARE = frozenset(
 )
 
 
-def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[FunctionInfo]:
     """Project functions in a tools list (``[send_email, search]``, a variable or module
     constant bound to one, ``ToolNode(<that>)``)."""
     if expr is None or depth > 4:
@@ -439,10 +442,10 @@ def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
     return []
 
 
-def interrupt_classifier(project):
+def interrupt_classifier(project: ProjectQueries) -> Callable[[CallInfo, ModuleFacts], str | None]:
     """Classifier for ``project.reach``: is this call LangGraph's ``interrupt()``?"""
 
-    def classify(call, module):
+    def classify(call: CallInfo, module: ModuleFacts) -> str | None:
         if project.resolver(module).call_names(call.node, call.function) & INTERRUPT:
             return "interrupt"
         return None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.syntax import argument, contains_node, is_none, keyword
@@ -35,7 +35,7 @@ class ModuleContext(Protocol):
     def project(self) -> Project: ...
 
 
-def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> cst.Call | None:
+def resume_command(expr: cst.BaseExpression | None, fn: FunctionInfo | None, ctx: ModuleContext) -> cst.Call | None:
     """The ``Command(resume=...)`` call ``expr`` is (directly or through a local variable)."""
     if expr is None:
         return None
@@ -91,7 +91,7 @@ def delegated_resume_calls(fn: FunctionInfo, ctx: ModuleContext, depth: int = 2)
     return out
 
 
-def _helper_resumes(callees: list[FunctionInfo], project, depth: int, seen: set[int]) -> bool:
+def _helper_resumes(callees: list[FunctionInfo], project: Project, depth: int, seen: set[int]) -> bool:
     for callee in callees:
         if id(callee) in seen or depth <= 0:
             continue
@@ -106,7 +106,7 @@ def _helper_resumes(callees: list[FunctionInfo], project, depth: int, seen: set[
 class _HelperContext:
     """A :class:`ModuleContext` for a helper in another module."""
 
-    def __init__(self, module: ModuleFacts, project) -> None:
+    def __init__(self, module: ModuleFacts, project: Project) -> None:
         self.module = module
         self.project = project
 
@@ -176,7 +176,8 @@ def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cs
         stack.extend(cur.children)
 
 
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
+               ) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """``if``/``while`` statements and conditional expressions whose test reads the snapshot's park status."""
     for cur in _decision_statements(fn, (cst.If, cst.While, cst.IfExp)):
         if _reads_park(cur.test, snapshot, derived, get_state):
@@ -215,7 +216,8 @@ def _gates(decision: cst.CSTNode, resume: CallInfo, module: ModuleFacts) -> bool
     )
 
 
-def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: "ModuleContext"):
+def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
+                   ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
     """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
     parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
     clause that exits)."""
@@ -266,7 +268,8 @@ def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool
     return found
 
 
-def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0):
+def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
+                           ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
     """When ``fn`` returns a snapshot's park status, the (decision, resume, module) of a caller that
     resumes only if it says "parked": ``if not has_pending_interrupt(tid): raise ...`` followed by
     ``graph.invoke(Command(resume=...), cfg)`` -- check-then-act split over two functions."""
