@@ -19,7 +19,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from resume_audit import __version__
+from resume_audit.version import __version__
 from resume_audit.api import ScanRequest, default_root, resolve_config, run_scan
 from resume_audit.cache.results import default_cache_dir
 from resume_audit.postprocess.baseline import BaselineError

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import attr
 import sarif_om as so
 
-from resume_audit import __version__
+from resume_audit.version import __version__
 from resume_audit.catalog.descriptors import RuleDescriptor, descriptors, documentation
 from resume_audit.catalog.docs import help_uri
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
