@@ -19,7 +19,7 @@ from resume_audit.findings import Severity
 from resume_audit.reporters import render
 
 
-def _json_option(text: Optional[str], option: str):
+def _json_option(text: Optional[str], option: str) -> Any:
     import json
 
     if text is None:

@@ -186,7 +186,7 @@ def analyse_in_pool(todo: Items, workspace: Workspace, groups: Sequence[Group], 
     context = pool_context()
     setup = WorkerSetup.of(workspace, groups, cache.directory, cache.keys, forked=context.get_start_method() == "fork")
     chunks = chunks_of(todo, workers)
-    taken: SynchronizedArray[int] = context.Array("b", len(chunks))  # type: ignore[attr-defined]
+    taken: SynchronizedArray[int] = context.Array("b", len(chunks))
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker,
                                                   initargs=(setup, taken))
     try:

@@ -81,7 +81,9 @@ def _location(span: Span, message: str | None = None, ident: int | None = None) 
 
 
 def _rule_descriptor(rule: RuleDescriptor) -> so.ReportingDescriptor:
-    text = lambda s: " ".join(s.split())  # noqa: E731 - collapse the docstring-style wrapping
+    def text(s: str) -> str:  # collapse the docstring-style wrapping
+        return " ".join(s.split())
+
     return so.ReportingDescriptor(
         id=rule.id,
         name=rule.name,
