@@ -14,7 +14,6 @@ from resume_audit.cache.fileresult import FileResult
 from resume_audit.engine.cached import ScanCache
 from resume_audit.engine.grouping import Group, GroupAnalyzers
 from resume_audit.engine.options import ScanOptions
-from resume_audit.engine.pool import analyse_in_pool
 from resume_audit.engine.workspace import Workspace
 
 #: Below this many files to analyse a pool costs more than it saves: starting a worker, and its
@@ -35,6 +34,8 @@ def analyse_files(todo: list[tuple[int, Path]], results: dict[Path, FileResult],
         cache.put(group, path, result)
 
     if options.workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        from resume_audit.engine.pool import analyse_in_pool  # (its classes: only when a pool runs)
+
         group_of = dict((path, group) for group, path in todo)
         analyse_in_pool(todo, workspace, groups, cache, options.workers,
                         lambda path, result: arrived(path, result, group_of[path]), options.tell)

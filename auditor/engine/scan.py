@@ -29,35 +29,51 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from resume_audit.cache.fileresult import FileResult
 from resume_audit.config.settings import Config
 from resume_audit.config.tree import ConfigSource
-from resume_audit.engine.analysing import analyse_files
-from resume_audit.engine.analyzer import Analyzer
-from resume_audit.engine.cached import ScanCache
-from resume_audit.engine.candidates import select_candidates
-from resume_audit.engine.combine import combine
-from resume_audit.engine.grouping import GroupAnalyzers
-from resume_audit.engine.inventory import take_inventory
-from resume_audit.engine.loading import index_source, load_module
 from resume_audit.engine.options import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIME_LIMIT, ScanOptions, ScanSettings
 from resume_audit.engine.replay import ReplayCheck, replay_for
-from resume_audit.engine.rulesets import active_rule_infos, active_rules, prefilter_of
 from resume_audit.engine.scope import ScanScope
-from resume_audit.engine.workspace import Workspace
 from resume_audit.findings import ScanResult
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-#: what other packages import from here (the stages' own modules are the home of each)
+    from resume_audit.cache.fileresult import FileResult
+    from resume_audit.engine.analyzer import Analyzer
+    from resume_audit.engine.loading import index_source, load_module
+    from resume_audit.engine.rulesets import active_rule_infos, active_rules, prefilter_of
+
+#: what other packages import from here, and the module each lives in (imported on first use, as
+#: the stages are: a scan answered by its replay record defines none of their classes)
+_ELSEWHERE = {
+    "Analyzer": "resume_audit.engine.analyzer",
+    "FileResult": "resume_audit.cache.fileresult",
+    "index_source": "resume_audit.engine.loading",
+    "load_module": "resume_audit.engine.loading",
+    "active_rule_infos": "resume_audit.engine.rulesets",
+    "active_rules": "resume_audit.engine.rulesets",
+    "prefilter_of": "resume_audit.engine.rulesets",
+}
+
 __all__ = [
-    "DEFAULT_MAX_FILE_BYTES", "DEFAULT_TIME_LIMIT", "Analyzer", "FileResult", "ScanOptions", "ScanSettings",
-    "active_rule_infos", "active_rules", "index_source", "load_module", "prefilter_of", "scan",
+    "DEFAULT_MAX_FILE_BYTES", "DEFAULT_TIME_LIMIT", "ScanOptions", "ScanSettings", "scan",
+    # (from _ELSEWHERE)
+    "Analyzer", "FileResult", "index_source", "load_module", "active_rule_infos", "active_rules", "prefilter_of",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
 
 @contextlib.contextmanager
@@ -93,6 +109,15 @@ def scan(paths: Sequence[Path], config: Config | ConfigSource, root: Path, optio
     check = replay.check() if replay is not None else ReplayCheck()
     if check.result is not None:  # nothing changed since the last scan
         return check.result
+    # the stages, imported here: a scan answered above needs none of them
+    from resume_audit.engine.analysing import analyse_files
+    from resume_audit.engine.cached import ScanCache
+    from resume_audit.engine.candidates import select_candidates
+    from resume_audit.engine.combine import combine
+    from resume_audit.engine.grouping import GroupAnalyzers
+    from resume_audit.engine.inventory import take_inventory
+    from resume_audit.engine.workspace import Workspace
+
     inventory = take_inventory(scope, options, check, recording=replay is not None)
     candidates = select_candidates(inventory, options.max_file_bytes)
     workspace = Workspace.of(inventory, candidates, scope.repo, options)
