@@ -67,7 +67,7 @@ def detect(obj: Any, hint: str | None = None) -> tuple[Adapter, Any]:
     called once and its result recognised -- LangGraph's adapter still gets
     the factory itself, so it can call it with the sweep's checkpointer.
     """
-    order = ([hint] if hint in REGISTRY else []) + [f for f in REGISTRY if f != hint]
+    order = ([hint] if hint is not None and hint in REGISTRY else []) + [f for f in REGISTRY if f != hint]
     for framework in order:
         adapter = adapter_for(framework)
         if adapter.accepts(obj):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from resume_audit.audit.entrypoints import Discovery, Found
 from resume_audit.audit.syntax import base_names, top_level_statements
-from resume_audit.facts.collect import ModuleFacts
+
+if TYPE_CHECKING:
+    from resume_audit.facts.collect import ModuleFacts
 
 
 def find(facts: ModuleFacts) -> list[Found]:

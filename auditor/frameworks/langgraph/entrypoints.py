@@ -11,6 +11,8 @@ A module-level graph built by one of the module's own factories is the same prog
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from pathlib import Path
 
@@ -18,7 +20,9 @@ import libcst as cst
 
 from resume_audit.audit.entrypoints import CHECKPOINTER_PARAMS, Discovery, Found
 from resume_audit.audit.syntax import assigned, callee, is_string_literal, positional, required_params, top_level_statements, walk
-from resume_audit.facts.collect import ModuleFacts
+
+if TYPE_CHECKING:
+    from resume_audit.facts.collect import ModuleFacts
 
 #: modules whose ``compile`` is not LangGraph's
 _OTHER_COMPILES = frozenset({"re", "regex", "jinja2", "ast", "sre_compile", "py_compile", "torch", "jit"})
