@@ -30,10 +30,9 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
-from resume_audit.dynamic.adapters import installed
+from resume_audit.frameworks import registry
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, Verdict as CellVerdict
 from resume_audit.dynamic.report import SweepReport
 
@@ -156,61 +155,36 @@ def verdicts(report: SweepReport) -> dict[str, Verdict]:
     return out
 
 
-# -- the suite ---------------------------------------------------------------------------------
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+# -- the suite: its rows come from each framework's folder (frameworks/<name>/conformance.py) ---------
+@dataclass(frozen=True)
+class Unswept:
+    """A row a framework can only explain: its program cannot be swept here (every column n/a, with ``reason``)."""
+
+    probe: Probe
+    versions: dict[str, str]
+    reason: str
+    note: str
+
+
+#: a framework's rows: ``(saver, dsn) -> rows``, named by its registry record's ``conformance``
+RowSource = Callable[[str | None, str | None], list["Probe | Unswept"]]
 
 
 def probes(saver: str | None = None, dsn: str | None = None) -> tuple[list[Probe], list[Row]]:
-    """The rows for the frameworks installed here (and rows that can only say why a framework is not swept)."""
+    """The rows for the frameworks installed here (and rows that can only say why a framework is not swept),
+    in registry order; with ``saver`` (a checkpointer of one framework's) only that framework's rows."""
     rows: list[Probe] = []
     notes: list[Row] = []
-    lg: dict[str, Any] = dict(target=f"{PROBES}.langgraph_order:build_graph", effects=(f"{PROBES}.langgraph_order:charge_card",),
-              resume=("approve",), input={"order_id": 7, "amount": 30})
-    if saver is not None:
-        rows.append(Probe("langgraph", "checkpointer", f"--saver {saver}", backend="custom", saver=saver, **lg))
-    elif installed("langgraph"):
-        rows.append(Probe("langgraph", "checkpointer", "SqliteSaver", backend="sqlite", **lg))
-        rows.append(Probe("langgraph", "checkpointer", "InMemorySaver", backend="memory",
-                          cells=("interrupt", "crash", "parked", "fork", "stray", "concurrent", "validity"), **lg))
-        if dsn:
-            rows.append(Probe("langgraph", "checkpointer", "PostgresSaver", backend="postgres", dsn=dsn,
-                              cells=("interrupt", "crash", "parked", "fork", "stray", "concurrent"), **lg))
-    if saver is not None:
-        return rows, notes
-    if installed("crewai"):
-        crew = f"{PROBES}.crewai_counter"
-        effects = (f"{crew}:effect_s1", f"{crew}:effect_s2")
-        cells = ("crash", "stray", "validity")
-        for attr, plane, modes in (
-            ("checkpoint_all", 'CheckpointConfig(on_events=["*"])', ("sigkill", "exception")),
-            ("checkpoint_finished", 'CheckpointConfig(on_events=["method_execution_finished"])', ("sigkill",)),
-            ("checkpoint_default", "checkpoint=True (default trigger)", ("sigkill",)),
-            ("PersistClass", "@persist (class-level)", ("sigkill", "exception")),
-            ("PersistMethod", "@persist (method-level)", ("sigkill",)),
-        ):
-            store = "SQLiteFlowPersistence" if "persist" in plane else "JsonProvider"
-            rows.append(Probe("crewai", plane, store, f"{crew}:{attr}", effects, crash_modes=modes, cells=cells))
-    if installed("llamaindex"):
-        li = f"{PROBES}.llamaindex_approval"
-        for attr, plane in (("TwoStep", "InputRequiredEvent → HumanResponseEvent step"), ("WaitForEvent", "ctx.wait_for_event")):
-            rows.append(Probe("llamaindex", plane, "Context.to_dict() JSON", f"{li}:{attr}",
-                              (f"{li}:prepare_order", f"{li}:charge_card"), ("approve",)))
-    if installed("pydantic-graph"):
-        version = _version("pydantic-graph") or "?"
-        pg = f"{PROBES}.pydantic_graph_approval"
-        major = version.split(".")[0]
-        if major.isdigit() and int(major) >= 2:
-            notes.append(Row(Probe("pydantic-graph", "FileStatePersistence", "-", f"{pg}:build", ()),
-                             {"pydantic-graph": version},
-                             {c: Verdict(NOT_APPLICABLE, "no persistence module in 2.x") for c in COLUMNS},
-                             note=f"pydantic-graph {version} removed pydantic_graph.persistence: no documented resume path"))
-        else:
-            rows.append(Probe("pydantic-graph", "FileStatePersistence", "JSON file", f"{pg}:build",
-                              (f"{pg}:prepare_order", f"{pg}:charge_card"), ("approve",)))
+    for framework in registry.frameworks():
+        if framework.conformance is None or (saver is not None and not framework.takes_saver):
+            continue
+        source = cast(RowSource, registry.load(framework.conformance))
+        for row in source(saver, dsn):
+            if isinstance(row, Unswept):
+                notes.append(Row(row.probe, row.versions, {c: Verdict(NOT_APPLICABLE, row.reason) for c in COLUMNS},
+                                 note=row.note))
+            else:
+                rows.append(row)
     return rows, notes
 
 
