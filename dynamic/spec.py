@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resume_audit.dynamic.adapters.base import StoreSettings
-from resume_audit.dynamic.child.effects import NO_STUB, EffectSpec
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
 from resume_audit.dynamic.target import TargetSpec
 
 #: ``input`` of a sweep nobody wrote an input for: each child builds one from the program's input

@@ -34,8 +34,8 @@ def entries_data(report: AuditReport) -> list[dict[str, Any]]:
             "line": s.entry.line, "swept": s.ran, "why": s.why, "elsewhere": s.elsewhere,
             "cells": len(r.cells) if r is not None else 0, "dynamic_findings": len(r.findings) if r is not None else 0,
             "answers": list(s.answers), "seconds": round(s.seconds, 1),
-            "input": r.protocol.get("input") if r is not None else None,
-            "effects": r.protocol.get("effects", []) if r is not None else [],
+            "input": r.protocol.input if r is not None else None,
+            "effects": list(r.protocol.effects) if r is not None else [],
         })
     return out
 

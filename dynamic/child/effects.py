@@ -20,39 +20,13 @@ import importlib
 import inspect
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import EventLog
 from resume_audit.dynamic.ledger import Ledger
 
-NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce__": lambda self: "NO_STUB"})()
-
-
-class EffectSpecError(ValueError):
-    """An ``--effect`` that names nothing callable."""
-
-
-@dataclass(frozen=True)
-class EffectSpec:
-    """``module:attr`` (``attr`` may be dotted: ``stripe:Charge.create``)."""
-
-    module: str
-    attr: str
-
-    @classmethod
-    def parse(cls, text: str) -> "EffectSpec":
-        module, sep, attr = text.strip().partition(":")
-        if not sep or not module or not attr:
-            raise EffectSpecError(f"--effect {text!r}: expected MODULE:FUNCTION, e.g. myagent.tools:charge_card")
-        if module.endswith(".py"):
-            module = module[:-3].replace("/", ".").strip(".")
-        return cls(module, attr)
-
-    @property
-    def display(self) -> str:
-        return f"{self.module}.{self.attr}"
-
+__all__ = ["NO_STUB", "EffectSpec", "EffectSpecError", "idempotency_key", "install_effects"]
 
 #: where an effect was called from: (node, step, task id)
 ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]

@@ -76,6 +76,35 @@ class ChildRun:
             return f"exited with code {self.exitcode} without reporting (os._exit or interpreter crash)"
         return None
 
+    @property
+    def completed(self) -> bool:
+        """The child played its role to the end (the user's graph did not raise, exit, or break the protocol)."""
+        return self.result is not None and self.result.ok
+
+    def failure_text(self) -> str:
+        """Why the child did not complete its role, in one line."""
+        return " ".join(self._failure_text().split())
+
+    def _failure_text(self) -> str:
+        if self.result is None:
+            return self.failure() or "no result"
+        r = self.result
+        if r.target_error:
+            return f"target did not load: {r.target_error}"
+        if r.protocol_error:
+            return r.protocol_error
+        err = r.error
+        if err is not None:
+            where = f" at {err.where}" if err.where else ""
+            if err.kind == "exit":
+                return f"the graph called {err.message}{where}"
+            limit = self.spec.run.memory_limit_mb
+            if err.type == "MemoryError" and limit:
+                return (f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
+                        "(--memory-limit; 0 lifts it)")
+            return f"the graph raised {err.type}: {err.message}{where}"
+        return "incomplete"
+
 
 def _group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes in process group ``pgid``."""

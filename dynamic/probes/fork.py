@@ -13,19 +13,56 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness, completed, failure_text
-from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
 from resume_audit.codec import omit_default
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness
+from resume_audit.dynamic.ledger import Ledger, cell_ledger
+from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
 from resume_audit.dynamic.values import short
-from resume_audit.dynamic.parent.workbench import Workbench, cell_ledger
-from resume_audit.dynamic.probes.base import CellOutcome, Planning, Slot
+from resume_audit.findings import Severity
 
-kind = CellKind.FORK
-kinds = frozenset({kind})
+if TYPE_CHECKING:
+    from resume_audit.dynamic.parent.runner import ChildRun
+    from resume_audit.dynamic.parent.workbench import Workbench
+
+
+kind = CellKind.declare("fork")
+kinds = (kind,)
 rules: tuple[str, ...] = ("RA703",)
+
+RA703 = DynamicRule(
+    id="RA703",
+    name="fork-served-first-value",
+    properties=("FD", "FI"),
+    severity=Severity.ERROR,
+    summary="A second resume at the same interrupt checkpoint with a new value was served the first value (LangGraph #6663).",
+    description="""
+The fork probe parked the graph at an `interrupt()`, took the interrupt
+checkpoint's id, and resumed twice at `(thread_id, checkpoint_id)` with two
+different values, in the bare `Command(resume=v)` form and in the interrupt-id
+map form. The second resume's `interrupt()` returned the first value.
+""",
+    runtime="""
+LangGraph stores the resume value as a pending write on the interrupt
+checkpoint and, on a later invocation addressed to that checkpoint, serves the
+recorded value instead of the new one: the second answer is silently replaced
+by the first (measured on langgraph 1.2.24, `InMemorySaver` and `SqliteSaver`,
+both invocation forms). The wire has no way to say "this is a fork, not a
+retry", so a branch-creating time-travel resume behaves as a replay.
+""",
+    fix="""
+Do not re-answer an interrupt by addressing its checkpoint: fork explicitly
+with `graph.update_state(config_at_checkpoint, values)` to create a new branch
+checkpoint and resume from that, or use a checkpointer wrapper that drops the
+recorded `__resume__` writes when the config names a `checkpoint_id` (e.g.
+`remit.wrap(...)` from `remit-contract`).
+""",
+    headline="a second answer at the same interrupt was served the first",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA703,)
+columns = (Column("FD", "FD", "FD", "RA703", (kind,), witness_from_message=True),)
 FORM_NAMES = {
     "bare": "bare Command(resume=v)",
     "map": "interrupt-id map Command(resume={id: v})",
@@ -79,9 +116,9 @@ def run_cell(bench: Workbench, form: str, gate: Gate) -> CellOutcome:
 def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
     form_name = FORM_NAMES.get(form, form)
     cell = Cell(kind=kind, name=f"fork probe ({form_name}){gate.suffix}", verdict=PASS, seconds=run.seconds)
-    if not completed(run) or run.result is None:
+    if not run.completed or run.result is None:
         cell.verdict = ERROR
-        cell.detail = failure_text(run)
+        cell.detail = run.failure_text()
         return cell
     r = run.result
     if not r.applicable:
