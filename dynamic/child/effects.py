@@ -187,10 +187,9 @@ def _library_roots() -> tuple[str, ...]:
 
 def _own_roots() -> tuple[str, ...]:
     """This package's own directories (the sweep's child code calls the graph)."""
-    import resume_audit
-
+    top = sys.modules[__name__.partition(".")[0]]  # the top-level package: loaded before any module of it
     here = os.path.dirname(os.path.abspath(__file__))
-    return (here + os.sep, os.path.dirname(os.path.abspath(resume_audit.__file__)) + os.sep)
+    return (here + os.sep, os.path.dirname(os.path.abspath(str(top.__file__))) + os.sep)
 
 
 def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:
