@@ -38,7 +38,9 @@ def context(preload: list[str]) -> Any:
     with _CTX_LOCK:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main", *preload])
+            # the probes too: a probe's own child role reaches the child by reference to its module
+            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main",
+                                        "resume_audit.dynamic.probes", *preload])
             _CTX = ctx
         return _CTX
 

@@ -22,6 +22,7 @@ from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, P
 from resume_audit.findings import Severity
 
 if TYPE_CHECKING:
+    from resume_audit.dynamic.child.context import Context
     from resume_audit.dynamic.parent.runner import ChildRun
     from resume_audit.dynamic.parent.workbench import Workbench
 
@@ -62,6 +63,8 @@ catalog: tuple[DynamicRule, ...] = (RA705,)
 columns = (Column("CO-conc", "CO concurrent", "CO", "RA705", (kind,)),)
 #: how often the probe is run when its racers did not overlap (each found the park consumed)
 RACE_ATTEMPTS = 3
+#: how long a racer waits for the others at the barrier
+BARRIER_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,39 @@ def _attempt(bench: Workbench, k: int, ref: Reference, gate: Gate, attempt: int)
     cell_dir = bench.cell_dir(f"concurrent-{k}-gate{gate.index}" + (f"-try{attempt}" if attempt > 1 else ""))
     store = bench.store(cell_dir)
     at = dict(gate=gate.index, value_index=gate.value_index, breakpoint=gate.breakpoint)
-    setup = bench.child(bench.spec("setup", cell_dir, store, "setup", 0, **at))
+    setup = bench.child(bench.spec("setup", cell_dir, store, "setup", 0, role_entry=child_setup, **at))
     racers: list[ChildRun] = []
     if setup.completed and setup.result is not None and setup.result.parked:
-        racers = bench.racers([bench.spec("racer", cell_dir, store, "race", i + 1, **at) for i in range(k)])
+        racers = bench.racers([bench.spec("racer", cell_dir, store, "race", i + 1, role_entry=child_racer, **at)
+                               for i in range(k)])
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(k, setup, racers, ledger, ref, gate), [setup, *racers], cell_dir)
+
+
+def child_setup(ctx: Context) -> None:
+    """In the child: run to the gate's park on the cell's durable store, and leave it parked."""
+    r = ctx.result
+    r.shared = ctx.session.uses_sweep_store()
+    found = ctx.park_at_gate()
+    if found is not None:
+        intr, r.gate = found
+        r.parked, r.node = True, intr.node
+
+
+def child_racer(ctx: Context) -> None:
+    """In the child: resume the park the setup process left, released together with the other racers -- its value
+    for an interrupt, ``invoke(None)`` for a breakpoint."""
+    r = ctx.result
+    ctx.set_leg(ctx.spec.gate + 1)
+    ctx.barrier.wait(BARRIER_TIMEOUT_S)
+    try:
+        if ctx.spec.breakpoint:
+            r.parked = ctx.session.proceed().parked
+        else:
+            r.parked = ctx.session.resume_raw(ctx.resume[ctx.spec.value_index]).parked
+    except Exception as exc:
+        r.resume_error = f"{type(exc).__name__}: {exc}"
+    ctx.audit()
 
 
 def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference, gate: Gate) -> Cell:

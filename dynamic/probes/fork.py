@@ -19,10 +19,12 @@ from resume_audit.codec import omit_default
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness
 from resume_audit.dynamic.ledger import Ledger, cell_ledger
 from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
-from resume_audit.dynamic.values import short
+from resume_audit.dynamic.child_result import ForkBranch
+from resume_audit.dynamic.values import short, to_jsonable
 from resume_audit.findings import Severity
 
 if TYPE_CHECKING:
+    from resume_audit.dynamic.child.context import Context
     from resume_audit.dynamic.parent.runner import ChildRun
     from resume_audit.dynamic.parent.workbench import Workbench
 
@@ -108,9 +110,36 @@ def plan(planning: Planning) -> list[Slot]:
 def run_cell(bench: Workbench, form: str, gate: Gate) -> CellOutcome:
     cell_dir = bench.cell_dir(f"fork-{form}-gate{gate.index}")
     run = bench.child(bench.spec("fork", cell_dir, bench.store(cell_dir), "fork-setup", 1, form=form, gate=gate.index,
-                                 fork_value=gate.fork_value))
+                                 fork_value=gate.fork_value, role_entry=child_fork))
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(form, run, ledger, gate), [run], cell_dir)
+
+
+def child_fork(ctx: Context) -> None:
+    """In the child: run to the gate's park, take its fork point, answer it twice from there."""
+    r = ctx.result
+    ctx.ledger.phase = "fork-setup"
+    found = ctx.park_at_gate()
+    if found is None:
+        return
+    intr, record = found
+    r.node, r.gate = intr.node, record
+    if not intr.takes_value:
+        r.why = f"the run pauses at a {intr.describe()}, which is continued without a value: there is no answer to discriminate"
+        return
+    at = ctx.session.fork_point()
+    vi = record.value_index or 0
+    second = ctx.spec.fork_value if ctx.spec.fork_value is not None else ctx.spec.run.fork_resume
+    for n, value in enumerate([ctx.resume[vi], second], start=1):
+        ctx.ledger.phase = f"fork-{n}"
+        error = None
+        try:
+            ctx.session.answer([(intr, value)], at=at, form=ctx.spec.form or ctx.session.fork_forms[0])
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        r.branches.append(ForkBranch(to_jsonable(value), error))
+    r.applicable = True
+    ctx.audit()
 
 
 def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
