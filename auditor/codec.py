@@ -34,7 +34,7 @@ class DecodeError(ValueError):
 
 
 @lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     # each class in the MRO is resolved in its own module's namespace (get_type_hints' default)
     return get_type_hints(cls)
 
@@ -121,7 +121,7 @@ def decode(cls: Any, data: Any) -> Any:
             raise DecodeError(f"{data!r} is not a {cls}")
         return {decode(key, k): decode(val, v) for k, v in data.items()}
     if isinstance(cls, type) and _shaped(cls):
-        return cls.from_data(data)
+        return getattr(cls, "from_data")(data)
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         return decode_fields(cls, data)
     if isinstance(cls, type) and issubclass(cls, enum.Enum):
@@ -141,8 +141,9 @@ def decode_fields(cls: type[T], data: Any) -> T:
     """``data`` as the dataclass ``cls``, field by field (its own ``from_data`` hook aside)."""
     if not isinstance(data, dict):
         raise DecodeError(f"{data!r} is not a {cls.__name__}")
-    hints = _hints(cls)
-    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    dataclass_type: Any = cls
+    hints = _hints(dataclass_type)
+    names = {f.name for f in dataclasses.fields(dataclass_type) if f.init}
     unknown = set(data) - names
     if unknown:
         raise DecodeError(f"{cls.__name__} has no field(s) {sorted(unknown)}")

@@ -196,7 +196,7 @@ class Ledger:
     def node_counts(self, phases: Iterable[str] | None = None) -> Counter[str]:
         return Counter(r.node for r in self.node_runs(phases))
 
-    def _select(self, sql: str, phases: Iterable[str] | None) -> list[tuple]:
+    def _select(self, sql: str, phases: Iterable[str] | None) -> list[tuple[Any, ...]]:
         with self._lock:
             rows = list(self._conn.execute(sql))
         if phases is None:

@@ -123,7 +123,7 @@ def install_effects(
     return locations
 
 
-def _source_location(func: Callable) -> str:
+def _source_location(func: Callable[..., Any]) -> str:
     """``file:line`` of a function's definition, "" when Python cannot tell (a builtin, a C function)."""
     try:
         return f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
@@ -139,8 +139,8 @@ def _user_site(caller: Any, skip: tuple[str, ...]) -> str | None:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
 
 
-def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any,
-                  definition: str | None = None):
+def _make_wrapper(func: Callable[..., Any], name: str, ledger: Ledger, events: EventLog, context: ContextProvider,
+                  stub: Any, definition: str | None = None) -> Callable[..., Any]:
     """The recorder around one effect. The call site recorded is the user's line that called it; an
     effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``."""
     skip = _library_roots() + _own_roots() if definition else ()

@@ -14,12 +14,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.dynamic.adapters import installed
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Verdict as CellVerdict
 from resume_audit.dynamic.conformance.columns import MARK, Verdict, column_ids, titles, verdicts
 from resume_audit.dynamic.report import SweepReport
+from resume_audit.findings import ScanResult
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["COLUMNS", "COLUMN_TITLES", "MARK", "Matrix", "Probe", "Row", "Verdict", "markdown", "probes", "run_conformance",
            "scan_result", "table", "verdicts", "witnesses"]
@@ -175,9 +179,9 @@ def run_conformance(saver: str | None = None, dsn: str | None = None, timeout: f
 
 
 # -- rendering ---------------------------------------------------------------------------------
-def table(matrix: Matrix):
+def table(matrix: Matrix) -> Table:
     """A rich Table of the matrix."""
-    from rich.table import Table
+    from rich.table import Table  # imported when drawn, not with the suite
     from rich.text import Text
 
     t = Table(title="resume-audit conformance", show_lines=True)
@@ -227,10 +231,8 @@ def markdown(matrix: Matrix) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scan_result(matrix: Matrix):
+def scan_result(matrix: Matrix) -> ScanResult:
     """Every finding of every row, in one ScanResult for the SARIF/JSON reporters."""
-    from resume_audit.findings import ScanResult
-
     from resume_audit.dynamic.catalog import all_dynamic_rules
 
     findings = [f for r in matrix.rows if r.report for f in r.report.findings]

@@ -21,7 +21,7 @@ import threading
 import time
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.lifetime import process_table
@@ -128,7 +128,7 @@ _START_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _without_main_module():
+def _without_main_module() -> Iterator[None]:
     """Hide ``__main__`` while a child is launched.
 
     multiprocessing re-runs the parent's main script in every fork-server child
@@ -191,7 +191,8 @@ def _poll(proc: Any) -> int | None:
     exit code 255. Every read goes through this lock, as does every start.
     """
     with _START_LOCK:
-        return proc.exitcode
+        code: int | None = proc.exitcode
+        return code
 
 
 def _wait(proc: Any, timeout: float) -> int | None:

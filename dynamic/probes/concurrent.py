@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 kind = CellKind.declare("concurrent")
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA705",)
 
 RA705 = DynamicRule(
@@ -60,7 +60,7 @@ idempotent.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA705,)
-columns = (Column("CO-conc", "CO concurrent", "CO", "RA705", (kind,)),)
+columns: tuple[Column, ...] = (Column("CO-conc", "CO concurrent", "CO", "RA705", (kind,)),)
 #: how often the probe is run when its racers did not overlap (each found the park consumed)
 RACE_ATTEMPTS = 3
 #: how long a racer waits for the others at the barrier

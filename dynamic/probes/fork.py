@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 kind = CellKind.declare("fork")
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA703",)
 
 RA703 = DynamicRule(
@@ -64,7 +64,7 @@ recorded `__resume__` writes when the config names a `checkpoint_id` (e.g.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA703,)
-columns = (Column("FD", "FD", "FD", "RA703", (kind,), witness_from_message=True),)
+columns: tuple[Column, ...] = (Column("FD", "FD", "FD", "RA703", (kind,), witness_from_message=True),)
 FORM_NAMES = {
     "bare": "bare Command(resume=v)",
     "map": "interrupt-id map Command(resume={id: v})",

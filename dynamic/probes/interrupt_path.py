@@ -18,10 +18,10 @@ from resume_audit.dynamic.probes.base import Column, DynamicRule, Planning, Slot
 
 
 kind = CellKind.declare("interrupt", exercises=False)
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA701",)
 catalog: tuple[DynamicRule, ...] = ()  # RA701 is declared by :mod:`.recovery`
-columns = (Column("EO-int", "EO interrupt path", "EO", "RA701", (kind,), witness_from_message=True),)
+columns: tuple[Column, ...] = (Column("EO-int", "EO interrupt path", "EO", "RA701", (kind,), witness_from_message=True),)
 NAME = "answering a park re-runs the parked unit's completed effects"
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 CRASH = CellKind.declare("crash")
 PARKED = CellKind.declare("parked")
-kinds = (CRASH, PARKED)
+kinds: tuple[CellKind, ...] = (CRASH, PARKED)
 rules: tuple[str, ...] = ("RA701", "RA702", "RA708")
 
 RA701 = DynamicRule(
@@ -123,7 +123,7 @@ errors instead of starting the run afresh.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA701, RA702, RA708)
-columns = (
+columns: tuple[Column, ...] = (
     Column("EO-crash", "EO crash path", "EO", "RA701", (CRASH,)),
     Column("PC", "PC", "PC", "RA702", (CRASH, PARKED)),
     Column("LV", "liveness", "LV", "RA708", None, witness_from_message=True),

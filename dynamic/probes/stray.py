@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 kind = CellKind.declare("stray")
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA704",)
 
 RA704 = DynamicRule(
@@ -54,7 +54,7 @@ idempotent.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA704,)
-columns = (Column("CO-seq", "CO sequential", "CO", "RA704", (kind,)),)
+columns: tuple[Column, ...] = (Column("CO-seq", "CO sequential", "CO", "RA704", (kind,)),)
 AFTER_RESTORE = "restore again after a successful restore"
 
 

@@ -20,7 +20,7 @@ from resume_audit.findings import Severity
 
 
 kind = CellKind.declare("validity", exercises=False)
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA706",)
 
 RA706 = DynamicRule(
@@ -51,7 +51,7 @@ schema-invalid checkpoints.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA706,)
-columns = (Column("CV", "CV", "CV", "RA706", (kind,)),)
+columns: tuple[Column, ...] = (Column("CV", "CV", "CV", "RA706", (kind,)),)
 NAME = "checkpoint schema validity"
 #: (where it was seen, what was invalid there)
 Source = tuple[str, list[InvalidState]]

@@ -21,7 +21,7 @@ from resume_audit.findings import Severity
 
 
 kind = CellKind.declare("write-order", exercises=False)
-kinds = (kind,)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA707",)
 
 RA707 = DynamicRule(
@@ -53,7 +53,7 @@ depend on which of the two landed first.
 )
 
 catalog: tuple[DynamicRule, ...] = (RA707,)
-columns = (Column("RD", "RD", "RD", "RA707", (kind,)),)
+columns: tuple[Column, ...] = (Column("RD", "RD", "RD", "RA707", (kind,)),)
 WRITE_KINDS = ("put", "put_writes")
 
 
