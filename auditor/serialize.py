@@ -8,16 +8,28 @@ an attacker controls, and loading it must not be able to run code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from resume_audit.codec import decode, encode
 from resume_audit.findings import Autofix, Finding, Notification, ScanResult, Span
 from resume_audit.postprocess.suppression import SuppressionComment, SuppressionUse
 
 
-def span_to_dict(span: Span) -> dict[str, Any]:
-    data: dict[str, Any] = encode(span)
+T = TypeVar("T")
+
+
+def _data(value: object) -> dict[str, Any]:
+    data: dict[str, Any] = encode(value)
     return data
+
+
+def _read(cls: type[T], data: dict[str, Any]) -> T:
+    value: T = decode(cls, data)
+    return value
+
+
+def span_to_dict(span: Span) -> dict[str, Any]:
+    return _data(span)
 
 
 def span_from_dict(d: dict[str, Any]) -> Span:
@@ -33,33 +45,27 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
 
 
 def autofix_to_dict(fix: Autofix) -> dict[str, Any]:
-    data: dict[str, Any] = encode(fix)
-    return data
+    return _data(fix)
 
 
 def autofix_from_dict(d: dict[str, Any]) -> Autofix:
-    fix: Autofix = decode(Autofix, d)
-    return fix
+    return _read(Autofix, d)
 
 
 def notification_to_dict(n: Notification) -> dict[str, Any]:
-    data: dict[str, Any] = encode(n)
-    return data
+    return _data(n)
 
 
 def notification_from_dict(d: dict[str, Any]) -> Notification:
-    notification: Notification = decode(Notification, d)
-    return notification
+    return _read(Notification, d)
 
 
 def suppression_comment_to_dict(c: SuppressionComment) -> dict[str, Any]:
-    data: dict[str, Any] = encode(c)
-    return data
+    return _data(c)
 
 
 def suppression_comment_from_dict(d: dict[str, Any]) -> SuppressionComment:
-    comment: SuppressionComment = decode(SuppressionComment, d)
-    return comment
+    return _read(SuppressionComment, d)
 
 
 def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
@@ -76,10 +82,9 @@ _REPLAYED = ("findings", "notifications", "files_scanned", "root", "rules_run", 
 
 def scan_result_to_dict(r: ScanResult) -> dict[str, Any]:
     """A scan's whole result as the engine returns it (before a baseline or ``--diff`` is applied)."""
-    data = encode(r)
+    data = _data(r)
     return {key: data[key] for key in _REPLAYED}
 
 
 def scan_result_from_dict(d: dict[str, Any]) -> ScanResult:
-    result: ScanResult = decode(ScanResult, {key: d[key] for key in _REPLAYED})
-    return result
+    return _read(ScanResult, {key: d[key] for key in _REPLAYED})

@@ -34,6 +34,17 @@ def test_catalog_has_every_dynamic_rule_with_reporter_metadata():
     assert dynamic_rule("RA799") is None
 
 
+def test_dynamic_rule_pages_are_current() -> None:
+    """docs/rules/RA70x.md are rendered from the probes' DynamicRule declarations (python -m resume_audit.catalog.docs)."""
+    from pathlib import Path
+
+    from resume_audit.catalog.docs import render_rule
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "rules"
+    for rule in all_dynamic_rules():
+        assert (docs / f"{rule.id}.md").read_text(encoding="utf-8") == render_rule(rule), f"{rule.id}.md is stale"
+
+
 def test_target_spec_forms(tmp_path):
     f = tmp_path / "graph.py"
     f.write_text("x = 1\n")
