@@ -44,7 +44,7 @@ class IncompleteSummary(Exception):
     """A summary part could not be computed completely (a module it rests on timed out, or a bug)."""
 
 
-class KeptSummaries(SummarySource):
+class KeptSummaries(SummarySource["Project"]):
     """The summary store as an analyser uses it: a summary computed while a module it needed
     timed out, or from bytes that changed during the scan, serves this scan but is not kept.
 
@@ -52,7 +52,7 @@ class KeptSummaries(SummarySource):
     (``shared``) and collects the ones this worker computed and kept (``kept``) to hand them on:
     a summary is then computed once per scan, not once per worker."""
 
-    def __init__(self, store: SummarySource, analyzer: Analyzer) -> None:
+    def __init__(self, store: SummarySource[Project], analyzer: Analyzer) -> None:
         self.store = store
         self.analyzer = analyzer
         self.shared: dict[tuple[str, Path], object] = {}
@@ -77,7 +77,7 @@ class Analyzer:
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
                  in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED,
-                 summaries: SummarySource | None = None) -> None:
+                 summaries: SummarySource[Project] | None = None) -> None:
         from resume_audit.analysis.configs import ConfigEvaluator
         from resume_audit.analysis.effects import EffectModel
         from resume_audit.analysis.project import Project

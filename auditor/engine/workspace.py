@@ -9,7 +9,7 @@ pool's workers (:mod:`resume_audit.engine.pool`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.discovery.repo_root import RepoPaths
@@ -20,6 +20,9 @@ from resume_audit.engine.inventory import Inventory
 from resume_audit.engine.options import ScanOptions
 from resume_audit.facts.summaries import SummarySource
 from resume_audit.reading.sourcebytes import Mentions, SourceBytes
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class Workspace:
         return cls(inventory.files, inventory.hashes, texts, mentions, candidates.in_scan, repo,
                    options.time_limit, options.max_file_bytes)
 
-    def analyzer(self, group: Group, summaries: SummarySource | None) -> Analyzer:
+    def analyzer(self, group: Group, summaries: SummarySource[Project] | None) -> Analyzer:
         """An analyser of ``group``'s files, keeping the summaries it computes in ``summaries``."""
         return Analyzer(self.files, group.config, list(group.rule_ids), self.time_limit, self.hashes, self.texts,
                         self.max_file_bytes, self.mentions, in_scan=self.in_scan, repo=self.repo, summaries=summaries)
