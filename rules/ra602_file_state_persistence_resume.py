@@ -73,6 +73,24 @@ making the node restartable (idempotent effects), which is program-specific.
         Example(
             """
             from pathlib import Path
+
+            from pydantic_graph.persistence.file import FileStatePersistence
+
+            STORES = {}
+
+            def open_run(run_id):
+                STORES[run_id] = FileStatePersistence(Path(f"{run_id}.json"))  # expect: RA602
+
+            async def resume(graph, run_id):
+                async with graph.iter_from_persistence(STORES[run_id]) as run:
+                    async for _ in run:
+                        pass
+            """,
+            note="The persistence goes into a registry the rule does not follow; the project resumes from persistence elsewhere.",
+        ),
+        Example(
+            """
+            from pathlib import Path
             from pydantic_graph import End
             from pydantic_graph.persistence.file import FileStatePersistence
 
@@ -179,13 +197,13 @@ making the node restartable (idempotent effects), which is program-specific.
         ),
     )
 
-    def _project_resume(self, project: Project) -> tuple[CallInfo, ModuleFacts] | None:
+    def _project_resume(self, project: Project) -> tuple[cst.Call, ModuleFacts] | None:
         """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
-        def first_resume() -> tuple[CallInfo, ModuleFacts] | None:
+        def first_resume() -> tuple[cst.Call, ModuleFacts] | None:
             for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
                 for info in module.all_calls:
                     if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
-                        return (info, module)
+                        return (info.node, module)
             return None
 
         return project.cached(self.id, "resume", first_resume)
@@ -220,7 +238,7 @@ making the node restartable (idempotent effects), which is program-specific.
                 ((c, m) for c, m, kind in uses if kind == "resume"),
                 key=lambda cm: not _method(cm[0], {pg.ITER_FROM_PERSISTENCE}),
             )
-            resume: tuple[cst.Call | CallInfo, ModuleFacts] | None = resumes[0] if resumes else None
+            resume: tuple[cst.Call, ModuleFacts] | None = resumes[0] if resumes else None
             if any(kind == "reseed" for _, _, kind in uses):
                 continue
             if resume is None:
@@ -230,17 +248,13 @@ making the node restartable (idempotent effects), which is program-specific.
                 if resume is None:
                     continue
             call, where = resume
-            # (a known bug, left as it is -- this change types the rules, it does not change them: the
-            # project-wide fallback above yields a CallInfo, which has no ``func``, so RA602 fails on
-            # the file with an internal-error notification instead of reporting it; the fix is for
-            # ``_project_resume`` to return ``info.node``)
             yield ctx.finding(
                 info.node,
-                f"{what} is resumed with {where.code(call.func).rpartition('.')[2]}(): after a crash inside a node "  # type: ignore[union-attr]
+                f"{what} is resumed with {where.code(call.func).rpartition('.')[2]}(): after a crash inside a node "
                 f"its snapshot stays 'running'/'error', load_next() only restores 'created' snapshots, and the resume "
                 f"fails with GraphRuntimeError('Unable to restore snapshot from state persistence') -- the run never "
                 f"completes. pydantic-graph 2.x removes this persistence module.",
-                related=(Related(ctx.span(call, where), "the run is resumed from persistence here"),),  # type: ignore[arg-type]
+                related=(Related(ctx.span(call, where), "the run is resumed from persistence here"),),
             )
 
 

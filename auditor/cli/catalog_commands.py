@@ -7,7 +7,8 @@ from typing import Any
 
 import typer
 
-from resume_audit.catalog.descriptors import descriptors, documentation
+from resume_audit.catalog.descriptors import descriptors
+from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.cli.app import app
 from resume_audit.cli.output import OutputFormat, fail
 from resume_audit.findings import PROPERTIES

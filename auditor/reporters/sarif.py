@@ -19,7 +19,8 @@ import attr
 import sarif_om as so
 
 from resume_audit.version import __version__
-from resume_audit.catalog.descriptors import RuleDescriptor, descriptors, documentation
+from resume_audit.catalog.descriptors import RuleDescriptor, descriptors
+from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.catalog.docs import help_uri
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
 from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY

@@ -9,7 +9,7 @@ from typing import Annotated, TypedDict
 import pytest
 from pydantic import BaseModel
 
-from resume_audit.catalog.descriptors import documentation
+from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.dynamic.catalog import all_dynamic_rules, dynamic_rule
 from resume_audit.dynamic.child.effects import idempotency_key
 from resume_audit.dynamic.effect_spec import EffectSpec, EffectSpecError
