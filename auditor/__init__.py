@@ -41,10 +41,9 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
-__version__ = "0.1.0"
-
 #: public name -> module it lives in (imported on first attribute access)
 _EXPORTS: dict[str, str] = {
+    "__version__": "resume_audit.version",
     # static stage
     "scan": "resume_audit.api",
     "run_scan": "resume_audit.api",
@@ -78,10 +77,11 @@ _EXPORTS: dict[str, str] = {
     "BaselineError": "resume_audit.postprocess.baseline",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [*_EXPORTS]
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is imported at run time
     from resume_audit.api import ScanOutcome, ScanRequest, run_scan, scan
+    from resume_audit.version import __version__
     from resume_audit.postprocess.baseline import BaselineError
     from resume_audit.config.settings import Config, ConfigError
     from resume_audit.discovery.walk import PathNotFound

@@ -22,6 +22,7 @@ from resume_audit.postprocess.baseline import apply_baseline, read_baseline, sta
 from resume_audit.config.settings import Config, load_config, validate_fail_on, validate_rule_ids
 from resume_audit.config.tree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
 from resume_audit.discovery.walk import PathNotFound
+from resume_audit.engine.options import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIME_LIMIT, ScanOptions
 from resume_audit.engine.scan import scan as engine_scan
 from resume_audit.findings import Finding, ScanResult, Span
 from resume_audit.postprocess.gitdiff import ChangedLines, changed_lines
@@ -52,9 +53,9 @@ class ScanRequest:
     #: per-file result cache directory (None: no cache)
     cache_dir: Path | None = None
     #: seconds one file's analysis may take
-    file_timeout: float = 60.0
+    file_timeout: float = DEFAULT_TIME_LIMIT
     #: bytes over which a candidate file is skipped with a notification
-    max_file_bytes: int = 5 * 1024 * 1024
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     #: exit 2 when any file could not be analysed
     strict: bool = False
     #: scan ``*.py`` symlinks that point outside the scanned folder (skipped with a notification otherwise)
@@ -128,6 +129,19 @@ def only_changed(findings: list[Finding], changed: ChangedLines, root: Path) -> 
     return kept, len(findings) - len(kept)
 
 
+def scan_options(request: ScanRequest, config: Config, repo: RepoPaths, progress: ScanProgress | None = None) -> ScanOptions:
+    """How the engine runs the request (``config``: the root configuration, whose scan-wide
+    settings apply where the request leaves them open)."""
+    return ScanOptions(
+        jobs=request.jobs, cache_dir=request.cache_dir, time_limit=request.file_timeout,
+        max_file_bytes=request.max_file_bytes, follow_symlinks=request.follow_symlinks, progress=progress,
+        exclude=request.exclude,
+        respect_gitignore=config.respect_gitignore if request.respect_gitignore is None else request.respect_gitignore,
+        force_exclude=config.force_exclude if request.force_exclude is None else request.force_exclude,
+        repo=repo,
+    )
+
+
 def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> ScanOutcome:
     """Scan, apply the baseline, write one if asked, and compute the exit code."""
     if not request.paths:
@@ -140,14 +154,7 @@ def run_scan(request: ScanRequest, progress: ScanProgress | None = None) -> Scan
     root = (request.root or default_root(request.paths)).resolve()
     # fingerprints and baseline entries name files relative to the repository root, wherever the scan starts
     repo = RepoPaths.for_scan(root, config.base_dir)
-    result = engine_scan(
-        request.paths, source, root, jobs=request.jobs, cache_dir=request.cache_dir,
-        time_limit=request.file_timeout, max_file_bytes=request.max_file_bytes,
-        follow_symlinks=request.follow_symlinks, progress=progress, exclude=request.exclude,
-        respect_gitignore=config.respect_gitignore if request.respect_gitignore is None else request.respect_gitignore,
-        force_exclude=config.force_exclude if request.force_exclude is None else request.force_exclude,
-        repo=repo,
-    )
+    result = engine_scan(request.paths, source, root, scan_options(request, config, repo, progress))
     if request.baseline is not None:
         known = read_baseline(request.baseline)
         result.findings, result.baselined = apply_baseline(result.findings, known)

@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from resume_audit.codec import decode, encode, encode_fields
+
 
 class Severity(str, enum.Enum):
     """How bad a finding is; the values are SARIF result levels."""
@@ -55,6 +57,11 @@ class Span:
     def contains_line(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line
 
+    @classmethod
+    def within(cls, data: dict[str, Any]) -> "Span":
+        """The span laid out flat in ``data`` (a finding's, a related location's, an edit's)."""
+        return cls(data["path"], data["start_line"], data["start_col"], data["end_line"], data["end_col"])
+
 
 @dataclass(frozen=True)
 class Related:
@@ -62,6 +69,13 @@ class Related:
 
     span: Span
     message: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {**encode_fields(self.span), "message": self.message}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Related":
+        return cls(Span.within(data), data["message"])
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,13 @@ class FlowStep:
 
     span: Span
     message: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {**encode_fields(self.span), "message": self.message}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "FlowStep":
+        return cls(Span.within(data), data["message"])
 
 
 class FixSafety(str, enum.Enum):
@@ -89,6 +110,13 @@ class Edit:
 
     span: Span
     replacement: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {**encode_fields(self.span), "replacement": self.replacement}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Edit":
+        return cls(Span.within(data), data["replacement"])
 
 
 @dataclass(frozen=True)
@@ -148,6 +176,48 @@ class Finding:
 
     def with_fingerprint(self, fingerprint: str) -> "Finding":
         return replace(self, fingerprint=fingerprint)
+
+    # -- the one JSON shape of a finding: scan and sweep reports, the cache, audit shards ----------
+    def to_data(self) -> dict[str, Any]:
+        """The span laid out flat; ``evidence`` (a live object) is not written; ``confirmation`` and
+        ``autofix`` only when set."""
+        return {
+            "rule_id": self.rule_id,
+            "severity": self.severity.value,
+            "properties": list(self.properties),
+            **encode_fields(self.span),
+            "message": self.message,
+            "fix": self.fix,
+            "scope": self.scope,
+            "origin": self.origin,
+            "fingerprint": self.fingerprint,
+            "related": encode(self.related),
+            "flows": encode(self.flows),
+            "witness": self.witness,
+            **({"confirmation": self.confirmation.value, "confirmation_note": self.confirmation_note}
+               if self.confirmation else {}),
+            **({"autofix": encode(self.autofix)} if self.autofix else {}),
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Finding":
+        return cls(
+            rule_id=data["rule_id"],
+            severity=Severity(data["severity"]),
+            properties=tuple(data["properties"]),
+            message=data["message"],
+            fix=data["fix"],
+            span=Span.within(data),
+            related=tuple(Related.from_data(r) for r in data["related"]),
+            flows=tuple(tuple(FlowStep.from_data(s) for s in flow) for flow in data["flows"]),
+            fingerprint=data["fingerprint"],
+            scope=data["scope"],
+            origin=data["origin"],
+            witness=data["witness"],
+            confirmation=Confirmation(data["confirmation"]) if data.get("confirmation") else None,
+            confirmation_note=data.get("confirmation_note", ""),
+            autofix=decode(Autofix, data["autofix"]) if data.get("autofix") else None,
+        )
 
     @property
     def sort_key(self) -> tuple[Any, ...]:

@@ -1,109 +1,71 @@
-"""Findings, notifications and scan results to and from plain JSON data.
+"""Findings, notifications and scan results to and from plain JSON data, through :mod:`resume_audit.codec`.
 
-Used by the JSON report, the per-file cache and the scan replay. The cache is JSON, never
-pickle: it may live next to a scanned tree an attacker controls, and loading
-it must not be able to run code.
+Used by the JSON report, the per-file cache and the scan replay. Each type has one JSON shape, defined
+with the type (a :class:`~resume_audit.findings.Finding` lays its span out flat): these functions name
+the conversions their callers need. The cache is JSON, never pickle: it may live next to a scanned tree
+an attacker controls, and loading it must not be able to run code.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from resume_audit.findings import Autofix, Confirmation, Edit, Finding, FixSafety, FlowStep, Notification, NotificationKind, Related, ScanResult, Severity, Span
+from resume_audit.codec import decode, encode
+from resume_audit.findings import Autofix, Finding, Notification, ScanResult, Span
 from resume_audit.postprocess.suppression import SuppressionComment, SuppressionUse
 
 
+T = TypeVar("T")
+
+
+def _data(value: object) -> dict[str, Any]:
+    data: dict[str, Any] = encode(value)
+    return data
+
+
+def _read(cls: type[T], data: dict[str, Any]) -> T:
+    value: T = decode(cls, data)
+    return value
+
+
 def span_to_dict(span: Span) -> dict[str, Any]:
-    return {
-        "path": span.path,
-        "start_line": span.start_line,
-        "start_col": span.start_col,
-        "end_line": span.end_line,
-        "end_col": span.end_col,
-    }
+    return _data(span)
 
 
 def span_from_dict(d: dict[str, Any]) -> Span:
-    return Span(d["path"], d["start_line"], d["start_col"], d["end_line"], d["end_col"])
+    return Span.within(d)
 
 
 def finding_to_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "rule_id": f.rule_id,
-        "severity": f.severity.value,
-        "properties": list(f.properties),
-        **span_to_dict(f.span),
-        "message": f.message,
-        "fix": f.fix,
-        "scope": f.scope,
-        "origin": f.origin,
-        "fingerprint": f.fingerprint,
-        "related": [{**span_to_dict(r.span), "message": r.message} for r in f.related],
-        "flows": [[{**span_to_dict(s.span), "message": s.message} for s in flow] for flow in f.flows],
-        "witness": f.witness,
-        **({"confirmation": f.confirmation.value, "confirmation_note": f.confirmation_note} if f.confirmation else {}),
-        **({"autofix": autofix_to_dict(f.autofix)} if f.autofix else {}),
-    }
-
-
-def autofix_to_dict(fix: Autofix) -> dict[str, Any]:
-    return {
-        "description": fix.description,
-        "safety": fix.safety.value,
-        "edits": [{**span_to_dict(e.span), "replacement": e.replacement} for e in fix.edits],
-    }
-
-
-def autofix_from_dict(d: dict[str, Any]) -> Autofix:
-    return Autofix(d["description"], FixSafety(d["safety"]),
-                   tuple(Edit(span_from_dict(e), e["replacement"]) for e in d["edits"]))
+    return f.to_data()
 
 
 def finding_from_dict(d: dict[str, Any]) -> Finding:
-    return Finding(
-        rule_id=d["rule_id"],
-        severity=Severity(d["severity"]),
-        properties=tuple(d["properties"]),
-        message=d["message"],
-        fix=d["fix"],
-        span=span_from_dict(d),
-        related=tuple(Related(span_from_dict(r), r["message"]) for r in d["related"]),
-        flows=tuple(tuple(FlowStep(span_from_dict(s), s["message"]) for s in flow) for flow in d["flows"]),
-        fingerprint=d["fingerprint"],
-        scope=d["scope"],
-        origin=d["origin"],
-        witness=d["witness"],
-        confirmation=Confirmation(d["confirmation"]) if d.get("confirmation") else None,
-        confirmation_note=d.get("confirmation_note", ""),
-        autofix=autofix_from_dict(d["autofix"]) if d.get("autofix") else None,
-    )
+    return Finding.from_data(d)
+
+
+def autofix_to_dict(fix: Autofix) -> dict[str, Any]:
+    return _data(fix)
+
+
+def autofix_from_dict(d: dict[str, Any]) -> Autofix:
+    return _read(Autofix, d)
 
 
 def notification_to_dict(n: Notification) -> dict[str, Any]:
-    return {
-        "kind": n.kind.value,
-        "message": n.message,
-        "path": n.path,
-        "line": n.line,
-        "column": n.column,
-        "level": n.level.value,
-    }
+    return _data(n)
 
 
 def notification_from_dict(d: dict[str, Any]) -> Notification:
-    return Notification(NotificationKind(d["kind"]), d["message"], d["path"], d["line"], d["column"], Severity(d["level"]))
+    return _read(Notification, d)
 
 
 def suppression_comment_to_dict(c: SuppressionComment) -> dict[str, Any]:
-    return {"line": c.line, "column": c.column, "ids": None if c.ids is None else sorted(c.ids)}
+    return _data(c)
 
 
 def suppression_comment_from_dict(d: dict[str, Any]) -> SuppressionComment:
-    ids = d["ids"]
-    if not (isinstance(d["line"], int) and isinstance(d["column"], int)
-            and (ids is None or (isinstance(ids, list) and all(isinstance(i, str) for i in ids)))):
-        raise TypeError("malformed suppression comment")
-    return SuppressionComment(d["line"], d["column"], None if ids is None else frozenset(ids))
+    return _read(SuppressionComment, d)
 
 
 def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
@@ -113,22 +75,16 @@ def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
     return SuppressionUse(path, line, rule_id)
 
 
+#: what a scan replay keeps of a result: the engine's output before a baseline or ``--diff`` is applied
+_REPLAYED = ("findings", "notifications", "files_scanned", "root", "rules_run", "suppressed", "files_analysed",
+             "unresolved_imports", "category")
+
+
 def scan_result_to_dict(r: ScanResult) -> dict[str, Any]:
     """A scan's whole result as the engine returns it (before a baseline or ``--diff`` is applied)."""
-    return {
-        "findings": [finding_to_dict(f) for f in r.findings],
-        "notifications": [notification_to_dict(n) for n in r.notifications],
-        "files_scanned": r.files_scanned, "root": r.root, "rules_run": list(r.rules_run),
-        "suppressed": r.suppressed, "files_analysed": r.files_analysed,
-        "unresolved_imports": r.unresolved_imports, "category": r.category,
-    }
+    data = _data(r)
+    return {key: data[key] for key in _REPLAYED}
 
 
 def scan_result_from_dict(d: dict[str, Any]) -> ScanResult:
-    return ScanResult(
-        findings=[finding_from_dict(f) for f in d["findings"]],
-        notifications=[notification_from_dict(n) for n in d["notifications"]],
-        files_scanned=int(d["files_scanned"]), root=str(d["root"]), rules_run=tuple(map(str, d["rules_run"])),
-        suppressed=int(d["suppressed"]), files_analysed=int(d["files_analysed"]),
-        unresolved_imports=int(d["unresolved_imports"]), category=str(d["category"]),
-    )
+    return _read(ScanResult, {key: d[key] for key in _REPLAYED})

@@ -4,7 +4,7 @@ Issue 16 asks for cheaper analysis of modules a scan reaches only by tracing (a 
 web handler's module): they hold no finding, so a summary from Python's ``ast`` (what a function
 calls, whether it reaches a sink) could stand in for LibCST's tree. This script runs one cold scan
 in process (``jobs=1``, no cache), times every module the engine loads -- LibCST parse, the ``ast``
-pre-check and indexing (``engine.index_source``) -- splits them into candidates (files the
+pre-check and indexing (``loading.index_source``) -- splits them into candidates (files the
 pre-filter hands to the rules) and trace-only modules, and times ``ast.parse`` of the trace-only
 ones, the floor of any ``ast`` summary. The saving of an ``ast`` path is at most
 ``trace-only load - ast.parse`` of the scan's time.
@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from resume_audit.engine import loading
 from resume_audit.engine import scan as engine
 from resume_audit.config.settings import Config
 from resume_audit.reading.decoding import SourceText
@@ -30,7 +31,7 @@ from resume_audit.reading.decoding import SourceText
 
 def measure(root: Path) -> dict:
     loads: dict[Path, float] = {}
-    original = engine.index_source
+    original = loading.index_source
 
     def timed(source: SourceText):  # the one function every parse of the scan goes through
         started = time.perf_counter()
@@ -46,14 +47,14 @@ def measure(root: Path) -> dict:
         candidates.add(path)
         return analyse(self, path)
 
-    engine.index_source = timed  # type: ignore[assignment]
+    loading.index_source = timed  # type: ignore[assignment]
     engine.Analyzer.analyse = recorded  # type: ignore[method-assign]
     try:
         started = time.perf_counter()
         result = engine.scan([root], Config(), root, jobs=1, cache_dir=None)
         total = time.perf_counter() - started
     finally:
-        engine.index_source = original  # type: ignore[assignment]
+        loading.index_source = original  # type: ignore[assignment]
         engine.Analyzer.analyse = analyse  # type: ignore[method-assign]
     with_findings = {Path(root, f.span.path).resolve() for f in result.findings}
     # a module loaded but never analysed is reached only by tracing: it can hold no finding

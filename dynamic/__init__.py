@@ -3,33 +3,31 @@
 Public API: :func:`resume_audit.dynamic.parent.sweep.crash_sweep` (also ``resume_audit.dynamic.crash_sweep``)
 returning a :class:`resume_audit.dynamic.report.SweepReport`.
 
-Modules, one job each:
+Three parts, and the vocabulary they share:
 
-- ``sweep``        the loop: prepare the request, the reference run, plan every probe, run the jobs, resolve
-- ``checks``       one probe module per question (RA701..RA708): the cells it plans, its judge, typed witnesses, text
-- ``cells``        the shared vocabulary: ``Cell``, ``Verdict``, ``CellKind``, ``Hit``, ``Witness``, ``Reference``, ``Gate``
-- ``workbench``    cell directories, stores, starting children (crash-then-recover for the probes that need it)
-- ``request``      ``SweepRequest``: the options the CLI, the Python API, the pytest plugin and conformance share
-- ``child_result`` ``ChildResult``: what a child reports, typed (``typed_json`` reads and writes it)
-- ``build``        cell verdicts -> :class:`resume_audit.findings.Finding` (spans, code flows, fingerprints)
-- ``report``       ``SweepReport``: stable JSON, rich table, ``ScanResult`` for the shared reporters
-- ``sharding``     ``--shard K/N`` slices and ``merge``
-- ``assertions``   ``SweepReport.assert_exactly_once`` / ``assert_conformant`` and their witness messages
-- ``catalog``      RA701..RA708 metadata, read by the reporters like static rule classes
-- ``runner``       fork-server children, timeouts, process-group cleanup
-- ``child``        what runs inside a child: sandbox, load, one role, ``result.json``
-- ``sandbox``      setsid, temp dir, audit hooks (network, writes, spawns); ``landlock`` where the kernel has it
-- ``lifetime``     no process outlives its cell (tags, subreaper, descendant kills, stale temp roots)
-- ``ledger``       the on-disk effect ledger (effects, node runs, served values)
-- ``effects``      wrapping ``--effect`` functions (call-through or stub, idempotency keys)
-- ``llm_stub``     ``--stub-llm``: scripted chat-model replies, no network
-- ``killpoints``   named events and the synchronous SIGKILL
-- ``target``       parsing and importing ``file.py:attr`` / ``pkg.mod:attr``
-- ``validity``     state-schema validation of persisted checkpoints
-- ``values``       stable JSON rendering, derived fork answers
-- ``progress``     a rich progress bar as a ``progress`` callback
-- ``adapters``     the framework-neutral interface and one adapter per framework
-- ``probes``       the conformance suite's probe programs (one small app per framework and plane)
+- ``parent/``      the sweeping process: ``sweep`` (prepare the request, the reference run, plan every probe,
+                   run the jobs, resolve), ``workbench`` (cell directories, stores, starting children),
+                   ``runner`` (fork-server children, timeouts, process-group cleanup), ``build`` (cell
+                   verdicts -> findings), ``notes`` (children's notes -> notifications), ``sharding``
+                   (``merge``), ``filtering`` (the user's rule settings), ``progress``
+- ``child/``       what runs inside a child, importing nothing of the parent: ``main`` (confine, load, play
+                   a role, write ``result.json``), ``context`` (the protocol's driver), ``roles`` (the
+                   uninterrupted run, the crash, the recovery), ``sandbox``/``landlock``, ``effects``,
+                   ``llm_stub``, ``synthesis``, ``validity``, ``env``
+- ``probes/``      one module per question (RA701..RA708): its cell kinds, rules, conformance columns, plan,
+                   judge, typed witnesses, text -- and its own child role where it needs one; every table
+                   that names kinds, rules or columns is derived from the registered probes
+- ``conformance/`` ``resume-audit conformance``: the matrix (``columns`` read off the probes' cells) and the
+                   bundled programs it sweeps
+- ``adapters/``    the framework-neutral interface (``base``) and the registry of framework adapters
+                   (each in ``resume_audit.frameworks.<name>.adapter``)
+
+The shared vocabulary: ``cells`` (``Cell``, ``Verdict``, ``CellKind``, ``Hit``, ``Witness``, ``Reference``,
+``Gate``), ``spec`` (what the parent tells a child), ``child_result`` (what a child reports), ``ledger``,
+``killpoints``, ``values``, ``target``, ``effect_spec``, ``llm_script``, ``lifetime``, ``request``
+(``SweepRequest``), ``protocol`` (``SweepProtocol``), ``report`` (``SweepReport``: stable JSON, rich table,
+``ScanResult``), ``shard`` (what a shard hands ``merge``), ``assertions`` (``assert_exactly_once`` /
+``assert_conformant``) and ``catalog`` (the dynamic rules' metadata, from the probes).
 """
 
 from __future__ import annotations

@@ -25,15 +25,12 @@ a contract that was never exercised must not pass silently.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Protocol, Sequence
 
-from resume_audit.findings import PROPERTIES, Finding
-
-from resume_audit.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
-from resume_audit.dynamic.cells import ERROR
-
-if TYPE_CHECKING:  # pragma: no cover
-    from resume_audit.dynamic.report import SweepReport
+from resume_audit.dynamic.catalog import all_dynamic_rules, dynamic_rule
+from resume_audit.dynamic.cells import ERROR, Cell, CellKind
+from resume_audit.dynamic.probes import registry
+from resume_audit.findings import PROPERTIES, Finding, Notification
 
 __all__ = [
     "EXACTLY_ONCE_RULES",
@@ -47,30 +44,51 @@ __all__ = [
 #: the dynamic findings that mean "an effect fired more than once": crash path, stray resume, concurrent resumes
 EXACTLY_ONCE_RULES: tuple[str, ...] = ("RA701", "RA704", "RA705")
 
-#: the cells whose verdicts a rule is decided from (an error there means the rule was not checked)
-RULE_CELLS: dict[str, tuple[str, ...]] = {
-    "RA701": ("crash", "parked"),
-    "RA702": ("crash", "parked"),
-    "RA703": ("fork",),
-    "RA704": ("stray",),
-    "RA705": ("concurrent",),
-    "RA706": ("validity",),
-    "RA707": ("write-order",),
-    "RA708": ("crash", "parked"),
-}
-
-_HEADLINES: dict[str, str] = {
-    "RA701": "an effect fired again after a crash and a resume",
-    "RA702": "the resumed run diverged from the uninterrupted run",
-    "RA703": "a second answer at the same interrupt was served the first",
-    "RA704": "a stray resume after completion was not inert",
-    "RA705": "concurrent resumes of one parked interrupt fired the gated effect more than once",
-    "RA706": "a persisted checkpoint fails the state schema",
-    "RA707": "recovery depends on the durable order of writes",
-    "RA708": "the documented resume path did not complete",
-}
-
 _WIDTH = 100
+
+
+class SweptReport(Protocol):
+    """What the assertions read of a sweep's report (:class:`~resume_audit.dynamic.report.SweepReport`)."""
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def framework(self) -> str: ...
+
+    @property
+    def versions(self) -> dict[str, str]: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def cells(self) -> Sequence[Cell]: ...
+
+    @property
+    def findings(self) -> Sequence[Finding]: ...
+
+    @property
+    def notifications(self) -> Sequence[Notification]: ...
+
+
+def rule_cells() -> dict[str, tuple[CellKind, ...]]:
+    """The cells each rule is decided from -- the kinds of the probes that raise it (an error in one of
+    them means the rule was not checked)."""
+    out: dict[str, tuple[CellKind, ...]] = {}
+    for probe in registry():
+        for rule in probe.rules:
+            out[rule] = (*out.get(rule, ()), *probe.kinds)
+    return out
+
+
+def headline(rule_id: str) -> str:
+    """The first line of a finding's witness block: what the rule's violation means."""
+    rule = dynamic_rule(rule_id)
+    return rule.headline if rule is not None else rule_id
 
 
 class ResumeContractError(AssertionError):
@@ -81,7 +99,7 @@ class ResumeContractError(AssertionError):
     not be checked), ``report`` the whole :class:`SweepReport`.
     """
 
-    def __init__(self, message: str, *, report: "SweepReport | None" = None, findings: Iterable[Finding] = (),
+    def __init__(self, message: str, *, report: SweptReport | None = None, findings: Iterable[Finding] = (),
                  checked: Iterable[str] = ()) -> None:
         super().__init__(message)
         self.report = report
@@ -108,10 +126,10 @@ def rules_for(selectors: Iterable[str]) -> tuple[str, ...]:
     wanted: set[str] = set()
     selectors = [s.strip().upper() for s in selectors]
     if not selectors:
-        return tuple(r.id for r in DYNAMIC_RULES)
+        return tuple(r.id for r in all_dynamic_rules())
     for sel in selectors:
         if sel in PROPERTIES:
-            wanted.update(r.id for r in DYNAMIC_RULES if sel in r.properties)
+            wanted.update(r.id for r in all_dynamic_rules() if sel in r.properties)
         elif dynamic_rule(sel) is not None:
             wanted.add(sel)
         else:
@@ -122,20 +140,20 @@ def rules_for(selectors: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(wanted))
 
 
-def violations(report: "SweepReport", rules: Iterable[str]) -> list[Finding]:
+def violations(report: SweptReport, rules: Iterable[str]) -> list[Finding]:
     """The report's findings of ``rules``, in the report's (stable) order."""
     ids = set(rules)
     return [f for f in report.findings if f.rule_id in ids]
 
 
 # -- the assertions ------------------------------------------------------------------------------
-def assert_exactly_once(report: "SweepReport") -> None:
+def assert_exactly_once(report: SweptReport) -> None:
     """Fail unless no effect fired more than once: no RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
     __tracebackhide__ = True
     _check(report, EXACTLY_ONCE_RULES, "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)")
 
 
-def assert_conformant(report: "SweepReport", *properties: str) -> None:
+def assert_conformant(report: SweptReport, *properties: str) -> None:
     """Fail if any finding breaks one of ``properties`` (contract ids such as ``"FD"``, ``"CO"``, or
     dynamic rule ids such as ``"RA703"``); with none given, every property of the contract."""
     __tracebackhide__ = True
@@ -145,7 +163,7 @@ def assert_conformant(report: "SweepReport", *properties: str) -> None:
     _check(report, rules, what)
 
 
-def _check(report: "SweepReport", rules: tuple[str, ...], what: str) -> None:
+def _check(report: SweptReport, rules: tuple[str, ...], what: str) -> None:
     __tracebackhide__ = True
     found = violations(report, rules)
     if found:
@@ -155,18 +173,19 @@ def _check(report: "SweepReport", rules: tuple[str, ...], what: str) -> None:
         raise SweepIncomplete(format_unchecked(report, unchecked, what), report=report, checked=rules)
 
 
-def _unchecked(report: "SweepReport", rules: tuple[str, ...]) -> list[str]:
+def _unchecked(report: SweptReport, rules: tuple[str, ...]) -> list[str]:
     """Why some of ``rules`` could not be decided: an incomplete sweep, or error cells they depend on."""
     if not report.complete:
         why = next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete")
         return [why]
-    kinds = {k for r in rules for k in RULE_CELLS.get(r, ())}
+    cells_of = rule_cells()
+    kinds = {k for r in rules for k in cells_of.get(r, ())}
     return [f"{c.kind} cell `{c.name}` ended in an error: {c.detail}" for c in report.cells
             if c.kind in kinds and c.verdict == ERROR]
 
 
 # -- formatting -----------------------------------------------------------------------------------
-def format_violations(report: "SweepReport", findings: list[Finding], what: str) -> str:
+def format_violations(report: SweptReport, findings: list[Finding], what: str) -> str:
     """The failure message: a headline, then one witness block per finding."""
     n = len(findings)
     lines = [f"resume contract broken by {report.target}: {what}",
@@ -179,7 +198,7 @@ def format_violations(report: "SweepReport", findings: list[Finding], what: str)
     return "\n".join(lines)
 
 
-def format_unchecked(report: "SweepReport", reasons: list[str], what: str) -> str:
+def format_unchecked(report: SweptReport, reasons: list[str], what: str) -> str:
     lines = [f"resume contract not checked for {report.target}: {what}", ""]
     for r in reasons:
         lines.extend(_wrap(r, "  ", "  "))
@@ -192,7 +211,7 @@ def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
     """One violation as an indented witness block (no reprs: counts, values and names only)."""
     w = f.witness or {}
     props = "/".join(f.properties)
-    lines = [f"{f.rule_id} [{props}] {_HEADLINES.get(f.rule_id, f.rule_id)}"]
+    lines = [f"{f.rule_id} [{props}] {headline(f.rule_id)}"]
     where = f"{f.span.path}:{f.span.start_line}"
     lines.append(f"  at {where}" + (f", node `{f.scope}`" if f.scope else ""))
     # the probe's typed witness renders itself; without one, the finding's sentence says what happened
@@ -214,7 +233,7 @@ def _wrap(text: str, first: str, rest: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
-def _versions(report: "SweepReport") -> str:
+def _versions(report: SweptReport) -> str:
     """``langgraph 1.2.24``: the swept framework and its installed version, when the report knows it."""
     name = report.framework
     v = report.versions.get(name) or report.versions.get(name.replace("_", "-"))

@@ -20,8 +20,7 @@ from typing import Any, ClassVar
 from resume_audit.dynamic.child_result import ChildResult, ParkRecord
 from resume_audit.dynamic.killpoints import DURABLE_KINDS, Event
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
-from resume_audit.codec import encode
+from resume_audit.codec import DecodeError, decode_fields, encode_fields
 from resume_audit.dynamic.values import derive_fork_value
 
 
@@ -49,18 +48,46 @@ PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE = (Verdict.PASS, Verdict.FAIL, Ve
                                                   Verdict.NOT_APPLICABLE)
 
 
-class CellKind(_Word):
-    """What a cell asks; the ``--cells`` names (the dry run is every sweep's reference, not selectable)."""
+class CellKind(str):
+    """What a cell asks: a ``--cells`` name.
 
-    DRY_RUN = "dry-run"
-    INTERRUPT = "interrupt"
-    CRASH = "crash"
-    PARKED = "parked"
-    WRITE_ORDER = "write-order"
-    FORK = "fork"
-    STRAY = "stray"
-    CONCURRENT = "concurrent"
-    VALIDITY = "validity"
+    There is no fixed list: each kind is declared once, by the probe module that answers it
+    (:meth:`declare`), so adding a probe adds its kinds. ``CellKind("crash")`` looks a declared kind
+    up and raises ``ValueError`` for one nobody declared (a shard of another version, a typo). A kind
+    is its name as a ``str``: it compares, hashes, formats and serialises as the name.
+    """
+
+    _declared: ClassVar[dict[str, "CellKind"]] = {}
+    #: whether the kind's cells exercise the program in children of their own -- when every one of them
+    #: ended in an error, that part of the contract was not checked (the uninterrupted run's own cells,
+    #: and cells judged from other cells' runs, are not)
+    exercises: bool
+
+    def __new__(cls, value: str) -> "CellKind":
+        try:
+            return cls._declared[value]
+        except KeyError:
+            raise ValueError(f"{value!r} is not a cell kind any probe declares") from None
+
+    @classmethod
+    def declare(cls, value: str, *, exercises: bool = True) -> "CellKind":
+        """The kind ``value``, declared by the calling probe module (declaring it again returns the same kind)."""
+        known = cls._declared.get(value)
+        if known is not None:
+            if known.exercises != exercises:
+                raise ValueError(f"cell kind {value!r} is declared twice, differently")
+            return known
+        kind = str.__new__(cls, value)
+        kind.exercises = exercises
+        cls._declared[value] = kind
+        return kind
+
+    def __repr__(self) -> str:
+        return f"CellKind({str.__repr__(self)})"
+
+
+#: the uninterrupted run every other cell is compared with: every sweep's reference, not selectable
+DRY_RUN = CellKind.declare("dry-run", exercises=False)
 
 
 class Witness:
@@ -78,8 +105,22 @@ class Witness:
         Witness.REGISTRY[cls.__name__] = cls
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = encode(self)
-        return data
+        """Its fields, as a report and a finding's ``witness`` show them."""
+        return encode_fields(self)
+
+    def to_data(self) -> dict[str, Any]:
+        """Tagged with its type, so a shard file can carry it and ``merge`` rebuild the same object."""
+        return {"type": type(self).__name__, "data": encode_fields(self)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Witness":
+        if not isinstance(data, dict) or "type" not in data:
+            raise DecodeError(f"{data!r} is not a witness")
+        kind = Witness.REGISTRY.get(data["type"])
+        if kind is None:
+            raise DecodeError(f"a witness of unknown type {data['type']!r} (written by another version?)")
+        witness: Witness = decode_fields(kind, data["data"])
+        return witness
 
     def lines(self) -> list[str]:
         """Rows for the pytest witness block; empty: the finding's sentence says it."""
@@ -255,33 +296,3 @@ class Gate:
 def pairs(expected: Counter[str], observed: Counter[str]) -> dict[str, tuple[int, int]]:
     """Expected and observed counts of every key either side has."""
     return {k: (expected.get(k, 0), observed.get(k, 0)) for k in sorted(set(expected) | set(observed))}
-
-
-def failure_text(run: ChildRun) -> str:
-    """Why a child did not complete its role, in one line."""
-    return " ".join(_failure_text(run).split())
-
-
-def _failure_text(run: ChildRun) -> str:
-    if run.result is None:
-        return run.failure() or "no result"
-    r = run.result
-    if r.target_error:
-        return f"target did not load: {r.target_error}"
-    if r.protocol_error:
-        return r.protocol_error
-    err = r.error
-    if err is not None:
-        where = f" at {err.where}" if err.where else ""
-        if err.kind == "exit":
-            return f"the graph called {err.message}{where}"
-        limit = run.spec.run.memory_limit_mb
-        if err.type == "MemoryError" and limit:
-            return (f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
-                    "(--memory-limit; 0 lifts it)")
-        return f"the graph raised {err.type}: {err.message}{where}"
-    return "incomplete"
-
-
-def completed(run: ChildRun) -> bool:
-    return run.result is not None and run.result.ok

@@ -29,7 +29,7 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 #: event kinds, in the order used to sort points of one step
 KIND_ORDER = {"effect": 0, "put_writes": 1, "put": 2, "persist": 2, "park": 3}
@@ -53,14 +53,14 @@ class Event:
     step: int | None
     node: str | None
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[int, int, int, str]:
         return (self.leg, self.step if self.step is not None else -99, KIND_ORDER.get(self.kind, 9), self.name)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "leg": self.leg, "step": self.step, "node": self.node}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Event":
+    def from_dict(cls, d: dict[str, Any]) -> "Event":
         return cls(d["name"], d["kind"], d["leg"], d.get("step"), d.get("node"))
 
 

@@ -17,13 +17,14 @@ recovery, the k racers), each tagging its rows with a ``phase``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -195,7 +196,7 @@ class Ledger:
     def node_counts(self, phases: Iterable[str] | None = None) -> Counter[str]:
         return Counter(r.node for r in self.node_runs(phases))
 
-    def _select(self, sql: str, phases: Iterable[str] | None) -> list[tuple]:
+    def _select(self, sql: str, phases: Iterable[str] | None) -> list[tuple[Any, ...]]:
         with self._lock:
             rows = list(self._conn.execute(sql))
         if phases is None:
@@ -206,3 +207,13 @@ class Ledger:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+@contextlib.contextmanager
+def cell_ledger(cell_dir: str) -> Iterator[Ledger]:
+    """The ledger every child of a cell wrote to (``<cell_dir>/ledger.sqlite``), open for judging."""
+    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
+    try:
+        yield ledger
+    finally:
+        ledger.close()

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from resume_audit.codec import encode
+from resume_audit.dynamic.adapters.base import PlaneDescription, SourceLocation
+from resume_audit.dynamic.assertions import assert_conformant, assert_exactly_once
+from resume_audit.dynamic.catalog import all_dynamic_rules
+from resume_audit.dynamic.cells import DRY_RUN, ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
+from resume_audit.dynamic.protocol import SweepProtocol
+from resume_audit.dynamic.shard import ShardPart
 from resume_audit.findings import Finding, Notification, ScanResult, Severity
 
-from resume_audit.dynamic.catalog import DYNAMIC_RULES
-from resume_audit.dynamic.adapters.base import SourceLocation
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, CellKind
-
-KIND_ORDER = ["dry-run", "interrupt", "crash", "parked", "write-order", "fork", "stray", "concurrent", "validity"]
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 @dataclass
@@ -28,7 +33,7 @@ class SweepReport:
     backend: str
     framework: str
     versions: dict[str, str]
-    protocol: dict[str, Any]
+    protocol: SweepProtocol
     cells: list[Cell]
     findings: list[Finding]
     notifications: list[Notification] = field(default_factory=list)
@@ -39,9 +44,9 @@ class SweepReport:
     artifacts: str | None = None
     cwd: str = "."
     #: the resume plane and store the sweep exercised (adapter's ``Session.describe()``)
-    plane: dict[str, Any] = field(default_factory=dict)
-    #: with ``--shard K/N``: what ``merge`` needs from this slice (a :class:`~resume_audit.dynamic.parent.sharding.ShardPart`)
-    shard: Any = None
+    plane: PlaneDescription = field(default_factory=PlaneDescription)
+    #: with ``--shard K/N``: what ``merge`` needs from this slice
+    shard: ShardPart | None = None
     #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
 
@@ -51,15 +56,15 @@ class SweepReport:
             "tool": "resume-audit crash-sweep",
             "target": self.target,
             "framework": self.framework,
-            "plane": dict(sorted(self.plane.items())),
+            "plane": dict(sorted(self.plane.as_dict().items())),
             "versions": dict(sorted(self.versions.items())),
             "backend": self.backend,
-            "protocol": self.protocol,
+            "protocol": encode(self.protocol),
             "complete": self.complete,
             "kill_points": self.kill_points,
             "summary": self.summary(),
             "cells": [c.stable() for c in self.cells],
-            "findings": [_finding_dict(f) for f in self.findings],
+            "findings": encode(self.findings),
             "notifications": [
                 {"kind": n.kind.value, "level": n.level.value, "message": n.message} for n in self.notifications
             ],
@@ -77,7 +82,7 @@ class SweepReport:
     @property
     def dry_run(self) -> Cell | None:
         """The uninterrupted run's cell (what every other cell is compared with)."""
-        return next((c for c in self.cells if c.kind is CellKind.DRY_RUN), None)
+        return next((c for c in self.cells if c.kind is DRY_RUN), None)
 
     def summary(self) -> dict[str, int]:
         out = {str(v): 0 for v in (PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE)}
@@ -91,7 +96,7 @@ class SweepReport:
         the harness): their part of the contract was not exercised, which is not a pass."""
         kinds: dict[str, list[str]] = {}
         for c in self.cells:
-            if c.kind not in ("dry-run", "interrupt", "validity", "write-order"):
+            if c.kind.exercises:
                 kinds.setdefault(c.kind, []).append(c.verdict)
         return [f"{kind} ({len(v)} cell{'s' if len(v) != 1 else ''})" for kind, v in kinds.items() if v and all(x == ERROR for x in v)]
 
@@ -102,7 +107,7 @@ class SweepReport:
             notifications=list(self.notifications),
             files_scanned=0,
             root=self.cwd,
-            rules_run=tuple(r.id for r in DYNAMIC_RULES),
+            rules_run=tuple(r.id for r in all_dynamic_rules()),
         )
 
     def worst(self) -> Severity | None:
@@ -110,13 +115,11 @@ class SweepReport:
             return None
         return max((f.severity for f in self.findings), key=lambda s: s.rank)
 
-    # -- assertions (for a team's own test suite; see :mod:`resume_audit.dynamic.assertions`) ----
+    # -- assertions (for a team's own test suite; see :mod:`resume_audit.dynamic.assertions`) ------
     def assert_exactly_once(self) -> None:
         """Raise :class:`~resume_audit.ResumeContractError` (an ``AssertionError``) with the minimal witness
         if an effect fired more than once: RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
         __tracebackhide__ = True
-        from resume_audit.dynamic.assertions import assert_exactly_once
-
         assert_exactly_once(self)
 
     def assert_conformant(self, *properties: str) -> None:
@@ -124,12 +127,10 @@ class SweepReport:
         ``properties`` (``"EO"``, ``"PC"``, ``"FD"``, ``"FI"``, ``"CV"``, ``"CO"``, ``"RD"``, ``"LV"``, or
         a dynamic rule id such as ``"RA703"``); with none given, any property of the contract."""
         __tracebackhide__ = True
-        from resume_audit.dynamic.assertions import assert_conformant
-
         assert_conformant(self, *properties)
 
     # -- rich -----------------------------------------------------------------------
-    def table(self):
+    def table(self) -> Table:
         """A rich Table: kill point / probe x effects expected vs observed x verdict."""
         from rich.table import Table
         from rich.text import Text
@@ -148,7 +149,7 @@ class SweepReport:
             table.add_row(c.kind, c.name, effects, state, verdict)
         return table
 
-    def render(self, console=None) -> None:
+    def render(self, console: Console | None = None) -> None:
         from rich.console import Console
 
         console = console or Console()
@@ -162,19 +163,3 @@ class SweepReport:
             console.print(f"[bold red]{f.rule_id}[/] {f.span.path}:{f.span.start_line} [{f.scope}] {f.message}")
         for n in self.notifications:
             console.print(f"[yellow]note[/] {n.message}")
-
-
-def _finding_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "rule": f.rule_id,
-        "severity": f.severity.value,
-        "properties": list(f.properties),
-        "message": f.message,
-        "fix": f.fix,
-        "span": asdict(f.span),
-        "node": f.scope,
-        "flows": [[{"span": asdict(s.span), "message": s.message} for s in flow] for flow in f.flows],
-        "related": [{"span": asdict(r.span), "message": r.message} for r in f.related],
-        "fingerprint": f.fingerprint,
-        "witness": f.witness,
-    }

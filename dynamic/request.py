@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from resume_audit.dynamic.child.effects import NO_STUB
+from resume_audit.dynamic.effect_spec import NO_STUB
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,13 @@ class Shard:
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
+
+    def to_data(self) -> str:
+        return str(self)
+
+    @classmethod
+    def from_data(cls, data: str) -> "Shard":
+        return cls.parse(data)
 
 
 @dataclass(frozen=True)

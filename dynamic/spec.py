@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.dynamic.adapters.base import StoreSettings
-from resume_audit.dynamic.child.effects import NO_STUB, EffectSpec
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
 from resume_audit.dynamic.target import TargetSpec
+
+if TYPE_CHECKING:
+    from resume_audit.dynamic.child.context import Context
 
 #: ``input`` of a sweep nobody wrote an input for: each child builds one from the program's input
 #: schema (:mod:`resume_audit.dynamic.child.synthesis`), the same in every child
 AUTO_INPUT: Any = type("AutoInput", (), {"__repr__": lambda self: "AUTO_INPUT", "__reduce__": lambda self: "AUTO_INPUT"})()
 
-#: child roles, each a function in :mod:`resume_audit.dynamic.child.main`
-ROLES = ("dry", "crash", "recover", "fork", "setup", "racer")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class RunSpec:
 class ChildSpec:
     """One child process: a role, a cell directory, a store, and where to crash."""
 
+    #: what the child is for, in its directory's name and its result: a built-in role
+    #: (:data:`resume_audit.dynamic.child.roles.ROLES`) unless ``role_entry`` is given
     role: str
     run: RunSpec
     cell_dir: str
@@ -63,6 +66,9 @@ class ChildSpec:
     breakpoint: bool = False
     #: fork: the second answer (None: the run's ``fork_resume``)
     fork_value: Any = None
+    #: a probe's own role: the module-level function the child runs with its context (it reaches the
+    #: child by reference, so a probe brings its child's code in its own module)
+    role_entry: Callable[[Context], None] | None = None
 
     @property
     def ledger_path(self) -> str:

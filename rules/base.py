@@ -24,11 +24,14 @@ from resume_audit.analysis.idempotency import replays_harmlessly
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Related, Severity, Span
 from resume_audit.reading.prefilter import Trigger
 
+__all__ = ["Example", "FixExample", "Rule", "RuleContext", "Trigger"]
+
 if TYPE_CHECKING:
     from resume_audit.analysis.configs import ConfigEvaluator
     from resume_audit.analysis.effects import Effect, EffectModel
-    from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
-    from resume_audit.analysis.project import Project, Reached
+    from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
+    from resume_audit.analysis.project import Project
+    from resume_audit.analysis.queries import Reached
     from resume_audit.analysis.resolve import Resolver
 
 
@@ -99,13 +102,6 @@ class Rule:
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    @classmethod
-    def documentation(cls) -> str:
-        """The rule's full documentation as markdown (docs/rules/RAxxx.md and `explain`)."""
-        from resume_audit.catalog.docs import render_rule
-
-        return render_rule(cls)
-
 
 @dataclass
 class RuleContext:
@@ -140,7 +136,7 @@ class RuleContext:
 
         return project.reach("effect", classify, call, m)
 
-    def reached_related(self, reached: "Reached", what: str) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
+    def reached_related(self, reached: "Reached[object]", what: str) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
         """Related locations and a code flow for a path through helpers: node -> helper -> sink."""
         related: list[Related] = []
         steps: list[FlowStep] = []

@@ -7,6 +7,7 @@ from typing import Iterable
 from resume_audit.fixes.idempotency_key import idempotency_key_fix
 from resume_audit.frameworks.langgraph.units import is_checkpointed_node
 from resume_audit.analysis.order import completes_before
+from resume_audit.facts.model import FunctionInfo
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.langgraph.names import interrupt_classifier
@@ -281,6 +282,6 @@ API twice.
                 )
 
     @staticmethod
-    def _is_node(ctx: RuleContext, fn) -> bool:
+    def _is_node(ctx: RuleContext, fn: FunctionInfo) -> bool:
         """A node of a checkpointed graph: LangGraph hands it ``config`` (a helper or a task gets none)."""
         return is_checkpointed_node(ctx.project, fn)

@@ -8,9 +8,11 @@ import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
 from resume_audit.analysis.order import completes_before
+from resume_audit.facts.syntax import receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex
 
+from resume_audit.facts.model import FunctionInfo
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
@@ -18,11 +20,11 @@ def _method(call: cst.Call, name: str) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == name
 
 
-def _is_context_receiver(call: cst.Call, fn, ctx: RuleContext) -> bool:
+def _is_context_receiver(call: cst.Call, fn: FunctionInfo, ctx: RuleContext) -> bool:
     """``ctx.wait_for_event``: the receiver is typed as a workflows Context, or the
     function is a ``@step`` (whose context parameter may be unannotated)."""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    if ctx.resolver.names(receiver, fn) & llamaindex.CONTEXT:
+    obj = receiver(call)
+    if obj is not None and ctx.resolver.names(obj, fn) & llamaindex.CONTEXT:
         return True
     return any(ctx.resolver.names(d.target, fn.parent) & llamaindex.STEP for d in fn.decorators)
 

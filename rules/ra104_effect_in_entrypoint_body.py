@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from resume_audit.findings import Finding, Related, Severity
 
 from resume_audit.frameworks.langgraph.units import entrypoint_for, regressing_overwrites, unit_effects
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.effects import Effect
+    from resume_audit.analysis.queries import Reached
+    from resume_audit.facts.model import CallInfo
 
 
 class EffectInEntrypointBody(Rule):
@@ -199,7 +204,8 @@ goes is a design decision.
                 )
 
     @staticmethod
-    def _report(ctx: RuleContext, call, reached, anchor: Related, extra: tuple[Related, ...], what_happens: str) -> Finding:
+    def _report(ctx: RuleContext, call: CallInfo, reached: Reached[Effect], anchor: Related, extra: tuple[Related, ...],
+                what_happens: str) -> Finding:
         """One finding for an effect reached from the entrypoint body (directly or via helpers)."""
         what = reached.hit.label
         via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import instance_class, module_constant
 
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 
 @dataclass
@@ -27,7 +30,7 @@ class _Index:
     untyped: list[tuple[CallInfo, ModuleFacts]] = field(default_factory=list)
 
 
-def resume_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
+def resume_id(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> cst.CSTNode | None:
     """The id of a kickoff that *resumes* a persisted flow: ``inputs={"id": flow_id}`` and nothing
     else, with an id that is not a constant. Not counted: a constant id (one long-lived flow run
     again on purpose: a daily job, a singleton), new inputs next to the id (the next turn of a
@@ -44,7 +47,7 @@ def resume_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNod
     return found
 
 
-def _constant_id(expr, scope, module: ModuleFacts, project) -> bool:
+def _constant_id(expr: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
         return True
     if isinstance(expr, (cst.Name, cst.Attribute)):
@@ -59,7 +62,7 @@ def _constant_id(expr, scope, module: ModuleFacts, project) -> bool:
     return False
 
 
-def _untyped_flow_receiver(receiver: cst.BaseExpression, scope, module: ModuleFacts, project) -> bool:
+def _untyped_flow_receiver(receiver: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     """An untyped receiver that may be a flow: a variable or attribute (a parameter, ``self.flow``),
     not a call result such as ``MyCrew().crew()`` and not typed as a Crew/Agent."""
     if not isinstance(receiver, (cst.Name, cst.Attribute)):
@@ -340,10 +343,10 @@ persisted state, is specific to each flow.
         ),
     )
 
-    def _build(self, project) -> _Index:
+    def _build(self, project: Project) -> _Index:
         return project.cached(self.id, "index", lambda: self._index(project))
 
-    def _index(self, project) -> _Index:
+    def _index(self, project: Project) -> _Index:
         index = _Index()
         # flows are defined where crewai is imported; re-kicks happen wherever kickoff is called
         for module in project.modules_mentioning(["crewai", "kickoff"]):
@@ -358,11 +361,13 @@ persisted state, is specific to each flow.
                     continue
                 if resume_id(info.node, info.function, module, project) is None:
                     continue
-                receiver = info.node.func.value
-                cls = instance_class(receiver, info.function, module, project)
+                flow_object = receiver(info.node)
+                if flow_object is None:  # (a kickoff is a method call: never)
+                    continue
+                cls = instance_class(flow_object, info.function, module, project)
                 if cls is not None:
                     index.rekicks.setdefault(id(cls), []).append((info, module))
-                elif uses and _untyped_flow_receiver(receiver, info.function, module, project):
+                elif uses and _untyped_flow_receiver(flow_object, info.function, module, project):
                     index.untyped.append((info, module))
         return index
 
@@ -379,7 +384,8 @@ persisted state, is specific to each flow.
             for fn in methods:
                 yield from self._method_findings(ctx, cls, persistence, fn, rekicks[0])
 
-    def _method_findings(self, ctx: RuleContext, cls: ClassInfo, persistence, fn: FunctionInfo, rekick) -> Iterable[Finding]:
+    def _method_findings(self, ctx: RuleContext, cls: ClassInfo, persistence: crewai.Persistence, fn: FunctionInfo,
+                         rekick: tuple[CallInfo, ModuleFacts]) -> Iterable[Finding]:
         kick, kick_module = rekick
         class_level = persistence.class_level is not None
         for call in fn.calls:
@@ -390,7 +396,7 @@ persisted state, is specific to each flow.
                 continue
             via = f" (via {ctx.describe_call(call.node)})" if effect.via_helper else ""
             more, flow = ctx.reached_related(effect, f"the {effect.hit.kind} effect {effect.hit.label}")
-            if class_level:
+            if persistence.class_level is not None:
                 how = (
                     f"{cls.name} is @persist'ed at class level: a kickoff with its persisted id reloads the state and then "
                     f"runs every method again from @start"

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, keyword, string_value
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, bool_value, keyword, receiver, string_value
 from resume_audit.findings import Edit, Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 
 from resume_audit.frameworks.langgraph.units import graph_anywhere, project_uses_langgraph
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
+if TYPE_CHECKING:
+    from resume_audit.analysis.effects import Effect
+    from resume_audit.analysis.queries import Reached
+
 #: what the fix puts in place of "exit": every step's checkpoint and writes stored before the next
 #: step starts (langgraph 1.2.24 ``pregel/_loop.py``), so a crash resumes after the last finished node
 SYNC = '"sync"'
 
 
-def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0):
+def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0) -> str | bool | None:
     """A string / bool literal, directly or through a local or module variable."""
     if expr is None or depth > 4:
         return None
@@ -398,7 +402,8 @@ either way.
                     autofix=ctx.autofix('durability="sync": every step is saved before the next starts', *edits) if edits else None,
                 )
 
-    def _config_hits(self, config, scope, ctx: RuleContext, node_override=None) -> list[tuple[cst.CSTNode, str, tuple[Edit, ...]]]:
+    def _config_hits(self, config: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext,
+                     node_override: cst.CSTNode | None = None) -> list[tuple[cst.CSTNode, str, tuple[Edit, ...]]]:
         if config is None:
             return []
         shape = ctx.configs.shape(config, scope, ctx.module)
@@ -423,19 +428,23 @@ either way.
             return []
         return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"', (ctx.replace(value, SYNC),))]
 
-    def _graph(self, receiver: cst.BaseExpression, scope, ctx: RuleContext, depth: int = 0):
+    def _graph(self, receiver: cst.BaseExpression, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0
+               ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
         if depth > 4:
             return None
         expr = receiver
         if isinstance(expr, cst.Name):
             found = ctx.resolver.binding_value(expr.value, scope, ctx.module.order(expr))
-            if found is not None and found[0].kind == "assign" and _is_with_config(found[0].value):
-                return self._graph(found[0].value.func.value, found[1], ctx, depth + 1)  # type: ignore[attr-defined]
-        if _is_with_config(expr):
-            return self._graph(expr.func.value, scope, ctx, depth + 1)  # type: ignore[attr-defined]
+            configured = _with_config_of(found[0].value) if found is not None and found[0].kind == "assign" else None
+            if found is not None and configured is not None:
+                return self._graph(configured, found[1], ctx, depth + 1)
+        configured = _with_config_of(expr)
+        if configured is not None:
+            return self._graph(configured, scope, ctx, depth + 1)
         return graph_anywhere(expr, scope, ctx.module, ctx.project)
 
-    def _graph_effect(self, graph, ctx: RuleContext):
+    def _graph_effect(self, graph: langgraph.CompiledGraph | langgraph.Entrypoint, ctx: RuleContext
+                      ) -> tuple[cst.CSTNode, ModuleFacts, str, Reached[Effect]] | None:
         """(anchor, its module, "node X", Reached) for the graph's first effectful node, if persisted."""
         if not graph.persisted:
             return None
@@ -455,5 +464,8 @@ either way.
         return None
 
 
-def _is_with_config(expr) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_config"
+def _with_config_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``graph`` for ``graph.with_config(...)``, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_config":
+        return receiver(expr)
+    return None

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.findings import Autofix, Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
-def config_calls(ctx: RuleContext):
+
+def config_calls(ctx: RuleContext) -> Iterator[CallInfo]:
     """Every ``CheckpointConfig(...)`` (or ``CheckpointConfig.model_validate({...})``) in the module."""
     resolver = ctx.resolver
     for info in ctx.module.all_calls:
@@ -28,7 +31,7 @@ def config_calls(ctx: RuleContext):
                 yield info
 
 
-def _owner_kind(cls_names: set[str], cls, project) -> str | None:
+def _owner_kind(cls_names: set[str], cls: ClassInfo | None, project: Project) -> str | None:
     """"flow" / "crew" for the class a config is attached to, else None."""
     if cls_names & crewai.FLOW or (cls is not None and crewai.is_flow_class(cls, project)):
         return "flow"
@@ -37,7 +40,7 @@ def _owner_kind(cls_names: set[str], cls, project) -> str | None:
     return None
 
 
-def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> set[str]:
+def config_consumers(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> set[str]:
     """Who receives this config: ``{"flow"}``, ``{"crew"}``, both, or empty when unknown.
 
     Followed: the config passed inline (``MyFlow(checkpoint=CheckpointConfig(...))``,
@@ -343,7 +346,7 @@ mark progress, e.g. `CheckpointConfig(on_events=["method_execution_finished"])`
             )
 
 
-def _close(node: cst.List | cst.Tuple, kept: list[cst.BaseElement]) -> dict:
+def _close(node: cst.List | cst.Tuple, kept: list[cst.BaseElement]) -> dict[str, Any]:
     """Changes that close the list after its last kept element when the elements after it were
     removed: no comma on one line (``["a", "b"]`` -> ``["a"]``); across lines the kept element's
     own comment stays on its line and the bracket keeps its indentation."""
@@ -383,7 +386,7 @@ def _without_clobbering_events(ctx: RuleContext, ev: crewai.OnEvents) -> Autofix
         kept.append(el.with_changes(value=cst.SimpleString(f'"{crewai.PROGRESS_EVENT}"')) if name == "*" else el)
     if not kept:
         kept = [cst.Element(cst.SimpleString(f'"{crewai.PROGRESS_EVENT}"'))]
-    changes: dict = {"elements": kept, **_close(node, kept)}
+    changes: dict[str, Any] = {"elements": kept, **_close(node, kept)}
     # positions leave out the parentheses around an expression: render it without them too
     code = ev.module.tree.code_for_node(node.with_changes(**changes, lpar=[], rpar=[]))
     what = '"*" becomes "method_execution_finished"' if star else 'drop "flow_created"'

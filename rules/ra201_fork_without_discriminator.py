@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.syntax import argument, bool_value, keyword
+from resume_audit.facts.syntax import argument, bool_value, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.langgraph.resume_plane import resume_command
 
+from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
-def run_calls(ctx: RuleContext):
+def run_calls(ctx: RuleContext) -> Iterator[CallInfo]:
     """Every ``<graph>.invoke/stream/...(input, config)`` call in the module, with its function."""
     for info in ctx.module.all_calls:
         f = info.node.func
@@ -218,10 +219,10 @@ def _project_uses_langgraph(ctx: RuleContext) -> bool:
     return ctx.module.uses_any(langgraph.PACKAGES)
 
 
-def _remit_forks_explicit_checkpoints(call: cst.Call, fn, ctx: RuleContext) -> bool:
+def _remit_forks_explicit_checkpoints(call: cst.Call, fn: FunctionInfo | None, ctx: RuleContext) -> bool:
     """Is the receiver a graph compiled with ``remit.wrap(...)`` that treats explicit checkpoint ids as forks?"""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
+    obj = receiver(call)
+    graph = langgraph.graph_of(obj, fn, ctx.module, ctx.project) if obj is not None else None
     if graph is None:
         return False
     wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)

@@ -6,8 +6,8 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo
-from resume_audit.facts.syntax import argument, bool_value, keyword
+from resume_audit.facts.model import CallInfo, FunctionInfo
+from resume_audit.facts.syntax import argument, bool_value, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph.units import project_uses_langgraph
 from resume_audit.frameworks.langgraph.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
@@ -228,8 +228,8 @@ one (a database row, a lock service); the choice is the deployment's.
                 )
 
     def _gate_without_opt_out(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> Finding | None:
-        receiver = call.node.func.value  # type: ignore[attr-defined]
-        graph = langgraph.graph_of(receiver, fn, ctx.module, ctx.project)
+        obj = receiver(call.node)
+        graph = langgraph.graph_of(obj, fn, ctx.module, ctx.project) if obj is not None else None
         if graph is None:
             return None
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)

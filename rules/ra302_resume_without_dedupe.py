@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
-from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value
+from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, receiver, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.handlers import web
@@ -18,6 +18,9 @@ from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pur
 from resume_audit.frameworks.langgraph.resume_plane import Delivery, decided_resume, deliveries, resume_calls, started_run_before
 
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 #: SQL that takes a claim or a lock: a claim row (unique key), a compare-and-set
 #: UPDATE ... WHERE, SELECT ... FOR UPDATE, advisory / named locks.
@@ -41,10 +44,10 @@ _LOCAL_LOCKS = frozenset(
 )
 
 
-def claim_classifier(project):
+def claim_classifier(project: Project) -> Callable[[CallInfo, ModuleFacts], str | None]:
     """Classifier for ``project.reach``: does this call take a cross-process claim or lock?"""
 
-    def classify(call: CallInfo, module: ModuleFacts):
+    def classify(call: CallInfo, module: ModuleFacts) -> str | None:
         node = call.node
         f = node.func
         names = project.resolver(module).call_names(node, call.function)
@@ -428,7 +431,7 @@ Also not flagged:
                 )
 
     # -- what is a resume -----------------------------------------------------
-    def _resumes(self, fn: FunctionInfo, ctx: RuleContext) -> Iterable[tuple[cst.CSTNode, Delivery, str]]:
+    def _resumes(self, fn: FunctionInfo, ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, Delivery, str]]:
         """(node to report, delivery, description) for each resume ``fn`` delivers: a
         ``Command(resume=...)`` (run here or by a helper it is handed to), or a ``None`` input after
         ``update_state`` or past a static breakpoint (given here or to a helper's run)."""
@@ -442,7 +445,8 @@ Also not flagged:
                                                             and self._updated_before(run, run.function, run.module)):
                 yield delivery.report, delivery, f"{described} after update_state(...)"
                 continue
-            graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
+            obj = receiver(run.node)
+            graph = graph_anywhere(obj, run.function, run.module, ctx.project) if obj is not None else None
             if isinstance(graph, langgraph.CompiledGraph) and any(
                 (kw := keyword(graph.compile_call, k)) is not None and not is_none(kw.value)
                 for k in ("interrupt_before", "interrupt_after")
@@ -478,12 +482,14 @@ Also not flagged:
     def _resumes_pure_graph(self, run: CallInfo, ctx: RuleContext) -> bool:
         """The resumed graph is known and none of its nodes reaches an effect: a second delivery
         runs pure code again and fires nothing twice."""
-        graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
+        obj = receiver(run.node)
+        graph = graph_anywhere(obj, run.function, run.module, ctx.project) if obj is not None else None
         return isinstance(graph, langgraph.CompiledGraph) and graph_is_pure(ctx, graph)
 
     # -- what is a dedupe ------------------------------------------------------
     def _remit_gate(self, run: CallInfo, ctx: RuleContext) -> bool:
-        graph = graph_anywhere(run.node.func.value, run.function, run.module, ctx.project)  # type: ignore[attr-defined]
+        obj = receiver(run.node)
+        graph = graph_anywhere(obj, run.function, run.module, ctx.project) if obj is not None else None
         if not isinstance(graph, langgraph.CompiledGraph):
             return False
         wrap = langgraph.remit_wrap_call(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
@@ -504,7 +510,8 @@ Also not flagged:
                 return True
         return False
 
-    def _claim_in(self, fn: FunctionInfo, module: ModuleFacts, before: CallInfo, classify, project) -> bool:
+    def _claim_in(self, fn: FunctionInfo, module: ModuleFacts, before: CallInfo,
+                  classify: Callable[[CallInfo, ModuleFacts], str | None], project: Project) -> bool:
         for call in fn.calls:
             if call is before or not completes_before(call, before, module, fn.node):
                 continue

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
-from resume_audit.facts.syntax import argument, dict_items, keyword, string_value
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
+from resume_audit.facts.walk import visit_fast
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.values import Made
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.classes import instance_class, module_constant
 from resume_audit.handlers.web import session_state_values
 
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 #: Packages whose decorators mark a function as serving many callers (request
 #: handlers, queue consumers, chat-UI callbacks). Kept deliberately small and
@@ -91,7 +96,7 @@ def _thread_id_sites(module: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, 
     return iter(found)
 
 
-def _thread_id_params(fn: FunctionInfo, project) -> frozenset[str]:
+def _thread_id_params(fn: FunctionInfo, project: Project) -> frozenset[str]:
     """Parameters of ``fn`` it puts in a run config as the ``thread_id`` itself."""
     def find() -> frozenset[str]:
         if "thread_id" not in fn.module.source:
@@ -103,7 +108,7 @@ def _thread_id_params(fn: FunctionInfo, project) -> frozenset[str]:
     return project.cached("ra303-thread-id-params", id(fn), find)
 
 
-def _subscript_key(expr) -> str | None:
+def _subscript_key(expr: cst.BaseExpression | None) -> str | None:
     if isinstance(expr, cst.Subscript) and expr.slice:
         el = expr.slice[0].slice
         if isinstance(el, cst.Index):
@@ -117,7 +122,7 @@ def _subscript_key(expr) -> str | None:
 class _Classifier:
     """constant / non-durable / None (anything else: a parameter, a uuid, a request field...)."""
 
-    def __init__(self, module: ModuleFacts, project) -> None:
+    def __init__(self, module: ModuleFacts, project: Project) -> None:
         self.module = module
         self.project = project
         #: module names rebound at run time (``global n`` in a function, ``n += 1`` anywhere)
@@ -163,7 +168,7 @@ class _Classifier:
             return self._attribute(expr, scope, depth)
         return None
 
-    def _call(self, call: cst.Call, scope, depth):
+    def _call(self, call: cst.Call, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
         names = self.project.resolver(self.module).call_names(call, scope)
         code = self.module.code(call)
         if names & {"builtins.len", "builtins.id"}:
@@ -195,7 +200,7 @@ class _Classifier:
             return worst if worst is not None else ("constant", code)
         return None
 
-    def _is_module_counter(self, expr, scope) -> bool:
+    def _is_module_counter(self, expr: cst.BaseExpression, scope: FunctionInfo | None) -> bool:
         if not isinstance(expr, cst.Name):
             return False
         found = self.project.resolver(self.module).binding_value(expr.value, scope, None)
@@ -204,7 +209,7 @@ class _Classifier:
         names = self.project.resolver(self.module).names(found[0].value, None)
         return bool(names & {"itertools.count"})
 
-    def _name(self, name: cst.Name, scope, depth):
+    def _name(self, name: cst.Name, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
         resolver = self.project.resolver(self.module)
         found = resolver.binding_value(name.value, scope, self.module.order(name))
         if scope is not None and (found is None or found[0].kind == "param-annotation") and scope.param(name.value) is not None:
@@ -226,10 +231,10 @@ class _Classifier:
             return "constant", f"{name.value} = {inner[1]}"
         return inner
 
-    def _parameter(self, fn: FunctionInfo, param: str, depth: int):
+    def _parameter(self, fn: FunctionInfo, param: str, depth: int) -> tuple[str, str] | None:
         """A parameter holds what its callers pass (``background_tasks.add_task(run, task_id)``):
         the most hazardous argument any caller hands it, when one does."""
-        kinds = []
+        kinds: list[tuple[str, str]] = []
         for arg in self.project.arguments_for(fn, param):
             other = self if arg.module is self.module else type(self)(arg.module, self.project)
             kind = other.classify(arg.value, arg.scope, depth + 1)
@@ -238,7 +243,7 @@ class _Classifier:
                 kinds.append((kind[0], f"{param}, which is {kind[1]}{where}"))
         return _worst(kinds)
 
-    def _session_state(self, expr: cst.Attribute, depth):
+    def _session_state(self, expr: cst.Attribute, depth: int) -> tuple[str, str] | None:
         """``st.session_state.thread_id`` only ever set to literals: the same id for every session."""
         if not (isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "session_state"):
             return None
@@ -249,7 +254,7 @@ class _Classifier:
             return "constant", f"st.session_state.{expr.attr.value} = {self.module.code(values[0])}"
         return None
 
-    def _attribute(self, expr: cst.Attribute, scope, depth):
+    def _attribute(self, expr: cst.Attribute, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
         # self.counter incremented elsewhere in the class: an in-memory counter
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope is not None:
             cls = scope.class_info
@@ -293,7 +298,7 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
 # -- who shares it ----------------------------------------------------------------
 
 
-def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project) -> tuple[str, cst.CSTNode] | None:
+def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> tuple[str, cst.CSTNode] | None:
     """Why the code at this scope runs for many different callers (and where that shows), or None."""
     for root in _SESSION_SCRIPT_ROOTS:
         if module.uses_any((root,)):
@@ -325,7 +330,7 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
     return False
 
 
-def saver_kind(graph, project) -> str | None:
+def saver_kind(graph: langgraph.CompiledGraph | None, project: Project) -> str | None:
     """"memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
     may be one of several savers (a factory's parameter given a durable saver by one caller and left
     to its in-memory default by another): durable when any may be, since that one keeps the state."""
@@ -335,7 +340,7 @@ def saver_kind(graph, project) -> str | None:
     return "durable" if "durable" in kinds else "memory" if "memory" in kinds else None
 
 
-def _kind_of(saver, project) -> str | None:
+def _kind_of(saver: Made, project: Project) -> str | None:
     names = {saver.type}
     if saver.type in langgraph.REMIT_WRAP and saver.call is not None and saver.call.args and saver.module is not None:
         names = {m.type for m in langgraph.made_values(saver.call.args[0].value, saver.scope, saver.module, project)}
@@ -584,7 +589,8 @@ a ticket, a conversation); no rewrite can know which.
                 if carried is None or not isinstance(carried, cst.BaseExpression):
                     continue
                 value = carried
-                cls = instance_class(info.node.func.value, info.function, module, ctx.project)  # type: ignore[attr-defined]
+                flow = receiver(info.node)
+                cls = instance_class(flow, info.function, module, ctx.project) if flow is not None else None
                 if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
                     continue
                 yield Site(value, info.function, "crewai", info.node)
@@ -638,7 +644,7 @@ a ticket, a conversation); no rewrite can know which.
             )
         yield ctx.finding(site.value, f"The {id_name} comes from {what}, {why}.", related=related)
 
-    def _graph_for(self, site: Site, ctx: RuleContext):
+    def _graph_for(self, site: Site, ctx: RuleContext) -> langgraph.CompiledGraph | None:
         """The compiled graph a config is passed to (same scope), when traceable."""
         module = ctx.module
         anchor = site.anchor
@@ -667,7 +673,7 @@ a ticket, a conversation); no rewrite can know which.
                     return graph
         return None
 
-    def _fresh_store_per_run(self, graph, site: Site, ctx: RuleContext) -> bool:
+    def _fresh_store_per_run(self, graph: langgraph.CompiledGraph, site: Site, ctx: RuleContext) -> bool:
         """``factory().invoke(..., {"thread_id": "x"})`` where the factory compiles with a new
         in-memory saver each call: every run has its own store, so a constant id shares nothing."""
         if graph.scope is None or saver_kind(graph, ctx.project) != "memory":

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo
+from resume_audit.facts.model import ClassInfo, FunctionInfo
 from resume_audit.facts.syntax import keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import pydantic
@@ -141,7 +141,7 @@ def _literal_fits(key: cst.BaseExpression, value: cst.BaseExpression, state: Cla
     return False
 
 
-def _unvalidated_tools(add_call: cst.Call, graph, state: ClassInfo, ctx: RuleContext) -> list[FunctionInfo]:
+def _unvalidated_tools(add_call: cst.Call, graph: langgraph.CompiledGraph, state: ClassInfo, ctx: RuleContext) -> list[FunctionInfo]:
     """Tools of a ``ToolNode`` added as a node that write the state by returning
     ``Command(update=...)`` with an unvalidated value. A tool returning anything else
     becomes a ToolMessage, which LangGraph builds itself."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo
 from resume_audit.analysis.resolve import dotted_text
 from resume_audit.facts.syntax import argument, names_in
 from resume_audit.findings import Finding, Related, Severity
@@ -453,7 +453,7 @@ the saver's concurrency design (futures, transactions), not to one line.
         return False
 
 
-def _walk(node: cst.CSTNode):
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         cur = stack.pop()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
 from resume_audit.facts.summaries import SummaryKind, register
 from resume_audit.facts.syntax import keyword
-from resume_audit.facts.collect import ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.fixes.source_edits import import_edit, local_name_of
 from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
 from resume_audit.frameworks.langgraph import names as langgraph
@@ -20,6 +20,15 @@ from resume_audit.frameworks.langgraph.names import interrupt_classifier
 from resume_audit.reading.treewords import LANGGRAPH_IMPORT_WORDS
 
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
+
+#: what parks a checkpointed graph for a human: the node, its module, and how it parks
+_Hitl = tuple[cst.CSTNode, ModuleFacts, str]
+#: an in-memory saver a served app's checkpointed graph uses: the construction, its module, what
+#: parks the graph, and the handler serving it (when one is known)
+_Found = tuple[cst.Call, ModuleFacts, _Hitl, "web.Handler | None"]
 
 
 def _non_empty(expr: cst.BaseExpression | None) -> bool:
@@ -322,7 +331,8 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             )
 
     # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
-    def _uses(self, module, project):
+    def _uses(self, module: ModuleFacts, project: Project
+              ) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, _Hitl]]:
         """(checkpointer expr, its scope, its module, (hitl node, module, note)) for every checkpointed use in ``module``."""
         for info in module.all_calls:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
@@ -347,7 +357,8 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             if reached is not None:
                 yield ep.checkpointer, fn.parent, module, (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here")
 
-    def _graph_hitl(self, graph, compile_call: cst.Call, module, project):
+    def _graph_hitl(self, graph: langgraph.CompiledGraph, compile_call: cst.Call, module: ModuleFacts, project: Project
+                    ) -> _Hitl | None:
         kw = self._kwarg_hitl(compile_call, module)
         if kw is not None:
             return kw
@@ -359,7 +370,7 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
                 return reached.calls[-1].node, reached.modules[-1], f"interrupt() parks node {fn.qualname} here"
         return None
 
-    def _middleware_hitl(self, info, module, project):
+    def _middleware_hitl(self, info: CallInfo, module: ModuleFacts, project: Project) -> _Hitl | None:
         """``create_agent(..., middleware=[HumanInTheLoopMiddleware(...)])`` parks before tool calls."""
         arg = keyword(info.node, "middleware")
         if arg is None:
@@ -368,7 +379,7 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
         if isinstance(value, cst.Name):
             found = project.resolver(module).binding_value(value.value, info.function, None)
             value = found[0].value if found is not None else value
-        stack = [value]
+        stack: list[cst.CSTNode] = [value]
         while stack:
             cur = stack.pop()
             if isinstance(cur, cst.Call) and project.resolver(module).call_names(cur, info.function) & langgraph.HITL_MIDDLEWARE:
@@ -376,7 +387,7 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             stack.extend(cur.children)
         return None
 
-    def _kwarg_hitl(self, call: cst.Call, module):
+    def _kwarg_hitl(self, call: cst.Call, module: ModuleFacts) -> _Hitl | None:
         for name in ("interrupt_before", "interrupt_after"):
             arg = keyword(call, name)
             if arg is not None and _non_empty(arg.value):
@@ -384,13 +395,13 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
         return None
 
 
-def _collect(rule: InMemorySaverServed, ctx: RuleContext):
+def _collect(rule: InMemorySaverServed, ctx: RuleContext) -> list[_Found]:
     """(construction, where, hitl, served) for every in-memory saver constructed in ``ctx.module``
     that a checkpointed graph of a served app uses. The uses can sit in any langgraph module;
     which modules find a construction here is read from their stored summaries, so only those
     are parsed (and only their content, and the summaries' values, are dependencies)."""
     project, here = ctx.project, ctx.module
-    out = []
+    out: list[_Found] = []
     seen: set[int] = set()
     for entry, landing_here in project.summaries_over(FOUND.name, LANGGRAPH_IMPORT_WORDS, str(here.path)):
         if not landing_here:
@@ -405,11 +416,11 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext):
     return out
 
 
-def _found_from(project, module):
+def _found_from(project: Project, module: ModuleFacts) -> list[_Found]:
     """The in-memory savers ``module``'s checkpointed uses construct, in a served app (once each)."""
-    def find():
+    def find() -> list[_Found]:
         rule = InMemorySaverServed()
-        out = []
+        out: list[_Found] = []
         seen: set[int] = set()
         if not module.uses_any(langgraph.PACKAGES):
             return out
@@ -429,9 +440,9 @@ def _found_from(project, module):
     return project.cached("RA601-found", module.path, find)
 
 
-def _found_summary(project, module) -> list:
+def _found_summary(project: Project, module: ModuleFacts) -> list[list[str | int]]:
     """The summary: ``[file, call index]`` of each construction :func:`_found_from` finds."""
-    out = []
+    out: list[list[str | int]] = []
     for construction, where, _, _ in _found_from(project, module):
         # (a factory's construction is reported where the factory is used: it may not be one of its calls)
         index = next((i for i, c in enumerate(where.all_calls) if c.node is construction), -1)
@@ -443,7 +454,7 @@ def _found_summary(project, module) -> list:
 FOUND = register(SummaryKind("RA601-found", _found_summary, []))
 
 
-def _served_handler(where, use_module, project):
+def _served_handler(where: ModuleFacts, use_module: ModuleFacts, project: Project) -> web.Handler | None:
     handlers = web.handlers(project)
     for wanted in (where, use_module):
         for h in handlers:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, AbstractSet, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.frameworks.classes import named_class, project_bases
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
-def _method(call: cst.Call, names) -> bool:
+
+def _method(call: cst.Call, names: AbstractSet[str]) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in names
 
 
@@ -68,6 +70,24 @@ making the node restartable (idempotent effects), which is program-specific.
 """
 
     INVALID = (
+        Example(
+            """
+            from pathlib import Path
+
+            from pydantic_graph.persistence.file import FileStatePersistence
+
+            STORES = {}
+
+            def open_run(run_id):
+                STORES[run_id] = FileStatePersistence(Path(f"{run_id}.json"))  # expect: RA602
+
+            async def resume(graph, run_id):
+                async with graph.iter_from_persistence(STORES[run_id]) as run:
+                    async for _ in run:
+                        pass
+            """,
+            note="The persistence goes into a registry the rule does not follow; the project resumes from persistence elsewhere.",
+        ),
         Example(
             """
             from pathlib import Path
@@ -177,18 +197,18 @@ making the node restartable (idempotent effects), which is program-specific.
         ),
     )
 
-    def _project_resume(self, project):
+    def _project_resume(self, project: Project) -> tuple[cst.Call, ModuleFacts] | None:
         """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
-        def first_resume():
+        def first_resume() -> tuple[cst.Call, ModuleFacts] | None:
             for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
                 for info in module.all_calls:
                     if _method(info.node, {pg.ITER_FROM_PERSISTENCE}):
-                        return (info, module)
+                        return (info.node, module)
             return None
 
         return project.cached(self.id, "resume", first_resume)
 
-    def _project_subclasses(self, project) -> bool:
+    def _project_subclasses(self, project: Project) -> bool:
         """Does any project class extend FileStatePersistence (cached per project)?"""
         return project.cached(self.id, "subclasses", lambda: any(
             pg.is_file_persistence_subclass(c, project)
@@ -218,7 +238,7 @@ making the node restartable (idempotent effects), which is program-specific.
                 ((c, m) for c, m, kind in uses if kind == "resume"),
                 key=lambda cm: not _method(cm[0], {pg.ITER_FROM_PERSISTENCE}),
             )
-            resume = resumes[0] if resumes else None
+            resume: tuple[cst.Call, ModuleFacts] | None = resumes[0] if resumes else None
             if any(kind == "reseed" for _, _, kind in uses):
                 continue
             if resume is None:
@@ -238,7 +258,7 @@ making the node restartable (idempotent effects), which is program-specific.
             )
 
 
-def _uses(node: cst.CSTNode, scope, module: ModuleFacts, project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
+def _uses(node: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFacts, project: Project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
     """Where a persistence value goes: ("resume", call) for ``iter_from_persistence(p)`` /
     ``p.load_next()``, ("reseed", call) for ``p.snapshot_node(...)``, ("other", call) for any other
     call it is passed to -- inline, through a variable, or returned from a project helper."""
@@ -276,7 +296,7 @@ def _uses(node: cst.CSTNode, scope, module: ModuleFacts, project, depth: int) ->
         returned = scope is not None and any(
             isinstance(r.value, cst.Name) and r.value.value == var for r in scope.returns
         )
-        if returned:
+        if scope is not None and returned:
             out.extend(_call_sites_uses(scope, project, depth))
         return out
     if isinstance(parent, cst.Return) and scope is not None:
@@ -292,7 +312,7 @@ def _receiver_kind(call: cst.Call) -> str:
     return "other"
 
 
-def _call_sites_uses(fn, project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
+def _call_sites_uses(fn: FunctionInfo, project: Project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
     """Uses of the value a helper returns, at every project call site of the helper."""
     out: list[tuple[cst.Call, ModuleFacts, str]] = []
     for module in project.modules_mentioning([fn.name]):
@@ -303,7 +323,7 @@ def _call_sites_uses(fn, project, depth: int) -> list[tuple[cst.Call, ModuleFact
     return out
 
 
-def _overrides_load_next(cls: ClassInfo, project) -> bool:
+def _overrides_load_next(cls: ClassInfo, project: Project) -> bool:
     for klass in project_bases(cls, project):
         if pg.LOAD_NEXT in klass.methods:
             return True

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, contains_node, keyword, names_in
+from resume_audit.analysis.queries import NameResolver
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, contains_node, keyword, names_in, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.classes import extends, instance_class, named_class
 
 from resume_audit.rules.base import Example, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
 _DUMPS = frozenset({"json.dump", "pickle.dump", "yaml.dump", "yaml.safe_dump"})
 
@@ -29,12 +33,12 @@ class _Evidence:
     persisted: dict[int | None, tuple[cst.CSTNode, ModuleFacts, str]] = field(default_factory=dict)
     responders: dict[int | None, list[FunctionInfo]] = field(default_factory=dict)
 
-    def persisted_for(self, cls: ClassInfo | None):
+    def persisted_for(self, cls: ClassInfo | None) -> tuple[cst.CSTNode, ModuleFacts, str] | None:
         if cls is not None and id(cls) in self.persisted:
             return self.persisted[id(cls)]
         return self.persisted.get(None)
 
-    def console_for(self, cls: ClassInfo | None, project) -> bool:
+    def console_for(self, cls: ClassInfo | None, project: Project) -> bool:
         """Every responder of this workflow reads the console. Responders whose workflow is unknown
         count for workflows of their own module or of a module they import."""
         untyped = self.responders.get(None, [])
@@ -51,20 +55,21 @@ def _near(user: ModuleFacts, owner: ModuleFacts) -> bool:
     return any(m == name or m.startswith(name + ".") for m in user.imported_modules)
 
 
-def _workflow_class(cls: ClassInfo | None, project) -> ClassInfo | None:
+def _workflow_class(cls: ClassInfo | None, project: Project) -> ClassInfo | None:
     if cls is not None and extends(cls, llamaindex.WORKFLOW, project):
         return cls
     return None
 
 
-def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project) -> ClassInfo | None:
+def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> ClassInfo | None:
     """The workflow class a context expression belongs to: ``handler.ctx`` with
     ``handler = Wf().run()``, ``ctx = Context(wf)`` / ``Context.from_dict(wf, ...)``,
     or ``ctx`` inside a step of ``Wf``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("ctx", "context"):
         call = _follow_call(expr.value, fn, module, project)
-        if call is not None and llamaindex.is_method_call(call, llamaindex.RUN_METHOD):
-            return _workflow_class(instance_class(call.func.value, fn, module, project), project)  # type: ignore[attr-defined]
+        obj = receiver(call) if call is not None and llamaindex.is_method_call(call, llamaindex.RUN_METHOD) else None
+        if obj is not None:
+            return _workflow_class(instance_class(obj, fn, module, project), project)
         return None
     if isinstance(expr, cst.Name):
         call = _follow_call(expr, fn, module, project)
@@ -77,7 +82,7 @@ def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, modul
     return None
 
 
-def _is_context_like(expr: cst.BaseExpression, fn, resolver) -> bool:
+def _is_context_like(expr: cst.BaseExpression, fn: FunctionInfo | None, resolver: NameResolver) -> bool:
     """``ctx``, ``handler.ctx``, or anything typed as a workflows Context."""
     if resolver.names(expr, fn) & llamaindex.CONTEXT:
         return True
@@ -86,7 +91,7 @@ def _is_context_like(expr: cst.BaseExpression, fn, resolver) -> bool:
     return isinstance(expr, cst.Name) and expr.value in ("ctx", "context")
 
 
-def _follow_call(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project) -> cst.Call | None:
+def _follow_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> cst.Call | None:
     for _ in range(4):
         if isinstance(expr, cst.Call):
             return expr
@@ -99,7 +104,7 @@ def _follow_call(expr: cst.BaseExpression | None, scope, module: ModuleFacts, pr
     return None
 
 
-def _input_required(call: cst.Call, scope, module: ModuleFacts, project) -> bool:
+def _input_required(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     if project.resolver(module).call_names(call, scope) & llamaindex.INPUT_REQUIRED_EVENT:
         return True
     cls = named_class(call.func, scope, module, project)
@@ -376,14 +381,16 @@ per run; both come from the deployment.
                 found = self._persists(info, module, ctx)
                 if found is not None:
                     what, workflows = found
-                    for workflow in workflows or [None]:
+                    owners: list[ClassInfo | None] = [*workflows] or [None]
+                    for workflow in owners:
                         evidence.persisted.setdefault(id(workflow) if workflow is not None else None, (info.node, module, what))
                     continue
                 fn = info.function
                 if fn is None or llamaindex.is_step(fn, resolver):
                     continue
-                if llamaindex.is_method_call(info.node, "send_event"):
-                    workflow = workflow_of_context(info.node.func.value, fn, module, project)  # type: ignore[attr-defined]
+                sent_to = receiver(info.node) if llamaindex.is_method_call(info.node, "send_event") else None
+                if sent_to is not None:
+                    workflow = workflow_of_context(sent_to, fn, module, project)
                 elif resolver.call_names(info.node, fn) & llamaindex.HUMAN_RESPONSE_EVENT:
                     workflow = None
                 else:
@@ -398,7 +405,7 @@ per run; both come from the deployment.
         evidence.responders[None] = [f for f in untyped if id(f) not in typed]
         return evidence
 
-    def _persists(self, info: CallInfo, module: ModuleFacts, ctx: RuleContext):
+    def _persists(self, info: CallInfo, module: ModuleFacts, ctx: RuleContext) -> tuple[str, list[ClassInfo]] | None:
         """(what, workflow class or None) when this call makes parked runs durable."""
         project = ctx.project
         resolver = project.resolver(module)
@@ -424,13 +431,14 @@ per run; both come from the deployment.
                 ):
                     return "WorkflowServer(workflow_store=...)", _served_workflows(node, fn, module, project)
             return None
+        snapshot = receiver(node) if llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT) else None
         if (
-            llamaindex.is_method_call(node, llamaindex.CONTEXT_TO_DICT)
+            snapshot is not None
             and fn is not None
-            and _is_context_like(node.func.value, fn, resolver)  # type: ignore[attr-defined]
+            and _is_context_like(snapshot, fn, resolver)
             and self._stores_durably(fn, module, ctx, node)
         ):
-            workflow = workflow_of_context(node.func.value, fn, module, project)  # type: ignore[attr-defined]
+            workflow = workflow_of_context(snapshot, fn, module, project)
             return "ctx.to_dict() stored", [workflow] if workflow is not None else []
         return None
 
@@ -478,7 +486,7 @@ def _carries(value: cst.BaseExpression, snapshot: cst.Call, names: set[str]) -> 
     return False
 
 
-def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     """``Context.from_dict(wf, snapshot)`` where ``snapshot`` is a local name bound to a
     ``.to_dict()`` result in the same function (a websocket handler's loop, say)."""
     data = argument(call, 1, "data")
@@ -498,7 +506,7 @@ def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | No
     return Related(ctx.span(fn.node.name), f"the step '{fn.qualname}' runs with an in-process Context only")
 
 
-def _served_workflows(server: cst.Call, fn, module: ModuleFacts, project) -> list[ClassInfo]:
+def _served_workflows(server: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> list[ClassInfo]:
     """Workflows registered on a server: ``server.add_workflow("name", Wf())`` in the same scope."""
     parent = module.parent(server)
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
@@ -525,7 +533,7 @@ _CONSOLE_READERS = frozenset(
 )
 
 
-def _reads_console(fn: FunctionInfo, project) -> bool:
+def _reads_console(fn: FunctionInfo, project: Project) -> bool:
     """The function reads the console: calls ``input()`` (or a prompt library), or hands ``input``
     to a thread (``await asyncio.to_thread(input, prompt)``)."""
     resolver = project.resolver(fn.module)

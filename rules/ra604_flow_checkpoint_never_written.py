@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.fixes.source_edits import import_edit
 from resume_audit.facts.syntax import bool_value, is_none, keyword
 from resume_audit.findings import Autofix, Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, named_class
-
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
 
-def _crew_checkpoint_classifier(project):
+
+#: where a flow's checkpoint config is: the ``CheckpointConfig(...)`` call, its module, and its
+#: ``on_events`` value when given (None: left to the default)
+_Where = tuple[cst.Call, ModuleFacts, "cst.CSTNode | None"]
+
+
+def _crew_checkpoint_classifier(project: Project) -> Callable[[CallInfo, ModuleFacts], CallInfo | None]:
     """Classifier for ``project.reach``: a ``Crew(...)``/``Agent(...)`` built with its own checkpoint config."""
     targets = crewai.CREW | crewai.AGENT
 
-    def classify(call: CallInfo, module: ModuleFacts):
+    def classify(call: CallInfo, module: ModuleFacts) -> CallInfo | None:
         node = call.node
         names = project.resolver(module).call_names(node, call.function)
         if not names & targets:
@@ -320,12 +327,14 @@ If you rely on crews inside the flow, give those crews their own
                 if found is not None:
                     yield self._finding(ctx, binding.value, cls, found, cls.node.name)
 
-    def _never_written(self, value: cst.BaseExpression, scope, module: ModuleFacts, cls: ClassInfo | None):
+    def _never_written(self, value: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, cls: ClassInfo | None
+                       ) -> tuple[frozenset[str], _Where | None] | None:
         """The config node and its events when the flow's checkpoint can never fire, else None."""
         project = self._project
         enabled = crewai.checkpoint_enabled(value)
         if enabled is False:
             return None
+        where: _Where | None
         if enabled is True:
             events, where = frozenset(crewai.DEFAULT_ON_EVENTS), None
         else:
@@ -352,7 +361,8 @@ If you rely on crews inside the flow, give those crews their own
                     return True
         return False
 
-    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found, owner: cst.CSTNode) -> Finding:
+    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found: tuple[frozenset[str], _Where | None],
+                 owner: cst.CSTNode) -> Finding:
         events, where = found
         flow = cls.name if cls is not None else "this flow"
         listed = ", ".join(sorted(events)) or "nothing"
@@ -374,7 +384,7 @@ If you rely on crews inside the flow, give those crews their own
         )
 
 
-def _progress_config(ctx: RuleContext, node: cst.CSTNode, where) -> Autofix | None:
+def _progress_config(ctx: RuleContext, node: cst.CSTNode, where: _Where | None) -> Autofix | None:
     """Make the flow's config fire on the flow's own progress: ``checkpoint=True`` becomes
     ``CheckpointConfig(on_events=["method_execution_finished"])`` (imported from ``crewai`` when the
     module has no name for it), a ``CheckpointConfig(...)`` without ``on_events`` gets that keyword,

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ClassInfo, FunctionInfo, ModuleFacts, visit_fast
-from resume_audit.facts.syntax import argument, is_none, keyword
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+
+if TYPE_CHECKING:
+    from resume_audit.analysis.project import Project
+
+from resume_audit.facts.walk import visit_fast
+from resume_audit.facts.syntax import argument, is_none, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.langgraph import names as langgraph
@@ -18,7 +23,8 @@ from resume_audit.frameworks.classes import extends, instance_class, module_cons
 
 from resume_audit.frameworks.crewai.names import rekick_id
 
-from resume_audit.rules.base import Example, Rule, RuleContext, Trigger
+from resume_audit.reading.prefilter import Trigger
+from resume_audit.rules.base import Example, Rule, RuleContext
 
 _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 
@@ -43,7 +49,7 @@ def _receiver(call: cst.Call, module: ModuleFacts) -> str | None:
     return module.code(call.func.value) if isinstance(call.func, cst.Attribute) else None
 
 
-def _is_resume_command(expr, scope, module: ModuleFacts, project) -> bool:
+def _is_resume_command(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     if isinstance(expr, cst.Name) and scope is not None:
         found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
         if found is None or found[0].kind != "assign":
@@ -56,12 +62,13 @@ def _is_resume_command(expr, scope, module: ModuleFacts, project) -> bool:
     )
 
 
-def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | None:
+def resume_or_restore(call: CallInfo, module: ModuleFacts, project: Project) -> Hit | None:
     """Is this call a resume / restore of a parked or crashed run (any of the four frameworks)?"""
     node, scope = call.node, call.function
     resolver = project.resolver(module)
     method = _method_name(node)
     recv = _receiver(node, module)
+    obj = receiver(node)
     names = resolver.call_names(node, scope)
     # LangGraph: graph.invoke(Command(resume=...), cfg) / graph.invoke(None, cfg)
     if method in langgraph.RUN_METHODS and module.uses_any(langgraph.PACKAGES):
@@ -70,12 +77,12 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
             form = "Command(resume=...)" if not is_none(first) else "None (continue from the last checkpoint)"
             return Hit("langgraph", f"{recv}.{method}({form}, ...)", recv)
     # CrewAI
-    if method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING:
-        cls = named_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
-        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(node.func.value, scope) & (crewai.FLOW | crewai.CREW):  # type: ignore[attr-defined]
+    if obj is not None and (method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING):
+        cls = named_class(obj, scope, module, project)
+        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(obj, scope) & (crewai.FLOW | crewai.CREW):
             return Hit("crewai", f"{recv}.{method}(...)", None, cls)
-    if crewai.is_kickoff(node):
-        cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+    if obj is not None and crewai.is_kickoff(node):
+        cls = instance_class(obj, scope, module, project)
         is_flow = cls is not None and crewai.is_flow_class(cls, project)
         if is_flow or module.uses_any(crewai.PACKAGES):
             if keyword(node, "from_checkpoint") is not None:
@@ -97,7 +104,7 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project) -> Hit | Non
     return None
 
 
-def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> crewai.Hydration | None:
+def _hydration(fn: FunctionInfo, project: Project, block: cst.CSTNode | None = None) -> crewai.Hydration | None:
     """The hand-rolled Flow restore in ``block`` of ``fn`` (default: its whole body), memoised:
     a try body is asked once to find the try and again to report it."""
     block = fn.node.body if block is None else block
@@ -105,42 +112,44 @@ def _hydration(fn: FunctionInfo, project, block: cst.CSTNode | None = None) -> c
                           lambda: crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None)
 
 
-def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]) -> Hit | None:
+def fresh_start(call: CallInfo, module: ModuleFacts, project: Project, resumed: list[Hit]) -> Hit | None:
     """Does this call start a run from the beginning (for the framework of one of ``resumed``)?
     Receivers must be typed (a compiled graph, a Flow/Workflow subclass, a pydantic-graph Graph)
     or be the very object the try block resumed."""
     node, scope = call.node, call.function
     method = _method_name(node)
     recv = _receiver(node, module)
+    obj = receiver(node)
     same_receiver = recv is not None and any(h.receiver == recv for h in resumed)
     frameworks = {h.framework for h in resumed}
     resolver = project.resolver(module)
-    if "langgraph" in frameworks and method in langgraph.RUN_METHODS:
+    if "langgraph" in frameworks and obj is not None and method in langgraph.RUN_METHODS:
         first = argument(node, 0, "input")
         if first is not None and not is_none(first) and not _is_resume_command(first, scope, module, project):
-            if same_receiver or langgraph.graph_of(node.func.value, scope, module, project) is not None:  # type: ignore[attr-defined]
+            if same_receiver or langgraph.graph_of(obj, scope, module, project) is not None:
                 return Hit("langgraph", f"{recv}.{method}(<new input>, ...)", recv)
     if "crewai" in frameworks:
-        if crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None and rekick_id(node, scope, module, project) is None:
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+        if obj is not None and crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None \
+                and rekick_id(node, scope, module, project) is None:
+            cls = instance_class(obj, scope, module, project)
             if same_receiver or (cls is not None and crewai.is_flow_class(cls, project)):
                 return Hit("crewai", f"{recv}.{method}() on a new flow", recv, cls)
         cls = named_class(node.func, scope, module, project)
         if cls is not None and crewai.is_flow_class(cls, project) and any(h.target in (None, cls) for h in resumed):
             return Hit("crewai", f"a fresh {cls.name}()", None, cls)
     if "llamaindex" in frameworks:
-        if method == llamaindex.RUN_METHOD:
+        if obj is not None and method == llamaindex.RUN_METHOD:
             ctx_arg = keyword(node, "ctx")
             fresh_ctx = ctx_arg is None or (
                 isinstance(ctx_arg.value, cst.Call) and resolver.call_names(ctx_arg.value, scope) & llamaindex.CONTEXT
             )
-            cls = instance_class(node.func.value, scope, module, project)  # type: ignore[attr-defined]
+            cls = instance_class(obj, scope, module, project)
             if fresh_ctx and cls is not None and extends(cls, llamaindex.WORKFLOW, project):
                 return Hit("llamaindex", f"{recv}.run() with a fresh context", recv, cls)
         if resolver.call_names(node, scope) & llamaindex.CONTEXT:
             return Hit("llamaindex", f"a fresh {module.code(node.func)}(...)", None)
-    if "pydantic-graph" in frameworks and method in pg.START_METHODS:
-        if same_receiver or _is_pg_graph(node.func.value, scope, module, project):  # type: ignore[attr-defined]
+    if "pydantic-graph" in frameworks and obj is not None and method in pg.START_METHODS:
+        if same_receiver or _is_pg_graph(obj, scope, module, project):
             return Hit("pydantic-graph", f"{recv}.{method}(<start node>, ...)", recv)
     if "pydantic-graph" in frameworks and not isinstance(node.func, cst.Attribute):
         # ``node = StartNode()`` in the handler: the run after the try begins from the start node
@@ -150,7 +159,7 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project, resumed: list[Hit]
     return None
 
 
-def _is_pg_graph(expr, scope, module: ModuleFacts, project) -> bool:
+def _is_pg_graph(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
     """A pydantic-graph 1.x ``Graph``: typed locally, or a module-level ``graph = Graph(...)`` in a project module."""
     names = project.resolver(module).names(expr, scope)
     if names & pg.GRAPH:
@@ -163,7 +172,7 @@ def _is_pg_graph(expr, scope, module: ModuleFacts, project) -> bool:
     return False
 
 
-def _broad(handler: cst.ExceptHandler, scope, module: ModuleFacts, project) -> str | None:
+def _broad(handler: cst.ExceptHandler, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> str | None:
     if handler.type is None:
         return "except:"
     types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
@@ -175,7 +184,7 @@ def _broad(handler: cst.ExceptHandler, scope, module: ModuleFacts, project) -> s
     return None
 
 
-def _tries_around_resumes(module: ModuleFacts, project) -> list[cst.Try]:
+def _tries_around_resumes(module: ModuleFacts, project: Project) -> list[cst.Try]:
     """``try`` statements whose body holds a call that resumes or restores (directly or via a helper),
     found from those calls upwards -- no walk over the whole tree."""
     found: list[cst.Try] = []

@@ -218,15 +218,27 @@ def test_sharded_audit_merges_into_the_unsharded_confirmations(report, tmp_path)
         e["target"]: e["swept"] for e in report["audit"]["entry_points"]}
 
 
-def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones():
-    from resume_audit.audit.sinks import effect_sinks, imported_closure
+def _effect_sinks(root):
+    """The audit's sink search over ``root``, as run_audit sets it up."""
+    from resume_audit.audit.modules import Modules
+    from resume_audit.audit.sinks import effect_sinks, sink_analyzer
     from resume_audit.config.settings import Config
+    from resume_audit.discovery.walk import discover as discover_files
 
-    sinks = dict(effect_sinks([PROJECT], PROJECT, Config(), []))
+    sources = list(discover_files([root], root))
+    analyzer = sink_analyzer(sources, Config())
+    return effect_sinks(analyzer, sources, Modules(analyzer.project.load))
+
+
+def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones():
+    from resume_audit.audit.modules import Modules
+    from resume_audit.audit.sinks import imported_closure
+
+    sinks = dict(_effect_sinks(PROJECT))
     assert sorted(sinks) == ["helpdesk.notify:post_to_slack", "helpdesk.payments:issue_refund",
                              "helpdesk.payments:issue_refund_once"]
     # only what the program loads is wrapped: the keyed desk never imports the Slack helper
-    loaded = imported_closure(PROJECT / "helpdesk" / "keyed_refunds.py", PROJECT)
+    loaded = imported_closure(PROJECT / "helpdesk" / "keyed_refunds.py", PROJECT, Modules())
     assert (PROJECT / "helpdesk" / "payments.py").resolve() in loaded
     assert (PROJECT / "helpdesk" / "notify.py").resolve() not in loaded
 
@@ -234,12 +246,9 @@ def test_every_effect_the_static_model_sees_is_planned_not_only_the_flagged_ones
 def test_the_standard_library_is_never_stubbed(tmp_path):
     """A stubbed os.replace would silence the sweep's own reports (seen on a corpus repository: every
     child 'exited without reporting'); library effects are named only outside the standard library."""
-    from resume_audit.audit.sinks import effect_sinks
-    from resume_audit.config.settings import Config
-
     (tmp_path / "g.py").write_text(
         "import os, requests\nfrom langgraph.graph import StateGraph\nfrom langgraph.types import interrupt\n\n"
         "def node(state):\n    os.replace('a', 'b')\n    requests.post('https://x.example', json={})\n"
         "    return {'a': interrupt('ok?')}\n\n"
         "def build():\n    b = StateGraph(dict)\n    b.add_node('node', node)\n    return b.compile()\n")
-    assert [name for name, _f in effect_sinks([tmp_path], tmp_path, Config(), [])] == ["requests:post"]
+    assert [name for name, _f in _effect_sinks(tmp_path)] == ["requests:post"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import scan as engine
+from resume_audit.engine import analysing
 from resume_audit.cache import filetable
 from resume_audit.reading import readers as reading
 from resume_audit.config.settings import Config
@@ -45,7 +45,7 @@ def test_all_engine_paths_agree(tree: Path, tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
     scan([root], Config(), root, jobs=1, cache_dir=cache)  # records trusted signatures
     assert _observable(scan([root], Config(), root, jobs=1, cache_dir=cache)) == uncached  # stat only
-    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(analysing, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)  # read by reader processes too
     pooled = tmp_path / "pooled"
     assert _observable(scan([root], Config(), root, jobs=2, cache_dir=None)) == uncached

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import scan as engine
+from resume_audit.engine import loading
 from resume_audit.cache import filetable
 from resume_audit.reading import readers as reading
 from resume_audit.reading import sourcebytes
@@ -70,7 +70,7 @@ class _Reads:
             self.paths.append(Path(path))
             return real(path, display)
 
-        monkeypatch.setattr(engine, "read_regular", counting)
+        monkeypatch.setattr(loading, "read_regular", counting)
         monkeypatch.setattr(reading, "read_regular", counting)
         monkeypatch.setattr(sourcebytes, "read_regular", counting)
 

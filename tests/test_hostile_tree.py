@@ -16,7 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import resume_audit.engine.scan as engine
+from resume_audit.engine import analysing
+from resume_audit.engine.timelimit import Alarm, TimeLimit
+from resume_audit.reading import readers
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
 
@@ -135,15 +137,15 @@ def test_a_time_limit_swallowed_by_a_gc_callback_fires_again() -> None:
 
     swallowed = 0
     started = time.perf_counter()
-    with pytest.raises(engine._TimeLimit):
-        with engine._Alarm(0.05):
+    with pytest.raises(TimeLimit):
+        with Alarm(0.05):
             try:  # what the interpreter does with an exception out of a gc callback
                 busy(1.0)
-            except engine._TimeLimit:
+            except TimeLimit:
                 swallowed += 1
             busy(10.0)
     assert swallowed == 1 and time.perf_counter() - started < 2.0
-    assert not engine._Alarm.running()
+    assert not Alarm.running()
 
 
 def test_a_repeat_that_fires_after_the_block_does_nothing() -> None:
@@ -154,15 +156,15 @@ def test_a_repeat_that_fires_after_the_block_does_nothing() -> None:
     import time
 
     before = signal.getsignal(signal.SIGALRM)
-    alarm = engine._Alarm(0.05)
-    with pytest.raises(engine._TimeLimit):
+    alarm = Alarm(0.05)
+    with pytest.raises(TimeLimit):
         with alarm:
             end = time.perf_counter() + 10
             while time.perf_counter() < end:
                 pass
-    assert not engine._Alarm.running() and signal.getsignal(signal.SIGALRM) == before
+    assert not Alarm.running() and signal.getsignal(signal.SIGALRM) == before
     alarm._raise(signal.SIGALRM, None)  # a late delivery of the repeat: a no-op
-    assert not engine._Alarm.running()
+    assert not Alarm.running()
 
 
 def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: Path, monkeypatch) -> None:
@@ -176,7 +178,7 @@ def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: 
     (tmp_path / "helpers.py").write_text("import stripe\n\ndef pay(state):\n    stripe.Charge.create(amount=1)\n")
     expected = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=None)
     assert any(f.rule_id == "RA101" for f in expected.findings)
-    real_read_files = engine.read_files
+    real_read_files = readers.read_files
 
     def read_then_change(*args, **kwargs):
         reads = list(real_read_files(*args, **kwargs))  # every file read...
@@ -184,7 +186,7 @@ def test_files_deleted_or_edited_after_discovery_are_analysed_as_read(tmp_path: 
         (tmp_path / "graph.py").write_text("x = 1\n")
         yield from reads
 
-    monkeypatch.setattr(engine, "read_files", read_then_change)
+    monkeypatch.setattr(readers, "read_files", read_then_change)
     during = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=tmp_path / "cache")
     monkeypatch.undo()
     assert [(f.rule_id, f.span.start_line, f.fingerprint) for f in during.findings] == [
@@ -240,10 +242,10 @@ def test_malformed_baselines_and_unbounded_timeouts_are_usage_errors(tmp_path: P
 def test_a_long_boolean_chain_in_pool_mode_is_a_notification(tmp_path: Path) -> None:
     """Pool mode (200+ candidate files): the chain that made LibCST segfault killed a worker and the
     scan ended in a BrokenProcessPool traceback."""
-    for i in range(engine.PARALLEL_THRESHOLD):
+    for i in range(analysing.PARALLEL_THRESHOLD):
         (tmp_path / f"agent_{i:03}.py").write_text(HAZARD)
     (tmp_path / "chain.py").write_text("from langgraph.types import interrupt\nx = " + " and ".join(["a"] * 8500) + "\n")
     proc = run("scan", ".", "-f", "json", "--no-cache", "-j", "2", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr.decode()[-2000:]
-    assert len(json.loads(proc.stdout)["findings"]) == engine.PARALLEL_THRESHOLD
+    assert len(json.loads(proc.stdout)["findings"]) == analysing.PARALLEL_THRESHOLD
     assert notes_of(proc.stdout)["chain.py"][0] == "parse-error"

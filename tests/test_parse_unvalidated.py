@@ -16,6 +16,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from resume_audit.facts import libcst_internals as internals
 from resume_audit.facts import parse as source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,8 +34,8 @@ def _trusted(path: Path) -> str | None:
 
 def test_the_installed_libcst_only_validates_in_its_construction_hook() -> None:
     """If a LibCST release makes the hook do more, the scan keeps it (and this says so)."""
-    assert source.CAN_SKIP_VALIDATION
-    assert cst.CSTNode.__post_init__ is source._VALIDATING_HOOK
+    assert internals.CAN_SKIP_VALIDATION
+    assert cst.CSTNode.__post_init__ is internals.VALIDATING_HOOK
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -45,13 +46,13 @@ def test_the_tree_is_the_validated_parse(path: Path) -> None:
     fast = source._parse_module(text, trusted=True)
     assert fast.deep_equals(cst.parse_module(text))
     assert fast.code == text
-    assert cst.CSTNode.__post_init__ is source._VALIDATING_HOOK
+    assert cst.CSTNode.__post_init__ is internals.VALIDATING_HOOK
 
 
 def test_validation_is_back_after_a_failed_parse_and_for_code_built_by_hand() -> None:
     with pytest.raises(cst.ParserSyntaxError):
         source._parse_module("def f(:\n", trusted=True)
-    assert cst.CSTNode.__post_init__ is source._VALIDATING_HOOK
+    assert cst.CSTNode.__post_init__ is internals.VALIDATING_HOOK
     with pytest.raises(cst.CSTValidationError):
         cst.SimpleWhitespace("not whitespace")  # what validation exists for: trees built by hand
 
@@ -68,7 +69,7 @@ def test_untrusted_text_keeps_validation(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(cst, "parse_module", spy)
     source._parse_module("x = 1\n", trusted=False)
     source._parse_module("x = 1\n", trusted=True)
-    assert seen == [source._VALIDATING_HOOK, source._skip_validation]
+    assert seen == [internals.VALIDATING_HOOK, internals.skip_validation]
 
 
 def test_parses_in_threads_leave_validation_on() -> None:
@@ -88,4 +89,4 @@ def test_parses_in_threads_leave_validation_on() -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert cst.CSTNode.__post_init__ is source._VALIDATING_HOOK
+    assert cst.CSTNode.__post_init__ is internals.VALIDATING_HOOK

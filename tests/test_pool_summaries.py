@@ -16,8 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import scan as engine
-from resume_audit.engine import processpool
+from resume_audit.cache.fileresult import FileResult
+from resume_audit.engine import analysing, pool, processpool
+from resume_audit.engine.grouping import Group
+from resume_audit.engine.options import DEFAULT_MAX_FILE_BYTES
+from resume_audit.engine.rulesets import active_rule_infos, prefilter_of
+from resume_audit.engine.scan import scan
+from resume_audit.findings import ScanResult
 from resume_audit.config.settings import Config
 from resume_audit.discovery.modulenames import SourceFile, module_name_for
 from resume_audit.reading.prefilter import frameworks_in_scan
@@ -59,7 +64,7 @@ def make(state_type):
 '''
 
 
-def _setup(root: Path) -> tuple[engine._WorkerSetup, Path, Path]:
+def _setup(root: Path) -> tuple[pool.WorkerSetup, Path, Path]:
     (root / "agent.py").write_text(AGENT)
     (root / "other.py").write_text(OTHER)
     files, raw = [], {}
@@ -73,41 +78,41 @@ def _setup(root: Path) -> tuple[engine._WorkerSetup, Path, Path]:
     for p, b in raw.items():
         corpus.add(p, b)
     texts = SourceBytes(dict(raw), hashes, corpus)
-    rules = engine.active_rule_infos(Config())
-    prefilter = engine.prefilter_of(rules)
-    group = engine.Group(0, Config(), tuple(r.id for r in rules))
-    setup = engine._WorkerSetup(
-        files, [group], 60.0, hashes, texts, engine.DEFAULT_MAX_FILE_BYTES,
+    rules = active_rule_infos(Config())
+    prefilter = prefilter_of(rules)
+    group = Group(0, Config(), tuple(r.id for r in rules))
+    setup = pool.WorkerSetup(
+        files, [group], 60.0, hashes, texts, DEFAULT_MAX_FILE_BYTES,
         frameworks_in_scan(prefilter.match(b) for b in raw.values()), AS_REPORTED, None, None, Mentions(files, texts),
     )
     return setup, (root / "agent.py").resolve(), (root / "other.py").resolve()
 
 
-def _observable(result: engine.FileResult) -> tuple:
+def _observable(result: FileResult) -> tuple:
     return ([(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
             [(n.kind, n.path, n.message) for n in result.notifications], result.summary_deps)
 
 
 def _loaded(path: Path) -> bool:
-    assert engine._WORKER is not None
-    return engine._WORKER.built[0].project._loaded.get(path) is not None
+    assert pool.WORKER is not None
+    return pool.WORKER.built[0].project._loaded.get(path) is not None
 
 
 def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "_WORKER", None)
+    monkeypatch.setattr(pool, "WORKER", None)
     setup, agent, other = _setup(tmp_path)
 
-    engine._init_worker(setup)  # the first worker: summarises the other module
-    summarised = engine._summarise([(0, other)])
+    pool.init_worker(setup)  # the first worker: summarises the other module
+    summarised = pool.summarise([(0, other)])
     assert {kind for _, kind, where, _ in summarised.values if where == other} >= {"langgraph-claims", "called-names"}
     shared = {0: {(kind, where): value for _, kind, where, value in summarised.values}}
 
-    engine._init_worker(setup)  # the second worker: handed the summary, never parses other.py
-    [served] = engine._work(engine._Chunk([(0, agent)], shared)).results
+    pool.init_worker(setup)  # the second worker: handed the summary, never parses other.py
+    [served] = pool.work(pool.Chunk([(0, agent)], shared)).results
     assert not _loaded(other)
 
-    engine._init_worker(setup)  # a worker handed nothing parses other.py to answer the same question
-    [alone] = engine._work(engine._Chunk([(0, agent)], {})).results
+    pool.init_worker(setup)  # a worker handed nothing parses other.py to answer the same question
+    [alone] = pool.work(pool.Chunk([(0, agent)], {})).results
     assert _loaded(other)
 
     assert [f.rule_id for f in served.findings] == ["RA101"]
@@ -123,15 +128,15 @@ def test_a_worker_analyses_the_files_it_summarised_before_taking_another_workers
     import multiprocessing
     import os
 
-    monkeypatch.setattr(engine, "_WORKER", None)
+    monkeypatch.setattr(pool, "WORKER", None)
     setup, agent, other = _setup(tmp_path)
     taken = multiprocessing.get_context().Array("b", 2)
-    engine._init_worker(setup, taken)
-    claim = engine._Claim([[(0, other)], [(0, agent)]], [os.getpid() + 1, os.getpid()], {})
+    pool.init_worker(setup, taken)
+    claim = pool.Claim([[(0, other)], [(0, agent)]], [os.getpid() + 1, os.getpid()], {})
 
-    [first] = engine._work_claimed(claim).results
+    [first] = pool.work_claimed(claim).results
     assert first.display == "agent.py" and list(taken) == [0, 1]
-    [second] = engine._work_claimed(claim).results
+    [second] = pool.work_claimed(claim).results
     assert second.display == "other.py" and list(taken) == [1, 1]
 
 
@@ -139,14 +144,14 @@ def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(
     """A module that cannot be summarised in time leaves no partial summary behind: nothing is
     shared, and the worker's analyser (whose memos would rest on the missing module) is dropped;
     the file's own analysis then meets the limit again and reports it, as a serial scan would."""
-    monkeypatch.setattr(engine, "_WORKER", None)
+    monkeypatch.setattr(pool, "WORKER", None)
     setup, agent, other = _setup(tmp_path)
-    engine._init_worker(dataclasses.replace(setup, time_limit=1e-6))
-    assert engine._WORKER is not None
-    summarised = engine._summarise([(0, other)])
+    pool.init_worker(dataclasses.replace(setup, time_limit=1e-6))
+    assert pool.WORKER is not None
+    summarised = pool.summarise([(0, other)])
     assert summarised.values == []
-    assert 0 not in engine._WORKER.built
-    [result] = engine._work(engine._Chunk([(0, agent)], {})).results
+    assert 0 not in pool.WORKER.built
+    [result] = pool.work(pool.Chunk([(0, agent)], {})).results
     assert [n.kind.value for n in result.notifications] == ["timeout"]
 
 
@@ -155,13 +160,12 @@ def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.
     text instead of inheriting the scan's word index, and search words themselves: same report."""
     import multiprocessing
 
-    from resume_audit.engine.scan import scan
 
     for i in range(3):
         (tmp_path / f"agent_{i}.py").write_text(AGENT.replace("State", f"State{i}"))
     (tmp_path / "other.py").write_text(OTHER)
     serial = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=None)
-    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(analysing, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(processpool, "pool_context", lambda: multiprocessing.get_context("spawn"))
     spawned = scan([tmp_path], Config(), tmp_path, jobs=2, cache_dir=tmp_path.parent / "spawn-cache")
     assert [f.rule_id for f in serial.findings] == ["RA101"] * 3
@@ -185,11 +189,11 @@ def test_workers_do_not_search_the_words_the_readers_answered(tmp_path: Path, mo
     (tmp_path / "other.py").write_text(OTHER)
     (tmp_path / "api.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
 
-    def seen(result: engine.ScanResult) -> tuple:
+    def seen(result: ScanResult) -> tuple:
         return ([(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
                 [(n.kind, n.path, n.message) for n in result.notifications])
 
-    serial = seen(engine.scan([tmp_path], Config(), tmp_path, jobs=1))
+    serial = seen(scan([tmp_path], Config(), tmp_path, jobs=1))
     assert [rule for rule, *_ in serial[0]] == ["RA101"] * 6
     log = tmp_path.parent / "searched.txt"
     searched_before = sourcebytes.Corpus.find_many
@@ -200,8 +204,8 @@ def test_workers_do_not_search_the_words_the_readers_answered(tmp_path: Path, mo
         return searched_before(self, needles)
 
     monkeypatch.setattr(sourcebytes.Corpus, "find_many", logged)
-    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(analysing, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(reading, "PARALLEL_READ_THRESHOLD", 1)
-    assert seen(engine.scan([tmp_path], Config(), tmp_path, jobs=2)) == serial
+    assert seen(scan([tmp_path], Config(), tmp_path, jobs=2)) == serial
     asked = set(log.read_text().split("\n")) if log.exists() else set()
     assert not asked & set(WHOLE_TREE_WORDS)

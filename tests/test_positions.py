@@ -1,7 +1,7 @@
 """Finding positions computed per module-level statement match LibCST's whole-module positions.
 
 The analysis places a node by generating only its module-level statement (see
-``resume_audit.facts.collect._statement_positions``); any disagreement with LibCST's own
+``resume_audit.facts.positions.statement_positions``); any disagreement with LibCST's own
 ``PositionProvider`` over the module would put a finding on the wrong line.
 """
 
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst._nodes.internal import CodegenState
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from resume_audit.facts.collect import _statement_positions, build_module_facts
+from resume_audit.facts.collect import build_module_facts
+from resume_audit.facts.libcst_internals import statement_code_positions
+from resume_audit.facts.positions import statement_positions as _statement_positions
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -80,7 +81,7 @@ def _check_nested(source: str) -> int:
     lines = [n for n in full if isinstance(n, cst.SimpleStatementLine) and n not in wrapper.module.body]
     placed = 0
     for line in lines:
-        indents = facts._indents_of(line)
+        indents = facts.indents_of(line)
         placed += _placed_right(source, full, _statement_positions(wrapper.module, source, line, indents),
                                 _indented_code(wrapper.module, line, indents), wrapper.module)
     for node, want in full.items():
@@ -104,11 +105,9 @@ def _as_searched(module: cst.Module, code: str) -> str:
 
 def _indented_code(module: cst.Module, line: cst.CSTNode, indents: list[str]) -> str:
     """The line's code as generated inside its blocks (what must occur once in the source)."""
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-    for indent in indents:
-        state.increase_indent(indent)
-    line._codegen(state)
-    return "".join(state.tokens)
+    generated = statement_code_positions(module, line, indents)
+    assert generated is not None, "the installed LibCST cannot generate one statement: see test_libcst_internals.py"
+    return generated[0]
 
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))

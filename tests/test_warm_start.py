@@ -36,8 +36,12 @@ except SystemExit:
     pass
 # the summary bookkeeping (JSON and hashes: stored summaries are checked on a warm run) is no analysis
 # the packages whose import phrases the readers answer (treewords) are plain data, no analysis
+# the framework registry and each framework's record (its folder's __init__: ids and import names) are
+# plain data too: the pre-filter derives its import words from them
 light = ("resume_audit.facts.summaries", "resume_audit.cache.summaries",
-         "resume_audit.frameworks", "resume_audit.handlers.packages")
+         "resume_audit.frameworks", "resume_audit.handlers.packages", "resume_audit.frameworks.registry",
+         "resume_audit.frameworks.langgraph", "resume_audit.frameworks.crewai", "resume_audit.frameworks.llamaindex",
+         "resume_audit.frameworks.pydantic_graph")
 # pydantic: typer 0.29 imports it and builds a validator per option on every run (~0.13 s)
 # multiprocessing, concurrent.futures: only a scan that starts a process pool needs them
 heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic", "multiprocessing", "concurrent.futures")

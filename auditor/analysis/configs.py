@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import dict_items, keyword, string_value
 
 if TYPE_CHECKING:
@@ -83,7 +85,7 @@ class ConfigEvaluator:
         return out
 
     # -- pieces -----------------------------------------------------------
-    def _configurable(self, expr: cst.BaseExpression, scope, module, depth) -> ConfigShape:
+    def _configurable(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> ConfigShape:
         out = ConfigShape()
         if isinstance(expr, cst.Dict):
             for key, value in dict_items(expr):
@@ -116,7 +118,7 @@ class ConfigEvaluator:
         out.partial = True
         return out
 
-    def _call_shape(self, call: cst.Call, scope, module, depth) -> ConfigShape:
+    def _call_shape(self, call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> ConfigShape:
         out = ConfigShape()
         names = self.project.resolver(module).call_names(call, scope)
         if _callee_is(call, "dict") or any(n.endswith("RunnableConfig") for n in names):
@@ -149,7 +151,7 @@ class ConfigEvaluator:
         out.partial = True
         return out
 
-    def _name_shape(self, name: cst.Name, scope, module, depth) -> ConfigShape:
+    def _name_shape(self, name: cst.Name, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> ConfigShape:
         resolver = self.project.resolver(module)
         found = resolver.binding_value(name.value, scope, module.order(name)) if scope is not None else None
         if found is None or found[1] is None:
@@ -169,7 +171,7 @@ class ConfigEvaluator:
                 out.add(key, node, module)
         return out
 
-    def _head_snapshot(self, expr: cst.BaseExpression, scope, module, depth) -> bool:
+    def _head_snapshot(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> bool:
         """Is ``expr`` a ``get_state`` snapshot of a thread's head (read with a config that names no
         ``checkpoint_id``)?"""
         if depth > 6:
@@ -188,7 +190,7 @@ class ConfigEvaluator:
                 return self._head_snapshot(found[0].value, found[1], module, depth + 1)
         return False
 
-    def _is_snapshot(self, expr: cst.BaseExpression, scope, module, depth) -> bool:
+    def _is_snapshot(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> bool:
         """Is ``expr`` a StateSnapshot (from get_state / get_state_history)?"""
         if depth > 6:
             return False

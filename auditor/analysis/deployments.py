@@ -20,7 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from resume_audit.facts.collect import ModuleFacts
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import ModuleFacts
 
 #: manifest file name -> (platform, key holding the entries, persists state, what the platform does)
 MANIFESTS: dict[str, tuple[str, str, str]] = {
@@ -51,12 +52,12 @@ class Deployment:
     note: str
 
 
-def deployments(project) -> list[Deployment]:
+def deployments(project: ProjectQueries) -> list[Deployment]:
     """Every deployment entry of every manifest found around the project's files (once per scan)."""
     return project.cached("deployments", "all", lambda: _find(project))
 
 
-def deployment_of(module: ModuleFacts, project, platform: str | None = None) -> Deployment | None:
+def deployment_of(module: ModuleFacts, project: ProjectQueries, platform: str | None = None) -> Deployment | None:
     """The deployment that serves ``module``'s file, if any (optionally of one platform)."""
     path = module.path.resolve()
     for d in deployments(project):
@@ -65,7 +66,7 @@ def deployment_of(module: ModuleFacts, project, platform: str | None = None) -> 
     return None
 
 
-def _find(project) -> list[Deployment]:
+def _find(project: ProjectQueries) -> list[Deployment]:
     dirs = project.directories()
     if not dirs:
         return []
@@ -116,7 +117,7 @@ def _read(manifest: Path) -> object:
         return None
 
 
-def _target(directory: Path, target: str, project) -> Path | None:
+def _target(directory: Path, target: str, project: ProjectQueries) -> Path | None:
     """``./src/agent/graph.py`` relative to the manifest, or a dotted module ``agent.graph``."""
     if target.endswith(".py") or "/" in target:
         return (directory / target).resolve()

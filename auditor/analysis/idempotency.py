@@ -1,7 +1,7 @@
 """When is a re-run of an effect harmless? Guards the EO rules share.
 
 :mod:`resume_audit.analysis.effects` already treats an effect *call* keyed by an
-idempotency key as harmless. Two more shapes keep a re-run from repeating
+idempotency key as harmless (:mod:`resume_audit.analysis.keys`). Two more shapes keep a re-run from repeating
 the effect, and the EO rules (RA103/RA104) honour both:
 
 * **A helper that forwards a key.** ``refund(charge_id, amount, key=k)``
@@ -26,14 +26,17 @@ causes the re-run), ``get_state``, a check after the effect.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import dict_items, string_value, names_in
+from resume_audit.analysis.keys import KEY_HEADER, KEY_KEYWORD
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, dict_items, names_in, string_value
 
-_KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
-_KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
+if TYPE_CHECKING:
+    from resume_audit.analysis.effect_kinds import Effect
+
 _THREAD = re.compile(r"thread", re.IGNORECASE)
 _NOT_CHECKS = frozenset({"len", "isinstance", "bool", "str", "int", "getattr", "hasattr", "print", "any", "all"})
 
@@ -63,11 +66,11 @@ def forwards_key(call: CallInfo, callee: FunctionInfo) -> bool:
         return False
     for inner in callee.calls:
         for arg in inner.node.args:
-            if arg.keyword is not None and _KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
+            if arg.keyword is not None and KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
                 return True
             if arg.keyword is not None and arg.keyword.value in ("headers", "extra_headers") and isinstance(arg.value, cst.Dict):
                 for key, value in dict_items(arg.value):
-                    if key is not None and _KEY_HEADER.match(key) and names_in(value) & passed:
+                    if key is not None and KEY_HEADER.match(key) and names_in(value) & passed:
                         return True
     return False
 
@@ -173,7 +176,7 @@ def _upsert_from_own_values(sql: str) -> bool:
     return bool(items) and all(_FROM_STATEMENT.match(i.group("value")) for i in items)
 
 
-def replays_harmlessly(call: cst.Call, effect) -> bool:
+def replays_harmlessly(call: cst.Call, effect: Effect) -> bool:
     """An effect whose repetition leaves the same result, so a crash-replay duplicates nothing:
 
     * a file overwrite (``open(p, "w")``, ``Path.write_text``/``write_bytes``, ``shutil.copy*``) --
@@ -183,10 +186,8 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
       (``ON CONFLICT (...) DO UPDATE SET c = excluded.c``, ``ON DUPLICATE KEY UPDATE c = VALUES(c)``).
       Plain ``UPDATE``s are not: a node that reads a balance and writes ``balance = ?`` re-reads the
       updated value on the re-run and applies the change twice."""
-    kind = getattr(effect, "kind", None)
+    kind = effect.kind
     if kind == "sql":
-        from resume_audit.facts.syntax import argument
-
         sql = string_value(argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement"))
         return sql is not None and _upsert_from_own_values(sql)
     if kind != "file":
@@ -195,8 +196,6 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
     if label.endswith(("write_text", "write_bytes", "write_text()", "write_bytes()")) or label in _OVERWRITES:
         return True
     if label in _OPENERS:
-        from resume_audit.facts.syntax import argument
-
         mode = string_value(argument(call, 1, "mode"))
         return mode is not None and "w" in mode and "a" not in mode and "x" not in mode
     return False
@@ -205,13 +204,11 @@ def replays_harmlessly(call: cst.Call, effect) -> bool:
 _WRITTEN_TABLE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|REPLACE\s+INTO)\s+[`\"\[]?(?P<table>[\w.]+)", re.IGNORECASE)
 
 
-def write_target(call: cst.Call, effect, module: ModuleFacts) -> str:
+def write_target(call: cst.Call, effect: Effect, module: ModuleFacts) -> str:
     """Where a write lands, as far as the source says: the table of an SQL statement, the path
     expression of a file write, else the sink's name. Two writes with one target overwrite each
     other."""
-    from resume_audit.facts.syntax import argument
-
-    kind = getattr(effect, "kind", None)
+    kind = effect.kind
     first = argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement") or argument(call, 0, "file")
     if kind == "sql":
         sql = string_value(first)
@@ -220,4 +217,4 @@ def write_target(call: cst.Call, effect, module: ModuleFacts) -> str:
             return f"table {m.group('table').lower()}"
     if kind == "file" and first is not None:
         return f"file {module.code(first)}"
-    return str(getattr(effect, "label", ""))
+    return effect.label

@@ -20,7 +20,7 @@ from typing import Callable
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, ModuleFacts
 
 Parents = Callable[[cst.CSTNode], "cst.CSTNode | None"]
 

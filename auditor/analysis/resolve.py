@@ -21,14 +21,10 @@ method resolves to ``requests.Session.post``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
-from resume_audit.facts.collect import BUILTIN_NAMES, Binding, FunctionInfo, ModuleFacts, Order
-
-if TYPE_CHECKING:
-    from resume_audit.analysis.project import Project
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import BUILTIN_NAMES, Binding, ClassInfo, FunctionInfo, ModuleFacts, Order
 
 _MAX_DEPTH = 6
 
@@ -54,15 +50,18 @@ def dotted_text(expr: cst.BaseExpression) -> str | None:
 class Resolver:
     """Resolves expressions of one module to sets of qualified names."""
 
-    def __init__(self, facts: ModuleFacts, project: "Project | None" = None) -> None:
+    def __init__(self, facts: ModuleFacts, project: ProjectQueries | None = None) -> None:
         self.facts = facts
         self.project = project
         self._call_cache: dict[int, set[str]] = {}
 
     # -- public -----------------------------------------------------------
-    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None) -> set[str]:
-        """Qualified names ``expr`` may denote when evaluated in ``scope`` (None: module level)."""
-        return self._names(expr, scope, at, 0)
+    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None,
+              depth: int = 0) -> set[str]:
+        """Qualified names ``expr`` may denote when evaluated in ``scope`` (None: module level).
+        ``depth``: how deep an enclosing resolution already is (the type of an attribute is
+        resolved in the middle of another resolution; the bound stops cycles through them)."""
+        return self._names(expr, scope, at, depth)
 
     def call_names(self, call: cst.Call, scope: FunctionInfo | None = None) -> set[str]:
         """Qualified names of the callee of ``call`` (cached: every rule asks)."""
@@ -185,7 +184,7 @@ def _latest(bindings: list[Binding], name: str, at: Order | None) -> Binding | N
     return best or fallback
 
 
-def _owning_class(fn: FunctionInfo):
+def _owning_class(fn: FunctionInfo) -> ClassInfo | None:
     cur: FunctionInfo | None = fn
     while cur is not None:
         if cur.class_info is not None:

@@ -17,17 +17,23 @@ any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
 
 from __future__ import annotations
 
-import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
 
 from resume_audit.discovery.modulenames import module_name_for
 from resume_audit.findings import Finding
 
 from resume_audit.audit.entrypoints import EntryPoint
+from resume_audit.audit.modules import Modules
 from resume_audit.audit.sinks import imported_closure, library_effect
+from resume_audit.audit.syntax import breadth_first_key, dotted
+
+if TYPE_CHECKING:
+    from resume_audit.facts.collect import ModuleFacts
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -99,7 +105,7 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
 Effect = tuple[str, "Path | None"]
 
 
-def effects_for(entry: EntryPoint, effects: list[Effect], cwd: Path) -> list[str]:
+def effects_for(entry: EntryPoint, effects: list[Effect], cwd: Path, modules: Modules) -> list[str]:
     """The ``effects`` (flagged by a finding or seen by the effect model) this entry point's program loads,
     each named as it is importable from the entry point's root.
 
@@ -109,7 +115,7 @@ def effects_for(entry: EntryPoint, effects: list[Effect], cwd: Path) -> list[str
     """
     root = Path(entry.root).resolve()
     entry_file = (cwd / entry.path) if not Path(entry.path).is_absolute() else Path(entry.path)
-    loaded = imported_closure(entry_file, root) if entry_file.is_file() else set()
+    loaded = imported_closure(entry_file, root, modules) if entry_file.is_file() else set()
     # only from the modules the program loads anyway (a module it never imports is not imported for it)
     out: list[str] = []
     for name, module_file in effects:
@@ -129,39 +135,49 @@ def effects_for(entry: EntryPoint, effects: list[Effect], cwd: Path) -> list[str
     return out
 
 
-def effect_of(f: Finding, cwd: Path) -> Effect | None:
-    """The effect a finding's code flow ends in, as ``--effect`` names it (and the file defining it)."""
+def effect_of(f: Finding, cwd: Path, modules: Modules | None = None) -> Effect | None:
+    """The effect a finding's code flow ends in, as ``--effect`` names it (and the file defining it);
+    ``modules``: the audit's parsed modules (else the file is parsed here)."""
     steps = f.flows[0] if f.flows else ()
     sink = steps[-1].span if steps else (f.span if not f.related else None)
     if sink is None:
         return None
     path = (cwd / sink.path) if not Path(sink.path).is_absolute() else Path(sink.path)
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    facts = (modules or Modules()).facts(path, sink.path)
+    if facts is None:
         return None
-    enclosing = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and n.lineno <= sink.start_line <= (n.end_lineno or n.lineno)), None)
+    line = sink.start_line
+    enclosing = next((s for s in facts.tree.body if isinstance(s, cst.FunctionDef)
+                      and facts.position(s)[0][0] <= line <= facts.position(s)[1][0]), None)
     module, _ = module_name_for(path)
-    if enclosing is not None and len(steps) > 1 and enclosing.name != f.scope.split(".")[-1]:
-        return f"{module}:{enclosing.name}", path  # the user's helper that performs the effect
-    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == sink.start_line), None)
-    library = _library_callee(call, tree) if call is not None else None
+    if enclosing is not None and len(steps) > 1 and enclosing.name.value != f.scope.split(".")[-1]:
+        return f"{module}:{enclosing.name.value}", path  # the user's helper that performs the effect
+    # the call on the sink's line that a breadth-first reading meets first (the outermost)
+    on_line = [c.node for c in facts.all_calls if facts.line(c.node) == line]
+    call = min(on_line, key=lambda n: breadth_first_key(facts, n)) if on_line else None
+    library = _library_callee(call, facts) if call is not None else None
     return (library, None) if library else None
 
 
-def _library_callee(call: ast.Call, tree: ast.Module) -> str | None:
-    """``requests.post(...)`` -> ``requests:post`` when ``requests`` is an imported module."""
+def _library_callee(call: cst.Call, facts: ModuleFacts) -> str | None:
+    """``requests.post(...)`` -> ``requests:post`` when ``requests`` is a module the file imports
+    (a module-level ``import``)."""
     func = call.func
     chain: list[str] = []
-    while isinstance(func, ast.Attribute):
-        chain.insert(0, func.attr)
+    while isinstance(func, cst.Attribute):
+        chain.insert(0, func.attr.value)
         func = func.value
-    if not isinstance(func, ast.Name) or not chain:
+    if not isinstance(func, cst.Name) or not chain:
         return None
     imported = {}
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-    return library_effect(imported.get(func.id), chain)
+    for statement in facts.tree.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = dotted(alias.name)
+                    local = alias.asname.name if alias.asname is not None else None
+                    if isinstance(local, cst.Name):
+                        imported[local.value] = name
+                    else:
+                        imported[name.split(".")[0]] = name.split(".")[0]
+    return library_effect(imported.get(func.value), chain)

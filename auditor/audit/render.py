@@ -11,10 +11,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from resume_audit.audit.records import AuditSection, EntryRecord
+from resume_audit.audit.run import AuditReport
+from resume_audit.codec import encode
 from resume_audit.findings import Confirmation
 from resume_audit.reporters import render
-
-from resume_audit.audit.run import AuditReport
 
 ORDER = (Confirmation.CONFIRMED, Confirmation.DYNAMIC_ONLY, Confirmation.NOT_REPRODUCED, Confirmation.NOT_EXERCISED)
 TITLES = {
@@ -25,30 +26,26 @@ TITLES = {
 }
 
 
-def entries_data(report: AuditReport) -> list[dict[str, Any]]:
+def entries_data(report: AuditReport) -> list[EntryRecord]:
     out = []
     for s in report.entries:
         r = s.report
-        out.append({
-            "target": s.entry.target, "framework": s.entry.framework, "kind": s.entry.kind, "path": s.entry.path,
-            "line": s.entry.line, "swept": s.ran, "why": s.why, "elsewhere": s.elsewhere,
-            "cells": len(r.cells) if r is not None else 0, "dynamic_findings": len(r.findings) if r is not None else 0,
-            "answers": list(s.answers), "seconds": round(s.seconds, 1),
-            "input": r.protocol.get("input") if r is not None else None,
-            "effects": r.protocol.get("effects", []) if r is not None else [],
-        })
+        out.append(EntryRecord(
+            target=s.entry.target, framework=s.entry.framework, kind=s.entry.kind, path=s.entry.path,
+            line=s.entry.line, swept=s.ran, why=s.why, elsewhere=s.elsewhere,
+            cells=len(r.cells) if r is not None else 0, dynamic_findings=len(r.findings) if r is not None else 0,
+            answers=list(s.answers), seconds=round(s.seconds, 1),
+            input=r.protocol.input if r is not None else None,
+            effects=list(r.protocol.effects) if r is not None else [],
+        ))
     return out
 
 
 def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: int | None = None) -> str:
     if fmt == "json":
         data = json.loads(render(report.to_scan_result(), "json"))
-        data["audit"] = {
-            "entry_points": entries_data(report),
-            "confirmations": {c.value: report.count(c) for c in ORDER},
-            "seconds": round(report.seconds, 1),
-            **({"shard": str(report.shard)} if report.shard is not None else {}),
-        }
+        data["audit"] = encode(AuditSection(entries_data(report), {c.value: report.count(c) for c in ORDER},
+                                            round(report.seconds, 1), shard=report.shard))
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     if fmt != "text":
         return render(report.to_scan_result(), fmt, color=color, width=width)
@@ -58,8 +55,8 @@ def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: i
     for column in ("entry point", "framework", "swept", "cells", "findings", "time"):
         table.add_column(column, overflow="fold")
     for e in entries_data(report):
-        table.add_row(e["target"], e["framework"], "yes" if e["swept"] else f"no: {e['why']}", str(e["cells"]),
-                      str(e["dynamic_findings"]), f"{e['seconds']:.1f} s")
+        table.add_row(e.target, e.framework, "yes" if e.swept else f"no: {e.why}", str(e.cells),
+                      str(e.dynamic_findings), f"{e.seconds:.1f} s")
     console.print(table)
     for confirmation in ORDER:
         group = [f for f in report.findings if f.confirmation is confirmation]

@@ -18,8 +18,9 @@ from resume_audit.findings import Confirmation, Finding, Notification, Notificat
 
 from resume_audit.audit.confirm import SweptEntry, judge
 from resume_audit.audit.entrypoints import EntryPoint, discover
+from resume_audit.audit.modules import Modules
 from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
-from resume_audit.audit.sinks import effect_sinks
+from resume_audit.audit.sinks import effect_sinks, sink_analyzer
 
 if TYPE_CHECKING:
     from resume_audit.dynamic.report import SweepReport
@@ -72,12 +73,15 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
                                    exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
     static = scanned.result.findings
-    files = [(sp.path, sp.display) for sp in discover_files(request.paths, root, request.exclude)]
-    entries = discover(files, root)
+    sources = list(discover_files(request.paths, root, request.exclude))
+    # one parse of each file for everything below: the effect model's project loads them, the rest reads them
+    analyzer = sink_analyzer(sources, scanned.config)
+    modules = Modules(analyzer.project.load)
+    entries = discover([(sp.path, sp.display) for sp in sources], root, modules)
     config = load_config(request.paths)
     # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
-    effects = [e for e in (effect_of(f, root) for f in static) if e is not None]
-    effects += effect_sinks(list(request.paths), root, scanned.config, list(request.exclude))
+    effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
+    effects += effect_sinks(analyzer, sources, modules)
     swept: list[SweptEntry] = []
     sweepable = sorted({e.framework for e in entries if e.sweepable and not config.get(e.target, TargetConfig()).skip})
     if sweepable:
@@ -94,7 +98,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
             continue
         if progress:
             progress(n, len(entries), entry.target)
-        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), effects, root, request))
+        swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), effects, root, request, modules))
     from resume_audit.rules import all_rules
 
     confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
@@ -110,7 +114,7 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
 
 
 def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path,
-                 request: AuditRequest) -> SweptEntry:
+                 request: AuditRequest, modules: Modules) -> SweptEntry:
     from resume_audit.dynamic.spec import AUTO_INPUT
     from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
     from resume_audit.dynamic.child.effects import NO_STUB
@@ -121,10 +125,10 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         return SweptEntry(entry, why=entry.why_not)
     started = time.monotonic()
     run_config = dict(cfg.config)
-    if entry.start and "start" not in run_config:  # pydantic-graph: start at the first node of Graph(nodes=...)
-        run_config["start"] = entry.start
+    for key, value in entry.run_config:  # what discovery read off the code (pydantic-graph: the first node)
+        run_config.setdefault(key, value)
     options: dict[str, Any] = dict(
-        effects=tuple(dict.fromkeys([*effects_for(entry, effects, root), *cfg.effects])),
+        effects=tuple(dict.fromkeys([*effects_for(entry, effects, root, modules), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,

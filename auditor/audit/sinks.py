@@ -13,49 +13,44 @@ Nothing is imported.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
-from resume_audit.discovery.modulenames import SourceFile, module_name_for
+import libcst as cst
+
+from resume_audit.audit.modules import Modules
+from resume_audit.audit.syntax import positional
 from resume_audit.config.settings import Config
-from resume_audit.discovery.walk import discover as discover_files
+from resume_audit.discovery.modulenames import SourceFile, module_name_for
+from resume_audit.discovery.walk import SourcePath
+
+if TYPE_CHECKING:
+    from resume_audit.engine.scan import Analyzer
 
 #: calls that make a function a unit whose body must run, not an effect to stub
 _PARKS = ("interrupt", "wait_for_event", "input")
 
 
-def imported_modules(file: Path) -> set[str]:
-    """The dotted names ``file`` imports (relative imports resolved), and its own name; read, not run."""
-    try:
-        tree = ast.parse(file.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+def imported_modules(file: Path, modules: Modules | None = None) -> set[str]:
+    """The dotted names ``file`` imports (relative imports resolved, ``from m import a`` as ``m`` and
+    ``m.a``), and its own name; read, not run (``modules``: the audit's parsed modules, else parsed here)."""
+    facts = (modules or Modules()).facts(file)
+    if facts is None:
         return set()
-    own, is_package = module_name_for(file.resolve())
-    package = own if is_package else own.rpartition(".")[0]
-    out = {own}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join([*parts, *([base] if base else [])])
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
-    return out
+    own, _is_package = module_name_for(file.resolve())
+    return {own, *facts.imported_modules}
 
 
-def imported_closure(file: Path, root: Path, depth: int = 3) -> set[Path]:
+def imported_closure(file: Path, root: Path, modules: Modules | None = None, depth: int = 3) -> set[Path]:
     """The project files ``file`` imports, and those they import, ``depth`` levels down (read, not run):
     the sweep wraps only effects the program loads anyway, never imports a module it would not."""
+    modules = modules or Modules()
     seen: set[Path] = {file.resolve()}
     frontier = [file.resolve()]
     for _ in range(depth):
         nxt = []
         for f in frontier:
-            for name in imported_modules(f):
+            for name in imported_modules(f, modules):
                 for candidate in _files_for(name, root, f.parent):
                     if candidate not in seen:
                         seen.add(candidate)
@@ -77,19 +72,26 @@ def _files_for(module: str, root: Path, beside: Path) -> list[Path]:
     return out
 
 
-def effect_sinks(paths: list[Path], root: Path, config: Config, exclude: list[str]) -> list[tuple[str, Path | None]]:
-    """(``module:function`` or ``library:attr``, the file defining it) for every effect the model recognises."""
+def sink_analyzer(sources: Sequence[SourcePath], config: Config) -> Analyzer:
+    """The static stage's analysis of the whole project (no rules): its effect model and project are
+    what :func:`effect_sinks` asks, and its loader parses each module for the rest of the audit too."""
     from resume_audit.engine.scan import Analyzer
 
-    files = []
-    for sp in discover_files(paths, root, exclude):
-        name, is_package = module_name_for(sp.resolved, resolved=True)
-        files.append(SourceFile(sp.resolved, sp.display, name, is_package))
-    analyzer = Analyzer(files, config, [], None, {})
-    registered = _registered_units(files)
+    return Analyzer([_source_file(sp) for sp in sources], config, [], None, {})
+
+
+def _source_file(sp: SourcePath) -> SourceFile:
+    name, is_package = module_name_for(sp.resolved, resolved=True)
+    return SourceFile(sp.resolved, sp.display, name, is_package)
+
+
+def effect_sinks(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Modules) -> list[tuple[str, Path | None]]:
+    """(``module:function`` or ``library:attr``, the file defining it) for every effect the model recognises."""
+    files = [_source_file(sp) for sp in sources]
+    registered = _registered_units(files, modules)
     out: dict[str, Path | None] = {}
     for entry in files:
-        module = analyzer.project.load(entry)
+        module = modules.facts(entry.path, entry.display)
         if module is None:
             continue
         resolver = analyzer.project.resolver(module)
@@ -116,8 +118,6 @@ def effect_sinks(paths: list[Path], root: Path, config: Config, exclude: list[st
 
 def _called(call: object) -> str:
     """The called name of a LibCST call: ``interrupt`` for ``interrupt(...)`` and ``ctx.wait_for_event(...)``."""
-    import libcst as cst
-
     func = getattr(call, "func", None)
     if isinstance(func, cst.Attribute):
         return func.attr.value
@@ -128,8 +128,6 @@ def _called(call: object) -> str:
 
 def _library_target(call: object, imports: dict[str, str]) -> str | None:
     """``requests.post(...)`` -> ``requests:post`` when ``requests`` is an imported module name."""
-    import libcst as cst
-
     func = getattr(call, "func", None)
     chain: list[str] = []
     while isinstance(func, cst.Attribute):
@@ -164,24 +162,22 @@ def is_stdlib(module: str) -> bool:
 _UNIT_DECORATORS = frozenset({"step", "start", "listen", "router", "entrypoint", "task", "persist"})
 
 
-def _registered_units(files: list[SourceFile]) -> set[str]:
+def _registered_units(files: list[SourceFile], modules: Modules) -> set[str]:
     """Names passed to ``add_node`` or decorated as steps, tasks, flow methods: their bodies must run.
     (A LangChain ``@tool`` is not one: the sweep wraps tool objects like functions.)"""
     names: set[str] = set()
     for f in files:
-        try:
-            tree = ast.parse(f.path.read_bytes())
-        except (OSError, SyntaxError, ValueError):
+        facts = modules.facts(f.path, f.display)
+        if facts is None:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_node":
-                for arg in node.args[:2]:
-                    if isinstance(arg, ast.Name):
-                        names.add(arg.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for d in node.decorator_list:
-                    target = d.func if isinstance(d, ast.Call) else d
-                    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-                    if name in _UNIT_DECORATORS:
-                        names.add(node.name)
+        for call in facts.all_calls:
+            func = call.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "add_node":
+                names.update(a.value.value for a in positional(call.node)[:2] if not a.star and isinstance(a.value, cst.Name))
+        for fn in facts.functions:
+            for d in fn.decorators:
+                target = d.target
+                name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+                if name in _UNIT_DECORATORS:
+                    names.add(fn.name)
     return names

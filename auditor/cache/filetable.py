@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from resume_audit.findings import Notification, NotificationKind, Severity
 from resume_audit.reading.prefilter import NO_MATCH, FileMatch
@@ -91,7 +91,7 @@ class FileTable:
         self._dirty = False
         #: the rows as loaded, for the files whose state has not changed since, and the word list
         #: their word ids index: saving an unchanged file's row writes it back as it was read
-        self._rows: dict[str, list] = {}
+        self._rows: dict[str, list[Any]] = {}
         self._row_words: list[str] = []
         if self.path is not None:
             self._load()
@@ -104,7 +104,7 @@ class FileTable:
                 return
             words: list[str] = [str(w) for w in data["words"]]
             states: dict[str, FileState] = {}
-            rows: dict[str, list] = data["files"]
+            rows: dict[str, list[Any]] = data["files"]
             for path, (sig, digest, size, frameworks, triggers, problem, word_ids) in rows.items():
                 states[str(path)] = FileState(
                     tuple(int(x) for x in sig) if sig is not None else None,  # type: ignore[arg-type]

@@ -18,14 +18,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from resume_audit import serialize
-from resume_audit.processes import pid_alive
+from resume_audit.cache.fileresult import FileResult
 from resume_audit.cache.jsonfile import write_json_atomically
-
-if TYPE_CHECKING:
-    from resume_audit.engine.scan import FileResult
+from resume_audit.processes import pid_alive
 
 #: 2: entries carry the file's suppression comments and the suppressions each analysis used
 #: 3: entries carry the summary parts each analysis read, by value
@@ -68,7 +66,7 @@ class ResultCache:
         return self.directory / f"{digest}.json"
 
     def get(self, path: str, display: str, hashes: dict[str, str], mentions: Callable[[str], list[str]],
-            summary_digest: Callable[[str], str | None] = lambda key: None) -> "FileResult | None":
+            summary_digest: Callable[[str], str | None] = lambda key: None) -> FileResult | None:
         """The cached result for ``path`` if still valid. ``summary_digest`` gives the current
         digest of a summary part (it may compute it: only modules whose summary is stale are parsed)."""
         if self.directory is None:
@@ -85,9 +83,7 @@ class ResultCache:
         return result
 
     def _valid(self, data: object, path: str, display: str, hashes: dict[str, str],
-               mentions: Callable[[str], list[str]], summary_digest: Callable[[str], str | None]) -> "FileResult | None":
-        from resume_audit.engine.scan import FileResult
-
+               mentions: Callable[[str], list[str]], summary_digest: Callable[[str], str | None]) -> FileResult | None:
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("path") == path
                 and data.get("display") == display and data.get("hash") == hashes.get(path)):
             return None
@@ -112,7 +108,7 @@ class ResultCache:
             summary_deps=dict(parts),
         )
 
-    def put(self, path: str, content_hash: str, result: "FileResult", mentions: Callable[[str], list[str]]) -> None:
+    def put(self, path: str, content_hash: str, result: FileResult, mentions: Callable[[str], list[str]]) -> None:
         if self.directory is None:
             return
         if not result.complete or any(n.kind.value in ("timeout", "internal-error") for n in result.notifications):

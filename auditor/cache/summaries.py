@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
 
-class SummaryStore(SummarySource):
+class SummaryStore(SummarySource["Project"]):
     """``lookup``/``record`` against ``directory`` for one configuration group (``key``)."""
 
     def __init__(self, directory: Path, key: str, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> None:

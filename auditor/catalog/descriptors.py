@@ -62,10 +62,3 @@ def rule_name(rule_id: str) -> str | None:
 
     dynamic = next((r.name for r in all_dynamic_rules() if r.id == rule_id), None)
     return dynamic if dynamic is not None else static_name(rule_id)  # as descriptors(): a dynamic id wins
-
-
-def documentation(rule: RuleDescriptor) -> str:
-    """Full markdown documentation of a rule (what ``explain`` prints and docs/rules/ holds)."""
-    from resume_audit.catalog.docs import render_rule
-
-    return render_rule(rule)

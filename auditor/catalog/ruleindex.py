@@ -44,9 +44,7 @@ class RuleInfo:
 def _package_dirs() -> list[Path]:
     """The folders whose source the fingerprint hashes: the package and the rules (a separate
     folder in a development checkout), found without importing the rules."""
-    import resume_audit
-
-    dirs = {Path(resume_audit.__file__).parent}
+    dirs = {Path(__file__).parent.parent}  # the package's own folder (this is catalog/ruleindex.py)
     spec = importlib.util.find_spec("resume_audit.rules")
     if spec is not None and spec.submodule_search_locations:
         dirs.add(Path(list(spec.submodule_search_locations)[0]))

@@ -36,16 +36,18 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from resume_audit import serialize
-from resume_audit.discovery.walk import SourcePath, WalkRecord, presence
 from resume_audit.cache.filetable import Signature, is_racy, stat_signature
-from resume_audit.findings import NotificationKind, ScanResult
 from resume_audit.cache.jsonfile import write_json_atomically
-
-if TYPE_CHECKING:
-    from resume_audit.config.tree import ConfigSource
+from resume_audit.catalog.ruleindex import tool_fingerprint
+from resume_audit.config.tree import ConfigSource, ConfigTree, FixedConfig
+from resume_audit.discovery.walk import SourcePath, WalkRecord, presence
+from resume_audit.engine.options import ScanOptions
+from resume_audit.engine.scope import ScanScope
+from resume_audit.findings import NotificationKind, ScanResult
+from resume_audit.version import __version__
 
 #: 2: files carry their display and walked paths (the walk is reused when only contents changed)
 #: 3: and their module names; 4: presence-only guards (``.git``, ``__init__.py`` above)
@@ -54,12 +56,10 @@ REPLAY_FORMAT = 4
 TRANSIENT = (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
 
 
-def source_fingerprint(source: "ConfigSource") -> str | None:
+def source_fingerprint(source: ConfigSource) -> str | None:
     """What a configuration source contributes beyond the files the walk guards: the command
     line's values for a tree of ``pyproject.toml`` files, the whole configuration when one is
     given for every file. None for a source this module does not know (never replayed)."""
-    from resume_audit.config.tree import ConfigTree, FixedConfig
-
     if isinstance(source, ConfigTree):
         return repr(("tree", source.known, source.overrides))
     if isinstance(source, FixedConfig):
@@ -141,6 +141,19 @@ class ScanReplay:
     def discard(self) -> None:
         with contextlib.suppress(OSError):
             self.path.unlink()
+
+
+def replay_for(scope: ScanScope, options: ScanOptions) -> ScanReplay | None:
+    """Where this scan's result is kept for a scan of the same, unchanged tree (None: no cache, or
+    a configuration source whose inputs cannot be told unchanged)."""
+    fingerprint = source_fingerprint(scope.source) if options.cache_dir is not None else None
+    if options.cache_dir is None or fingerprint is None:
+        return None
+    settings = [options.time_limit, options.max_file_bytes, options.follow_symlinks, options.exclude,
+                options.respect_gitignore, options.force_exclude]
+    return ScanReplay(options.cache_dir, replay_key(__version__, tool_fingerprint(), scope.paths, scope.root, fingerprint,
+                                                    scope.repo.anchor,
+                                                    [tuple(o) if isinstance(o, (list, tuple)) else o for o in settings]))
 
 
 def replay_key(version: str, tool: str, paths: Sequence[Path], root: Path, source: str, repo_anchor: str,

@@ -4,367 +4,37 @@ Rules never walk the tree for the basics themselves: the functions and
 classes (with their decorators, parameters, returns and the calls their own
 bodies make), the local bindings used for light type inference, and the
 positions. Building these once per module keeps rules small and the scan
-fast.
+fast. What is recorded is :mod:`resume_audit.facts.model`; how the tree is walked is
+:mod:`resume_audit.facts.walk`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Union
-import builtins
+from typing import Any, Callable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata import MetadataWrapper
 
-from resume_audit.findings import Span
+from resume_audit.facts.model import (
+    BUILTIN_NAMES, Binding, CallInfo, ClassInfo, DecoratorInfo, FunctionInfo, ModuleFacts, Order, Pos, Scope,
+)
+from resume_audit.facts.walk import children, fields_of, visit_fast
 
-#: An Euler-tour index: every node gets one number when the walk enters it and a
-#: larger one when it leaves, from a single counter. ``a`` completes before ``b``
-#: starts iff ``done(a) < order(b)``; ``a`` contains ``b`` iff
-#: ``order(a) < order(b)`` and ``done(b) < done(a)``. Cheap ordering without
-#: computing line/column positions, which LibCST makes expensive.
-Order = int
-Pos = tuple[int, int]  # (line, column), 1-based line, 0-based column as LibCST reports
+# the model and the walk are importable from here as they were before they had modules of their own
+__all__ = [
+    "BUILTIN_NAMES", "Binding", "CallInfo", "ClassInfo", "DecoratorInfo", "FunctionInfo", "ModuleFacts", "Order", "Pos",
+    "Scope", "build_module_facts", "visit_fast",
+]
 
-BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-@dataclass(eq=False)
-class Binding:
-    """``name = value`` (or ``with value as name``, ``for name in value``) seen in a scope."""
-
-    name: str
-    value: cst.BaseExpression
-    pos: Order
-    #: "assign", "with", "for", "param-annotation", "annotation", "import"
-    kind: str = "assign"
-    #: for ``kind == "import"``: the absolute qualified name imported
-    qualified: str | None = None
-
-
-@dataclass(eq=False)
-class DecoratorInfo:
-    node: cst.Decorator
-    #: the expression naming the decorator, without call parentheses
-    target: cst.BaseExpression
-    call: cst.Call | None
-
-
-@dataclass(eq=False)
-class CallInfo:
-    """A call evaluated by a function's own body (nested defs and lambdas excluded)."""
-
-    node: cst.Call
-    function: "FunctionInfo | None"
-    module: "ModuleFacts"
-    #: Euler-tour enter index (see :data:`Order`)
-    order: Order
-
-    @property
-    def done(self) -> Order:
-        """Euler-tour leave index: when the call's value is available."""
-        return self.module._meta[self.node][2]
-
-    @property
-    def line(self) -> int:
-        return self.module.line(self.node)
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    node: cst.ClassDef
-    name: str
-    qualname: str
-    full_name: str
-    module: "ModuleFacts"
-    methods: dict[str, "FunctionInfo"] = field(default_factory=dict)
-    #: ``self.attr = value`` assignments found in any method
-    attributes: dict[str, list[Binding]] = field(default_factory=dict)
-    #: class-body assignments (``model_config = ...``, ``x: int = 0``)
-    body_bindings: list[Binding] = field(default_factory=list)
-
-
-@dataclass(eq=False)
-class FunctionInfo:
-    node: cst.FunctionDef
-    name: str
-    qualname: str
-    full_name: str
-    module: "ModuleFacts"
-    class_info: ClassInfo | None
-    parent: "FunctionInfo | None"
-    decorators: list[DecoratorInfo]
-    is_async: bool
-    calls: list[CallInfo] = field(default_factory=list)
-    bindings: list[Binding] = field(default_factory=list)
-    returns: list[cst.Return] = field(default_factory=list)
-    awaits: list[cst.Await] = field(default_factory=list)
-
-    @property
-    def is_method(self) -> bool:
-        return self.class_info is not None and self.parent is None
-
-    def param_names(self) -> list[str]:
-        p = self.node.params
-        return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
-
-    def param(self, name: str) -> cst.Param | None:
-        p = self.node.params
-        for x in (*p.posonly_params, *p.params, *p.kwonly_params):
-            if x.name.value == name:
-                return x
-        if isinstance(p.star_arg, cst.Param) and p.star_arg.name.value == name:
-            return p.star_arg
-        if p.star_kwarg is not None and p.star_kwarg.name.value == name:
-            return p.star_kwarg
-        return None
-
-
-Scope = Union[FunctionInfo, None]
-
-
-@dataclass(eq=False)
-class ModuleFacts:
-    """Everything the rules and the project index need to know about one module."""
-
-    path: Path
-    display_path: str
-    module_name: str
-    is_package: bool
-    source: str
-    tree: cst.Module
-    wrapper: MetadataWrapper
-    functions: list[FunctionInfo] = field(default_factory=list)
-    classes: list[ClassInfo] = field(default_factory=list)
-    module_calls: list[CallInfo] = field(default_factory=list)
-    module_bindings: list[Binding] = field(default_factory=list)
-    #: every call in the module, in source order, wherever it sits
-    all_calls: list[CallInfo] = field(default_factory=list)
-    #: names imported at module level: local name -> absolute qualified name
-    imports: dict[str, str] = field(default_factory=dict)
-    #: top-level imported module names, for cheap "does this file use X" checks
-    imported_modules: set[str] = field(default_factory=set)
-    #: names rebound at run time anywhere in the module: declared ``global`` in a function, or
-    #: the target of an augmented assignment (``n += 1``)
-    rebound_names: set[str] = field(default_factory=set)
-    #: node -> [parent, enter index, leave index], filled by the collector
-    _meta: dict = field(default_factory=dict)
-    _positions: object = None
-    #: module-level statement -> (its nodes' positions counted from its own first line, line offset),
-    #: or False where the statement could not be placed (the whole module's positions are used)
-    _statement_positions: dict = field(default_factory=dict)
-    _lines: list[str] | None = None
-
-    # -- structure and order ----------------------------------------------
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        meta = self._meta.get(node)
-        return meta[0] if meta is not None else None
-
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        cur = self.parent(node)
-        while cur is not None:
-            yield cur
-            cur = self.parent(cur)
-
-    def order(self, node: cst.CSTNode) -> Order:
-        return self._meta[node][1]
-
-    def done(self, node: cst.CSTNode) -> Order:
-        return self._meta[node][2]
-
-    # -- positions (computed on first use: only modules with findings pay) ---
-    def span(self, node: cst.CSTNode) -> Span:
-        """Where ``node`` is, as findings and edits name places (1-based columns, end exclusive)."""
-        (sl, sc), (el, ec) = self.position(node)
-        return Span(self.display_path, sl, sc + 1, el, ec + 1)
-
-    def position(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
-        top = self._top_statement(node)
-        if top is not None and self._positions is None:
-            # first the simple statement line the node is on, when it is nested in a block: a
-            # finding in a node's body then costs the code of one line, not of the whole def
-            line = self._nested_line(node, top)
-            placed = (self._placed_in(line, node, self._indents_of(line)) if line is not None else None) \
-                or self._placed_in(top, node, [])
-            if placed is not None:
-                return placed
-        if self._positions is None:
-            self._positions = _positions_of(self.tree, self.wrapper)
-        rng = self._positions[node]  # type: ignore[index]
-        return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
-
-    def _placed_in(self, stmt: cst.CSTNode, node: cst.CSTNode, indents: list[str]) -> tuple[Pos, Pos] | None:
-        """``node``'s position from generating ``stmt`` alone (memoised per statement), or None
-        when that statement's code cannot be placed (see :func:`_statement_positions`)."""
-        placed: Any = self._statement_positions.get(stmt)
-        if placed is None:
-            placed = self._statement_positions[stmt] = _statement_positions(self.tree, self.source, stmt, indents) or False
-        if not placed or node not in placed[0]:
-            return None
-        computed, offset = placed
-        rng = computed[node]
-        return (rng.start.line + offset, rng.start.column), (rng.end.line + offset, rng.end.column)
-
-    def _nested_line(self, node: cst.CSTNode, top: cst.CSTNode) -> cst.SimpleStatementLine | None:
-        """The ``SimpleStatementLine`` that is or holds ``node``, when it is not itself the
-        module-level statement (None for a def's name, a decorator, an ``if`` test...)."""
-        for cur in (node, *self.ancestors(node)):
-            if cur is top:
-                return None
-            if isinstance(cur, cst.SimpleStatementLine):
-                return cur
-        return None
-
-    def _indents_of(self, line: cst.CSTNode) -> list[str]:
-        """The indentation LibCST's code generation has pushed when it reaches ``line``: one
-        entry per enclosing ``IndentedBlock`` and ``match`` (whose cases are indented), outermost
-        first."""
-        indents = []
-        for anc in self.ancestors(line):
-            if isinstance(anc, (cst.IndentedBlock, cst.Match)):
-                indents.append(self.tree.default_indent if anc.indent is None else anc.indent)
-        return indents[::-1]
-
-    def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The module-level statement ``node`` is (in), or None for the module itself."""
-        if node is self.tree:
-            return None
-        child = node
-        for anc in self.ancestors(node):
-            if anc is self.tree:
-                return child
-            child = anc
-        return None
-
-    def line(self, node: cst.CSTNode) -> int:
-        return self.position(node)[0][0]
-
-    def absolutize(self, name: str) -> str:
-        """Turn ``.tools.charge`` (relative import) into ``pkg.tools.charge``."""
-        if not name.startswith("."):
-            return name
-        level = len(name) - len(name.lstrip("."))
-        rest = name[level:]
-        package_parts = self.module_name.split(".") if self.is_package else self.module_name.split(".")[:-1]
-        if level > 1:
-            package_parts = package_parts[: len(package_parts) - (level - 1)]
-        base = ".".join(p for p in package_parts if p)
-        return f"{base}.{rest}" if base and rest else (base or rest)
-
-    @property
-    def lines(self) -> list[str]:
-        if self._lines is None:
-            self._lines = self.source.splitlines()
-        return self._lines
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.tree.code_for_node(node)
-
-    @property
-    def script_body(self) -> FunctionInfo:
-        """The module's top-level code as a function body: a script's ``while True:`` loop, its
-        ``if __name__ == "__main__":`` block, or a Streamlit page (which re-runs top to bottom
-        on every interaction) runs like the body of a function called once per run. Its calls
-        and bindings are the module-level ones; its node is a synthetic ``def <module>()`` over
-        the module's own statements (the same node objects), never part of the tree."""
-        if self._script_body is None:
-            node = cst.FunctionDef(name=cst.Name("__module__"), params=cst.Parameters(), body=cst.IndentedBlock(body=list(self.tree.body)))
-            self._script_body = FunctionInfo(
-                node=node, name="<module>", qualname="<module>", full_name=f"{self.module_name}.<module>", module=self,
-                class_info=None, parent=None, decorators=[], is_async=False,
-                calls=self.module_calls, bindings=self.module_bindings,
-            )
-        return self._script_body
-
-    _script_body: "FunctionInfo | None" = None
-
-    # -- lookups ----------------------------------------------------------
-    def enclosing_function(self, node: cst.CSTNode) -> FunctionInfo | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                return self._function_by_node.get(anc)
-        return None
-
-    def function_for(self, node: cst.FunctionDef) -> FunctionInfo | None:
-        return self._function_by_node.get(node)
-
-    def class_for(self, node: cst.ClassDef) -> ClassInfo | None:
-        return self._class_by_node.get(node)
-
-    def call_info(self, node: cst.Call) -> CallInfo | None:
-        return self._call_by_node.get(node)
-
-    def find_function(self, qualname: str) -> FunctionInfo | None:
-        return self._function_by_qualname.get(qualname)
-
-    def find_class(self, qualname: str) -> ClassInfo | None:
-        return self._class_by_qualname.get(qualname)
-
-    def uses_any(self, prefixes: tuple[str, ...]) -> bool:
-        """Does the module import anything from one of these top-level packages?"""
-        return any(m == p or m.startswith(p + ".") for m in self.imported_modules for p in prefixes)
-
-    _function_by_node: dict = field(default_factory=dict)
-    _class_by_node: dict = field(default_factory=dict)
-    _call_by_node: dict = field(default_factory=dict)
-    _function_by_qualname: dict = field(default_factory=dict)
-    _class_by_qualname: dict = field(default_factory=dict)
-
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
-
-
-def _statement_positions(tree: cst.Module, source: str, stmt: cst.CSTNode, indents: list[str] | None = None):
-    """Positions of the nodes of one statement, without generating the whole module: the
-    statement's code (leading comments and blank lines included) is generated alone, found in
-    the source -- it must occur exactly once, at the start of a line -- and its lines are
-    shifted by the lines before it. Columns need no shift: a module-level statement starts at
-    column 0, and a nested one (``indents``: the indentation its enclosing blocks push, as
-    :meth:`ModuleFacts._indents_of` gives it) is generated with that indentation, on its first
-    line and on the continuation lines LibCST indents. None when the statement's code is not
-    found exactly once (the caller falls back to a bigger statement, then the whole module), so
-    a wrong position is never reported."""
-    try:
-        provider = PositionProvider()
-        state = PositionProvidingCodegenState(
-            default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
-        )
-        for indent in indents or ():
-            state.increase_indent(indent)
-        stmt._codegen(state)
-        code = "".join(state.tokens)
-    except Exception:  # pragma: no cover - a LibCST that reorganised its codegen
-        return None
-    if not code:
-        return None
-    needle = code
-    if not tree.has_trailing_newline:
-        # the file's last line has no newline, so the last statement's code (which ends with
-        # one) is not in the source as generated: without its final newline, that statement
-        # counts as an occurrence too, or "x = 1" at the end would be placed on an earlier "x = 1"
-        final = _FINAL_NEWLINE.search(code)
-        needle = code[: final.start()] if final is not None else code
-    at = source.find(needle)
-    if at < 0 or source.find(needle, at + 1) >= 0 or (at > 0 and source[at - 1] not in "\r\n"):
-        return None
-    return provider._computed, len(_NEWLINE.findall(source, 0, at))
-
-
-def _positions_of(tree: cst.Module, wrapper: MetadataWrapper):
-    """Line/column ranges of every node. PositionProvider's own code generation, run directly:
-    going through ``MetadataWrapper.resolve`` adds a full (and here useless) batched visit of
-    the tree, which costs as much again."""
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(tree)
-        return provider._computed
-    except AttributeError:  # pragma: no cover - a LibCST that reorganised its providers
-        return wrapper.resolve(PositionProvider)
+#: Children walked in the enclosing scope before a def/class body (decorators, defaults,
+#: annotations and bases are evaluated where the def statement runs, not in the new scope).
+_HEADER_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "params", "returns"),
+    cst.ClassDef: ("decorators", "bases", "keywords"),
+}
+_BODY = "body"
 
 
 def build_module_facts(
@@ -397,104 +67,6 @@ def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-#: Fields that only hold whitespace, punctuation or comments: never walked.
-_SKIP_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
-        "newline", "equal", "colon", "dot", "star", "asynchronous", "operator", "lbracket", "rbracket",
-        "lbrace", "rbrace", "default_comma", "star_tok", "whitespace", "trailing_whitespace", "indent",
-    }
-)
-_TOKEN_TYPES = (
-    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comma,
-    cst.Semicolon, cst.LeftParen, cst.RightParen, cst.AssignEqual, cst.Colon, cst.Dot,
-)
-_FIELDS: dict[type, tuple[str, ...]] = {}
-#: Children walked in the enclosing scope before a def/class body (decorators, defaults,
-#: annotations and bases are evaluated where the def statement runs, not in the new scope).
-_HEADER_FIELDS: dict[type, tuple[str, ...]] = {
-    cst.FunctionDef: ("decorators", "params", "returns"),
-    cst.ClassDef: ("decorators", "bases", "keywords"),
-}
-_BODY = "body"
-
-
-def _fields(tp: type) -> tuple[str, ...]:
-    names = _FIELDS.get(tp)
-    if names is None:
-        names = _FIELDS[tp] = tuple(
-            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP_FIELDS and "whitespace" not in f.name
-        )
-    return names
-
-
-_IS_TOKEN: dict[type, bool] = {}
-
-
-def _walkable(value: object) -> bool:
-    """A CST node worth walking (not whitespace or punctuation); memoised per type because
-    ``isinstance`` against LibCST's abstract base classes is slow."""
-    tp = type(value)
-    verdict = _IS_TOKEN.get(tp)
-    if verdict is None:
-        verdict = _IS_TOKEN[tp] = isinstance(value, cst.CSTNode) and not isinstance(value, _TOKEN_TYPES)
-    return verdict
-
-
-def _children(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
-    """The walkable values of ``node``'s fields ``names``, in order. Called once per node of every
-    module a scan loads: the per-type verdicts are read inline rather than through a call per child."""
-    is_token = _IS_TOKEN
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name, None)
-        if value is None:
-            continue
-        kind = type(value)
-        if kind is list or kind is tuple:
-            for child in value:
-                walk = is_token.get(type(child))
-                if walk is None:
-                    walk = _walkable(child)
-                if walk:
-                    out.append(child)
-        else:
-            walk = is_token.get(kind)
-            if walk is None:
-                walk = _walkable(value)
-            if walk:
-                out.append(value)
-    return out
-
-
-def visit_fast(node: cst.CSTNode, visitor: object) -> None:
-    """Run a visitor's ``visit_X`` / ``leave_X`` methods over ``node``'s subtree without
-    LibCST's rebuilding visit machinery (a ``visit_X`` returning False skips the children).
-    A node type's handlers and fields are looked up once per walk, and a node is revisited on the
-    way out only when its type has a ``leave_X``."""
-    handlers: dict[type, tuple[Any, Any, tuple[str, ...]]] = {}
-    stack: list[tuple[bool, cst.CSTNode]] = [(False, node)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        leaving, cur = pop()
-        tp = type(cur)
-        found_handlers = handlers.get(tp)
-        if found_handlers is None:
-            name = tp.__name__
-            found_handlers = handlers[tp] = (getattr(visitor, "visit_" + name, None),
-                                             getattr(visitor, "leave_" + name, None), _fields(tp))
-        visit, leave, fields = found_handlers
-        if leaving:
-            leave(cur)
-            continue
-        if visit is not None and visit(cur) is False:
-            continue
-        if leave is not None:
-            push((True, cur))
-        for child in reversed(_children(cur, fields)):
-            push((False, child))
-
-
 @dataclass(frozen=True)
 class _Plan:
     """How :class:`_Collector` handles one node type: its ``visit_X`` / ``leave_X`` (unbound, or
@@ -513,7 +85,7 @@ _PLANS: dict[type, _Plan] = {}
 def _plan(tp: type) -> _Plan:
     header = _HEADER_FIELDS.get(tp)
     return _Plan(getattr(_Collector, "visit_" + tp.__name__, None), getattr(_Collector, "leave_" + tp.__name__, None),
-                 header, header if header is not None else _fields(tp))
+                 header, header if header is not None else fields_of(tp))
 
 
 _ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2
@@ -542,7 +114,7 @@ class _Collector:
         meta = self.f._meta
         plans = _PLANS
         # stack items: (node, parent) to enter, or (marker, node)
-        stack: list[tuple] = [(module, None)]
+        stack: list[tuple[Any, Any]] = [(module, None)]
         pop, push = stack.pop, stack.append
         counter = self._counter
         while stack:
@@ -574,12 +146,13 @@ class _Collector:
                 push((_LEAVE_SCOPE, node))
                 push((getattr(node, _BODY), node))
                 push((_ENTER_SCOPE, node))
-            for child in reversed(_children(node, plan.fields)):
+            for child in reversed(children(node, plan.fields)):
                 push((child, node))
         self._counter = counter
 
     def _order(self, node: cst.CSTNode) -> Order:
-        return self.f._meta[node][1]
+        order: Order = self.f._meta[node][1]
+        return order
 
     # -- scopes -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -611,14 +184,14 @@ class _Collector:
                             )
                         )
 
-    def _enter_scope(self, node: cst.CSTNode) -> None:
+    def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         if isinstance(node, cst.ClassDef):
             self.class_stack.append(self.f._class_by_node[node])
         else:
             self.func_stack.append(self.f._function_by_node[node])
-        self._scope_chain.append(node.name.value)  # type: ignore[attr-defined]
+        self._scope_chain.append(node.name.value)
 
-    def _leave_scope(self, node: cst.CSTNode) -> None:
+    def _leave_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         if isinstance(node, cst.ClassDef):
             self.class_stack.pop()
         else:

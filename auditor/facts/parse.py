@@ -18,6 +18,7 @@ import libcst as cst
 # decoding is needed by every scan that reads a file, parsing only by one that analyses it: the
 # decoder lives apart, so reading a file does not import LibCST
 from resume_audit.reading.decoding import SourceText
+from resume_audit.facts.libcst_internals import CAN_SKIP_VALIDATION, unvalidated
 from resume_audit.findings import Notification, NotificationKind
 
 
@@ -116,37 +117,14 @@ def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None
     return None
 
 
-def _validates_only(hook: object) -> bool:
-    """Whether LibCST's node construction hook does nothing but validate the node (checked on
-    the installed release: if a later one makes it do more, parsing keeps it)."""
-    code = getattr(hook, "__code__", None)
-    return code is not None and code.co_names == ("_validate",)
-
-
-_VALIDATING_HOOK = cst.CSTNode.__post_init__
-#: LibCST validates every node it builds (a fifth of its parse time); a tree its own parser
-#: builds from source CPython accepted needs none of it. False: the installed LibCST's hook does
-#: more than validate, and every parse keeps it.
-CAN_SKIP_VALIDATION = _validates_only(_VALIDATING_HOOK)
-_HOOK_LOCK = threading.Lock()
-
-
-def _skip_validation(self: cst.CSTNode) -> None:
-    return None
-
-
 def _parse_module(text: str, trusted: bool) -> cst.Module:
     """``cst.parse_module``; for ``trusted`` text (CPython's parser accepted it) without the
-    per-node validation, which only re-checks what the parser already guarantees. The hook is
-    swapped under a lock and always put back, so only trees this parser builds skip it."""
+    per-node validation, which only re-checks what the parser already guarantees
+    (:func:`~resume_audit.facts.libcst_internals.unvalidated`)."""
     if not (trusted and CAN_SKIP_VALIDATION):
         return cst.parse_module(text)
-    with _HOOK_LOCK:
-        cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(text)
-        finally:
-            cst.CSTNode.__post_init__ = _VALIDATING_HOOK  # type: ignore[method-assign]
+    with unvalidated():
+        return cst.parse_module(text)
 
 
 def parse_source(source: SourceText) -> cst.Module | Notification:

@@ -11,7 +11,9 @@ cut-off). Summaries are stored between scans (:mod:`resume_audit.cache.summaries
 so checking that a value is unchanged parses only the modules that changed.
 
 A kind of summary is registered here by the analysis that owns it; the project
-(:meth:`~resume_audit.analysis.project.Project.summaries_over`) computes, stores and charges them.
+(:class:`~resume_audit.analysis.summary_values.ProjectSummaries`) computes, stores and charges them.
+This module knows nothing of the project: what a kind's computation is handed is the
+registering analysis's business (:class:`SummaryKind` is generic in it).
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Sequence, TypeVar
 
 if TYPE_CHECKING:
-    from resume_audit.facts.collect import ModuleFacts
-    from resume_audit.analysis.project import Project
+    from resume_audit.facts.model import ModuleFacts
+
+#: what a kind's computation, and a store checking a stored summary, are handed besides the
+#: module: the project, for the analyses here (this module does not need to know it)
+P = TypeVar("P")
 
 
 def _whole(value: Any, select: str) -> Any:
@@ -50,7 +55,7 @@ SELECT: dict[str, Callable[[Any, str], Any]] = {
 
 
 @dataclass(frozen=True)
-class SummaryKind:
+class SummaryKind(Generic[P]):
     """One kind of per-module summary.
 
     ``compute`` must return JSON data made of lists, strings, numbers and booleans (never
@@ -59,15 +64,15 @@ class SummaryKind:
     result depends only on that part, so a change elsewhere in the summary does not invalidate it."""
 
     name: str
-    compute: Callable[["Project", "ModuleFacts"], Any]
+    compute: Callable[[P, "ModuleFacts"], Any]
     empty: Any
 
 
 #: every registered kind, by name
-SUMMARY_KINDS: dict[str, SummaryKind] = {}
+SUMMARY_KINDS: dict[str, SummaryKind[Any]] = {}
 
 
-def register(kind: SummaryKind) -> SummaryKind:
+def register(kind: SummaryKind[P]) -> SummaryKind[P]:
     if kind.name not in SELECT:
         raise ValueError(f"summary kind {kind.name!r}: declare how its parts are picked in SELECT")
     SUMMARY_KINDS[kind.name] = kind
@@ -156,14 +161,15 @@ def split_summary_key(key: str) -> tuple[str, list[str], str]:
     return kind, words.split(_WORD_SEP), select
 
 
-class SummarySource:
+class SummarySource(Generic[P]):
     """Where earlier scans' summaries come from: nowhere (every summary is computed). The
-    persisted store (:class:`~resume_audit.cache.summaries.SummaryStore`) overrides both."""
+    persisted store (:class:`~resume_audit.cache.summaries.SummaryStore`) overrides both; it is
+    handed the project, which answers the digest of every summary value a stored one rested on."""
 
-    def lookup(self, kind: str, path: Path, project: "Project") -> Any | None:
+    def lookup(self, kind: str, path: Path, project: P) -> Any | None:
         """A stored summary still valid for the scan, or None."""
         return None
 
     def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: "Project") -> None:
+               summaries: dict[str, str], project: P) -> None:
         """Keep a computed summary with what it depended on."""

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
+
+from resume_audit.facts.walk import visit_fast
+
+
+def receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """The object a method is called on -- ``client`` in ``client.post(...)``, ``get_store()`` in
+    ``get_store().save(x)`` -- or None when the callee is no attribute (``post(...)``)."""
+    func = call.func
+    return func.value if isinstance(func, cst.Attribute) else None
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -69,7 +78,11 @@ def dict_items(expr: cst.Dict) -> Iterator[tuple[str | None, cst.BaseExpression]
             yield None, el.value
 
 
-def statement_of(node: cst.CSTNode, parents) -> cst.CSTNode:
+#: a node's parent, or None at the top (``ModuleFacts.parent``)
+Parents = Callable[[cst.CSTNode], "cst.CSTNode | None"]
+
+
+def statement_of(node: cst.CSTNode, parents: Parents) -> cst.CSTNode:
     """The innermost statement (simple statement or compound) containing ``node``."""
     cur: cst.CSTNode | None = node
     while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -87,7 +100,7 @@ def iter_subtree_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         stack.extend(reversed(cur.children))
 
 
-def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents) -> bool:
+def contains(outer: cst.CSTNode, inner: cst.CSTNode, parents: Parents) -> bool:
     cur: cst.CSTNode | None = inner
     while cur is not None:
         if cur is outer:
@@ -113,8 +126,6 @@ def names_in(node: cst.CSTNode, *, self_attributes: bool = False) -> set[str]:
 
 def subscript_keys_assigned(body: cst.CSTNode, name: str) -> list[str]:
     """Literal keys assigned as ``name["key"] = ...`` anywhere in ``body``."""
-    from resume_audit.facts.collect import visit_fast  # facts imports this module
-
     keys: list[str] = []
 
     class _V:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import libcst as cst
 
 from resume_audit.analysis.effect_catalog import KeyedApi, keyed_api
-from resume_audit.facts.collect import CallInfo, FunctionInfo
+from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.fixes.source_edits import add_keyword_edit, add_parameter_edit, import_edit, is_bound, local_name_of
 from resume_audit.findings import Autofix, Edit, FixSafety

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from resume_audit.facts.collect import FunctionInfo, ModuleFacts
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.findings import Edit, Span
 
 

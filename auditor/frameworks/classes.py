@@ -14,7 +14,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 
 
 def _base_expr(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -29,7 +30,7 @@ def class_scope(cls: ClassInfo) -> FunctionInfo | None:
     return cls.module.enclosing_function(cls.node)
 
 
-def base_names(cls: ClassInfo, project) -> Iterator[tuple[cst.BaseExpression, set[str]]]:
+def base_names(cls: ClassInfo, project: ProjectQueries) -> Iterator[tuple[cst.BaseExpression, set[str]]]:
     """Each base expression of ``cls`` with the qualified names it resolves to."""
     resolver = project.resolver(cls.module)
     scope = class_scope(cls)
@@ -40,7 +41,7 @@ def base_names(cls: ClassInfo, project) -> Iterator[tuple[cst.BaseExpression, se
         yield expr, resolver.names(expr, scope)
 
 
-def extends(cls: ClassInfo, targets: frozenset[str], project, _depth: int = 0, _seen: set[int] | None = None) -> bool:
+def extends(cls: ClassInfo, targets: frozenset[str], project: ProjectQueries, _depth: int = 0, _seen: set[int] | None = None) -> bool:
     """Does ``cls`` extend one of ``targets`` (qualified names), directly or through project bases?"""
     if _depth > 8:
         return False
@@ -58,7 +59,7 @@ def extends(cls: ClassInfo, targets: frozenset[str], project, _depth: int = 0, _
     return False
 
 
-def project_bases(cls: ClassInfo, project, _depth: int = 0) -> list[ClassInfo]:
+def project_bases(cls: ClassInfo, project: ProjectQueries, _depth: int = 0) -> list[ClassInfo]:
     """``cls`` and its project base classes (nearest first), for inherited methods."""
     out = [cls]
     if _depth > 8:
@@ -71,13 +72,13 @@ def project_bases(cls: ClassInfo, project, _depth: int = 0) -> list[ClassInfo]:
     return out
 
 
-def subclasses_in(module: ModuleFacts, targets: frozenset[str], project) -> list[ClassInfo]:
+def subclasses_in(module: ModuleFacts, targets: frozenset[str], project: ProjectQueries) -> list[ClassInfo]:
     """Classes defined in ``module`` that extend one of ``targets``."""
     return [c for c in module.classes if extends(c, targets, project)]
 
 
 def instance_class(
-    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
 ) -> ClassInfo | None:
     """The project class ``expr`` is an instance of, when the code says so:
     ``MyFlow()``, ``flow`` after ``flow = MyFlow(...)``, ``self`` in a method,
@@ -95,7 +96,7 @@ def instance_class(
     return None
 
 
-def named_class(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> ClassInfo | None:
+def named_class(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> ClassInfo | None:
     """The project class an expression *names* (``MyFlow`` in ``MyFlow.from_checkpoint(...)``)."""
     for name in sorted(project.resolver(module).names(expr, scope)):
         found = project.lookup(name, near=module)
@@ -104,7 +105,7 @@ def named_class(expr: cst.BaseExpression, scope: FunctionInfo | None, module: Mo
     return None
 
 
-def module_constant(qualified: str, project) -> tuple[cst.BaseExpression, ModuleFacts] | None:
+def module_constant(qualified: str, project: ProjectQueries) -> tuple[cst.BaseExpression, ModuleFacts] | None:
     """The value of a module-level ``NAME = value`` in a project module (``settings.EVENTS``)."""
     mod_name, _, attr = qualified.rpartition(".")
     for m in project.by_name.get(mod_name, []):

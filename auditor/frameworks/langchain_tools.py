@@ -17,11 +17,15 @@ under a ``langchain`` package, so the many re-export paths all match.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, string_value
 from resume_audit.frameworks.classes import extends
+from resume_audit.frameworks.langgraph.names import CREATE_REACT_AGENT, TOOL_NODE
 
 #: calling one of these on a tool object runs the tool's function
 TOOL_CALL_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "func", "coroutine", "_run", "_arun", "batch", "abatch"})
@@ -59,12 +63,12 @@ def _is_tool_factory(names: set[str]) -> bool:
     return False
 
 
-def is_tool_function(fn: FunctionInfo, project) -> bool:
+def is_tool_function(fn: FunctionInfo, project: ProjectQueries) -> bool:
     resolver = project.resolver(fn.module)
     return any(is_tool_decorator(resolver.names(d.target, fn.parent)) for d in fn.decorators)
 
 
-def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> list[FunctionInfo]:
+def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
     """Project functions ``call`` runs when it calls a tool object: ``tool.invoke(args)``,
     ``await tools_by_name[name].ainvoke(args)``, ``MyTool().run(...)``."""
     func = call.func
@@ -77,7 +81,7 @@ def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts
     return found
 
 
-def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope, module: ModuleFacts, project) -> list[FunctionInfo] | None:
+def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo] | None:
     """``_safe_tool_invoke(tool_call["name"], args)`` where the helper does ``tools_by_name.get(name)
     .invoke(args)``: the tools this call can run, narrowed by the name passed in (a literal, or the
     ``if`` tests around the call). None when ``callee`` is not such a dispatcher."""
@@ -98,11 +102,11 @@ def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope, module: Module
     return tools
 
 
-def _dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
+def _dispatcher_param(fn: FunctionInfo, project: ProjectQueries) -> tuple[str, int] | None:
     return project.cached("langchain-dispatcher", id(fn), lambda: _find_dispatcher_param(fn, project), in_progress=None)
 
 
-def _find_dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
+def _find_dispatcher_param(fn: FunctionInfo, project: ProjectQueries) -> tuple[str, int] | None:
     params = fn.param_names()
     offset = 1 if fn.is_method else 0
     resolver = project.resolver(fn.module)
@@ -124,14 +128,14 @@ def _find_dispatcher_param(fn: FunctionInfo, project) -> tuple[str, int] | None:
     return None
 
 
-def _dispatcher_tools(fn: FunctionInfo, project) -> list[FunctionInfo]:
+def _dispatcher_tools(fn: FunctionInfo, project: ProjectQueries) -> list[FunctionInfo]:
     out: list[FunctionInfo] = []
     for info in fn.calls:
         _add(out, tool_callees(info.node, fn, fn.module, project))
     return out
 
 
-def _tool_name(fn: FunctionInfo, project) -> str:
+def _tool_name(fn: FunctionInfo, project: ProjectQueries) -> str:
     """The name a model calls the tool by: ``@tool("name")`` / ``@tool(name=...)``, else the function's."""
     for d in fn.decorators:
         if d.call is not None and is_tool_decorator(project.resolver(fn.module).names(d.target, fn.parent)):
@@ -141,7 +145,7 @@ def _tool_name(fn: FunctionInfo, project) -> str:
     return fn.name
 
 
-def _name_constraint(call: cst.Call, scope, module: ModuleFacts, project) -> tuple[set[str] | None, set[str]]:
+def _name_constraint(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> tuple[set[str] | None, set[str]]:
     """Tool names a registry call can be reached with, from the ``if`` tests around it:
     ``if tool_call["name"] not in hitl_tools:`` excludes the listed tools, ``== "x"`` allows one."""
     allowed: set[str] | None = None
@@ -174,7 +178,7 @@ def _is_name_lookup(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "name"
 
 
-def _string_set(expr: cst.BaseExpression, scope, module: ModuleFacts, project, depth: int = 0) -> set[str] | None:
+def _string_set(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> set[str] | None:
     single = string_value(expr)
     if single is not None:
         return {single}
@@ -188,7 +192,7 @@ def _string_set(expr: cst.BaseExpression, scope, module: ModuleFacts, project, d
     return None
 
 
-def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
+def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
     """The project functions the tool object ``expr`` may run."""
     if depth > _MAX_DEPTH:
         return []
@@ -225,7 +229,7 @@ def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: M
     return out
 
 
-def _module_variable_tool(qualified: str, project, depth: int) -> list[FunctionInfo]:
+def _module_variable_tool(qualified: str, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
     """``refund = StructuredTool.from_function(...)`` / ``refund = RefundTool()`` in another module."""
     mod_name, _, var = qualified.rpartition(".")
     for m in project.by_name.get(mod_name, ()):
@@ -236,7 +240,7 @@ def _module_variable_tool(qualified: str, project, depth: int) -> list[FunctionI
 
 
 def registry_tools(
-    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0,
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0,
     falsy: frozenset[str] = frozenset(),
 ) -> list[FunctionInfo]:
     """Every project function a collection of tools may hold: a list or tuple of tools, a
@@ -252,7 +256,7 @@ def registry_tools(
 
 
 def _registry_tools(
-    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int, falsy: frozenset[str]
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int, falsy: frozenset[str]
 ) -> list[FunctionInfo]:
     """``falsy``: parameters of ``scope`` that are false for the call being followed
     (``get_tools(include_gmail=False)``): tools added under ``if include_gmail:`` are not there."""
@@ -312,7 +316,7 @@ def _registry_tools(
     return out
 
 
-def _comprehension_tools(expr, scope, module: ModuleFacts, project, depth: int, falsy: frozenset[str]) -> list[FunctionInfo]:
+def _comprehension_tools(expr: cst.DictComp | cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int, falsy: frozenset[str]) -> list[FunctionInfo]:
     """``{t.name: t for t in L}`` holds L's tools; ``[ALL[n] for n in names]`` holds ALL's."""
     element = expr.value if isinstance(expr, cst.DictComp) else expr.elt
     target = expr.for_in.target
@@ -325,7 +329,7 @@ def _comprehension_tools(expr, scope, module: ModuleFacts, project, depth: int, 
     return registry_tools(expr.for_in.iter, scope, module, project, depth, falsy)
 
 
-def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope, call_module: ModuleFacts, project, depth: int) -> list[FunctionInfo]:
+def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope: FunctionInfo | None, call_module: ModuleFacts, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
     """Tools a project helper returns; a returned comprehension over one of its parameters
     (``def by_name(tools): return {t.name: t for t in tools}``) takes the caller's argument."""
     out: list[FunctionInfo] = []
@@ -367,7 +371,7 @@ def _falsy_params(fn: FunctionInfo, call: cst.Call) -> frozenset[str]:
     return frozenset(out)
 
 
-def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int,
+def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int,
                falsy: frozenset[str] = frozenset()) -> list[FunctionInfo]:
     """``tools.append(send_email)`` / ``tools.extend(gmail_tools)`` / ``tools.update({...})`` in the scope,
     except under ``if <flag>:`` where the flag is one of ``falsy``."""
@@ -404,7 +408,7 @@ def _guarded_by(node: cst.CSTNode, module: ModuleFacts, flags: frozenset[str]) -
     return False
 
 
-def _module_variable_tools(qualified: str, project, depth: int) -> list[FunctionInfo]:
+def _module_variable_tools(qualified: str, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
     """``TOOLS`` imported from another project module: the list it is bound to there."""
     mod_name, _, var = qualified.rpartition(".")
     out: list[FunctionInfo] = []
@@ -417,7 +421,7 @@ def _module_variable_tools(qualified: str, project, depth: int) -> list[Function
     return out
 
 
-def _factory_functions(call: cst.Call, scope, module: ModuleFacts, project) -> list[FunctionInfo]:
+def _factory_functions(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
     """``StructuredTool.from_function(func=send, coroutine=asend)`` / ``Tool(name, send, ...)``."""
     out: list[FunctionInfo] = []
     resolver = project.resolver(module)
@@ -431,7 +435,7 @@ def _factory_functions(call: cst.Call, scope, module: ModuleFacts, project) -> l
     return out
 
 
-def _class_runs(names: set[str], module: ModuleFacts, project) -> list[FunctionInfo]:
+def _class_runs(names: set[str], module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
     out: list[FunctionInfo] = []
     for name in names:
         cls = project.lookup(name, near=module)
@@ -444,7 +448,7 @@ def _runs_of(cls: ClassInfo) -> list[FunctionInfo]:
     return [cls.methods[m] for m in ("_run", "_arun") if m in cls.methods]
 
 
-def _plain_functions(expr: cst.BaseExpression, scope, module: ModuleFacts, project) -> list[FunctionInfo]:
+def _plain_functions(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
     """A bare project function in a tools list (``create_react_agent(model, [send_email])``
     wraps plain functions as tools)."""
     out: list[FunctionInfo] = []
@@ -477,15 +481,15 @@ MCP_ADAPTER_TOOL_SOURCES = frozenset(
 TOOL_RUNNER_METHODS = frozenset({"invoke", "ainvoke", "batch", "abatch", "stream", "astream"})
 
 
-def _mcp_source_classifier(project):
-    def classify(call, module):
+def _mcp_source_classifier(project: ProjectQueries) -> Callable[[CallInfo, ModuleFacts], str | None]:
+    def classify(call: CallInfo, module: ModuleFacts) -> str | None:
         names = project.resolver(module).call_names(call.node, call.function)
         return "mcp-tools" if names & MCP_ADAPTER_TOOL_SOURCES else None
 
     return classify
 
 
-def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> bool:
+def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> bool:
     """Does ``expr`` hold tools from an MCP server (``await client.get_tools()``, a project helper
     that gathers them, a list that includes them)?"""
     if expr is None or depth > 5:
@@ -510,11 +514,9 @@ def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo
     return False
 
 
-def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> str | None:
+def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> str | None:
     """``tool_node.ainvoke(state)`` / ``agent.invoke(...)`` where the ``ToolNode`` or prebuilt agent
     was built over MCP adapter tools: the call runs a tool on an MCP server. Returns what runs."""
-    from resume_audit.frameworks.langgraph.names import CREATE_REACT_AGENT, TOOL_NODE
-
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in TOOL_RUNNER_METHODS):
         return None

@@ -45,11 +45,13 @@ Nothing here imports the scanned code or these frameworks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, keyword, string_value
 from resume_audit.handlers.packages import HTTP_PACKAGES, QUEUE_PACKAGES, SERVING_WORDS, SQS_PACKAGES
 
@@ -272,7 +274,8 @@ class _Index:
                 self._serve(module)
             self._registration(call.node, call.function, names, module, uses_web, uses_queue)
 
-    def _decorator_kind(self, target, call, fn, module, uses_web) -> str | None:
+    def _decorator_kind(self, target: cst.BaseExpression, call: cst.Call | None, fn: FunctionInfo, module: ModuleFacts,
+                        uses_web: bool) -> str | None:
         resolver = self.project.resolver(module)
         names = resolver.names(target, fn.parent)
         for name in names:
@@ -343,7 +346,8 @@ class _Index:
                 return "Kafka consumer loop", node
         return None
 
-    def _registration(self, call: cst.Call, scope, names: set[str], module: ModuleFacts, uses_web: bool, uses_queue: bool) -> None:
+    def _registration(self, call: cst.Call, scope: FunctionInfo | None, names: set[str], module: ModuleFacts, uses_web: bool,
+                      uses_queue: bool) -> None:
         f = call.func
         if names & ROUTE_OBJECTS:
             target = argument(call, 1, "endpoint") or keyword_value(call, "view")
@@ -374,7 +378,8 @@ class _Index:
         if method == "subscribe" and module.uses_any(("google.cloud.pubsub", "google.cloud.pubsub_v1", "nats")):
             self._add_target(keyword_value(call, "callback") or keyword_value(call, "cb") or _positional(call, 1), scope, module, "message subscriber callback", call)
 
-    def _add_target(self, target, scope, module: ModuleFacts, kind: str, node: cst.CSTNode) -> None:
+    def _add_target(self, target: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, kind: str,
+                    node: cst.CSTNode) -> None:
         if target is None:
             return
         if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "as_view":
@@ -529,7 +534,7 @@ def _framework(types: Iterable[str]) -> str:
     return {"fastapi": "FastAPI", "starlette": "Starlette", "flask": "Flask", "quart": "Quart", "aiohttp": "aiohttp"}.get(top, top)
 
 
-def _iter_fors(node: cst.CSTNode):
+def _iter_fors(node: cst.CSTNode) -> Iterator[cst.For]:
     stack = [node]
     while stack:
         cur = stack.pop()

@@ -43,7 +43,7 @@ class ChangedLines:
         return changed is not None and any(line in changed for line in range(start, end + 1))
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         # core.quotePath=false: git writes non-ASCII names as UTF-8, not as "\303\274" escapes
         return subprocess.run(

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
-#: import names of each framework a rule can declare (``Rule.frameworks``)
-FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
-    "langgraph": ("langgraph",),
-    "crewai": ("crewai",),
-    "llamaindex-workflows": ("llama_index", "workflows"),
-    "pydantic-graph": ("pydantic_graph",),
-}
+from resume_audit.frameworks import registry
+
+#: import names of each framework a rule can declare (``Rule.frameworks``), by id and by alias: derived
+#: from the framework registry (:mod:`resume_audit.frameworks.registry`)
+FRAMEWORK_PACKAGES: Mapping[str, tuple[str, ...]] = registry.Table(lambda fw: fw.import_names, aliases=True)
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, TYPE_CHECKING, Sequence
 
 from resume_audit.discovery.modulenames import SourceFile
-from resume_audit.cache.filetable import FileTable
 from resume_audit.findings import Notification, NotificationKind
+
+if TYPE_CHECKING:  # the file table answers word questions when a scan has one; reading needs no cache
+    from resume_audit.cache.filetable import FileTable
 
 
 def content_hash(raw: bytes) -> str:

@@ -18,8 +18,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import attr
 import sarif_om as so
 
-from resume_audit import __version__
-from resume_audit.catalog.descriptors import RuleDescriptor, descriptors, documentation
+from resume_audit.version import __version__
+from resume_audit.catalog.descriptors import RuleDescriptor, descriptors
+from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.catalog.docs import help_uri
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
 from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY
@@ -81,7 +82,9 @@ def _location(span: Span, message: str | None = None, ident: int | None = None) 
 
 
 def _rule_descriptor(rule: RuleDescriptor) -> so.ReportingDescriptor:
-    text = lambda s: " ".join(s.split())  # noqa: E731 - collapse the docstring-style wrapping
+    def text(s: str) -> str:  # collapse the docstring-style wrapping
+        return " ".join(s.split())
+
     return so.ReportingDescriptor(
         id=rule.id,
         name=rule.name,

@@ -141,5 +141,5 @@ def _para(console: Console, label: str, body: str, *, label_style: str = "bold")
     console.print(text, soft_wrap=True)
 
 
-def _witness_text(witness: dict) -> str:
+def _witness_text(witness: dict[str, object]) -> str:
     return "; ".join(f"{k}={escape(str(v))}" for k, v in witness.items())

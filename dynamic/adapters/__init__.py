@@ -1,7 +1,10 @@
 """Framework adapters: one module per framework behind :mod:`.base`'s interface.
 
-Adding a framework is one module with an :class:`~.base.Adapter` subclass and
-one line in ``REGISTRY``. Three questions are answered here, once, for all:
+A framework's adapter is an :class:`~.base.Adapter` subclass in its own folder
+(``frameworks/<name>/adapter.py``), named by its record in
+:mod:`resume_audit.frameworks.registry`: ``REGISTRY`` and ``IMPORT_NAMES`` are
+derived from that registry, never written here. Three questions are answered
+here, once, for all:
 
 - ``adapter_for(name)``: the adapter of a named framework;
 - ``detect(obj)``: which framework an imported target belongs to (in the
@@ -14,28 +17,17 @@ one line in ``REGISTRY``. Three questions are answered here, once, for all:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from resume_audit.dynamic.adapters.base import Adapter, ShapeError, required_parameters
+from resume_audit.frameworks import registry
 
-#: framework name -> "module:class"
-REGISTRY: dict[str, str] = {
-    "langgraph": "resume_audit.frameworks.langgraph.adapter:LangGraphAdapter",
-    "crewai": "resume_audit.frameworks.crewai.adapter:CrewAIAdapter",
-    "llamaindex": "resume_audit.frameworks.llamaindex.adapter:LlamaIndexAdapter",
-    "pydantic-graph": "resume_audit.frameworks.pydantic_graph.adapter:PydanticGraphAdapter",
-}
+#: framework id -> "module:Class" of its adapter (derived from the framework registry)
+REGISTRY: Mapping[str, str] = registry.Table(lambda fw: fw.adapter)
 
 #: top-level import names that identify each framework in source text and in an environment
-IMPORT_NAMES: dict[str, tuple[str, ...]] = {
-    "langgraph": ("langgraph",),
-    "crewai": ("crewai",),
-    "llamaindex": ("workflows", "llama_index"),
-    "pydantic-graph": ("pydantic_graph",),
-}
+IMPORT_NAMES: Mapping[str, tuple[str, ...]] = registry.Table(lambda fw: fw.import_names)
 
 _CACHE: dict[str, Adapter] = {}
 
@@ -45,23 +37,21 @@ def adapter_for(framework: str) -> Adapter:
     if framework not in REGISTRY:
         raise ValueError(f"no dynamic-stage adapter for {framework!r} (available: {', '.join(REGISTRY)})")
     if framework not in _CACHE:
-        module, cls = REGISTRY[framework].split(":")
-        _CACHE[framework] = getattr(importlib.import_module(module), cls)()
+        cls = registry.load(REGISTRY[framework])
+        if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+            raise TypeError(f"{REGISTRY[framework]} is not an Adapter subclass")
+        _CACHE[framework] = cls()
     return _CACHE[framework]
 
 
 def installed(framework: str) -> bool:
     """Whether the framework's package can be imported here (without importing it)."""
-    primary = IMPORT_NAMES[framework][0]
-    try:
-        return importlib.util.find_spec(primary) is not None
-    except (ImportError, ValueError):
-        return False
+    return registry.get(framework).installed()
 
 
 def sniff(text: str) -> list[str]:
     """Frameworks whose packages ``text`` imports, in ``REGISTRY`` order."""
-    found = []
+    found: list[str] = []
     for framework, names in IMPORT_NAMES.items():
         alternatives = "|".join(re.escape(n) for n in names)
         if re.search(rf"^\s*(?:from|import)\s+(?:{alternatives})\b", text, re.MULTILINE):
@@ -77,7 +67,7 @@ def detect(obj: Any, hint: str | None = None) -> tuple[Adapter, Any]:
     called once and its result recognised -- LangGraph's adapter still gets
     the factory itself, so it can call it with the sweep's checkpointer.
     """
-    order = ([hint] if hint in REGISTRY else []) + [f for f in REGISTRY if f != hint]
+    order = ([hint] if hint is not None and hint in REGISTRY else []) + [f for f in REGISTRY if f != hint]
     for framework in order:
         adapter = adapter_for(framework)
         if adapter.accepts(obj):

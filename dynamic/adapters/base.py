@@ -4,9 +4,8 @@ The sweep's drivers (run to park, crash at a point, recover, fork, race) speak
 only this interface; everything a framework does differently -- how a program
 is built around the sweep's store, how a run parks and is resumed, how durable
 state is read back, where the persistence operations are intercepted -- lives
-in one adapter module per framework (``adapters/langgraph.py``,
-``adapters/crewai.py``, ``adapters/llamaindex.py``,
-``adapters/pydantic_graph.py``), registered in ``adapters/__init__.py``.
+in one adapter per framework (``resume_audit.frameworks.<name>.adapter``),
+registered in ``adapters/__init__.py``.
 
 Vocabulary, chosen so it fits every framework rather than LangGraph's:
 

@@ -20,39 +20,13 @@ import importlib
 import inspect
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import EventLog
 from resume_audit.dynamic.ledger import Ledger
 
-NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce__": lambda self: "NO_STUB"})()
-
-
-class EffectSpecError(ValueError):
-    """An ``--effect`` that names nothing callable."""
-
-
-@dataclass(frozen=True)
-class EffectSpec:
-    """``module:attr`` (``attr`` may be dotted: ``stripe:Charge.create``)."""
-
-    module: str
-    attr: str
-
-    @classmethod
-    def parse(cls, text: str) -> "EffectSpec":
-        module, sep, attr = text.strip().partition(":")
-        if not sep or not module or not attr:
-            raise EffectSpecError(f"--effect {text!r}: expected MODULE:FUNCTION, e.g. myagent.tools:charge_card")
-        if module.endswith(".py"):
-            module = module[:-3].replace("/", ".").strip(".")
-        return cls(module, attr)
-
-    @property
-    def display(self) -> str:
-        return f"{self.module}.{self.attr}"
-
+__all__ = ["NO_STUB", "EffectSpec", "EffectSpecError", "idempotency_key", "install_effects"]
 
 #: where an effect was called from: (node, step, task id)
 ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]
@@ -149,7 +123,7 @@ def install_effects(
     return locations
 
 
-def _source_location(func: Callable) -> str:
+def _source_location(func: Callable[..., Any]) -> str:
     """``file:line`` of a function's definition, "" when Python cannot tell (a builtin, a C function)."""
     try:
         return f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
@@ -165,8 +139,8 @@ def _user_site(caller: Any, skip: tuple[str, ...]) -> str | None:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
 
 
-def _make_wrapper(func: Callable, name: str, ledger: Ledger, events: EventLog, context: ContextProvider, stub: Any,
-                  definition: str | None = None):
+def _make_wrapper(func: Callable[..., Any], name: str, ledger: Ledger, events: EventLog, context: ContextProvider,
+                  stub: Any, definition: str | None = None) -> Callable[..., Any]:
     """The recorder around one effect. The call site recorded is the user's line that called it; an
     effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``."""
     skip = _library_roots() + _own_roots() if definition else ()
@@ -213,10 +187,9 @@ def _library_roots() -> tuple[str, ...]:
 
 def _own_roots() -> tuple[str, ...]:
     """This package's own directories (the sweep's child code calls the graph)."""
-    import resume_audit
-
+    top = sys.modules[__name__.partition(".")[0]]  # the top-level package: loaded before any module of it
     here = os.path.dirname(os.path.abspath(__file__))
-    return (here + os.sep, os.path.dirname(os.path.abspath(resume_audit.__file__)) + os.sep)
+    return (here + os.sep, os.path.dirname(os.path.abspath(str(top.__file__))) + os.sep)
 
 
 def _rebind_references(replaced: dict[int, tuple[Any, Any]]) -> None:

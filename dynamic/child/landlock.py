@@ -89,6 +89,6 @@ def confine_writes(writable_dirs: list[str], writable_files: list[str]) -> bool:
                 os.close(fd)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
             return False
-        return libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
+        return bool(libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0)
     finally:
         os.close(ruleset)

@@ -102,10 +102,10 @@ def _loopback(host: Any) -> bool:
 
 
 def _make_hook(writable: Callable[[Any], bool], allow_network: bool, tell: Callable[[str, str], None],
-               refuse: Callable[[str, str], None], guard: threading.local) -> Callable[[str, tuple], None]:
+               refuse: Callable[[str, str], None], guard: threading.local) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook: refuses writes outside the cell and non-loopback traffic, reports spawns."""
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if getattr(guard, "busy", False):
             return
         if event == "open":

@@ -51,7 +51,7 @@ def _is_pydantic(schema: Any) -> bool:
 
 
 @lru_cache(maxsize=256)
-def _adapter(annotation: Any):
+def _adapter(annotation: Any) -> Any:
     from pydantic import TypeAdapter
 
     try:

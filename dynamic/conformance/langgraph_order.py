@@ -14,7 +14,7 @@ it without a word (RA706).
 from __future__ import annotations
 
 import operator
-from typing import Annotated
+from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
@@ -35,16 +35,16 @@ def charge_card(order_id: int, amount: int) -> str:
     return f"ch_{order_id}_{amount}"
 
 
-def prepare(state: OrderState) -> dict:
+def prepare(state: OrderState) -> dict[str, Any]:
     return {"amount": 42, "log": ["prepared"]}
 
 
-def review(state: OrderState) -> dict:
+def review(state: OrderState) -> dict[str, Any]:
     answer = interrupt({"question": "approve order?", "order_id": state.order_id, "amount": state.amount})
     return {"approved": answer == "approve", "log": [f"reviewed: {answer}"]}
 
 
-def charge(state: OrderState) -> dict:
+def charge(state: OrderState) -> dict[str, Any]:
     if not state.approved:
         return {"log": ["not charged"]}
     charge_id = charge_card(state.order_id, state.amount)
@@ -52,7 +52,7 @@ def charge(state: OrderState) -> dict:
     return {"charge_id": charge_id, "receipt": [f"charged {state.amount}", None], "log": ["charged"]}
 
 
-def build_graph(checkpointer):
+def build_graph(checkpointer: Any) -> Any:
     builder = StateGraph(OrderState)
     builder.add_node("prepare", prepare)
     builder.add_node("review", review)

@@ -8,6 +8,7 @@ reaches ``Approve`` as ``ctx.deps``; ``Charge`` fires ``charge_card``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic_graph import BaseNode, End, GraphRunContext
 from pydantic_graph.graph import Graph
@@ -53,5 +54,5 @@ class Charge(BaseNode[Order, str, str]):
 approval_graph = Graph(nodes=(Prepare, Approve, Charge))
 
 
-def build() -> dict:
+def build() -> dict[str, Any]:
     return {"graph": approval_graph, "start": Prepare(), "state": Order(), "park_at": ["Approve"]}

@@ -3,25 +3,8 @@
 Each row is one framework / resume plane / backend, swept with
 :func:`resume_audit.dynamic.parent.sweep.crash_sweep` over a bundled probe program
 (:mod:`resume_audit.dynamic.conformance`); each column is one property of the resume
-contract, read off the sweep's cells -- never decided here:
-
-========== ==================================================================
-column     cells it is read from
-========== ==================================================================
-EO-int     ``interrupt``: answering a park re-fires the parked unit's effects
-EO-crash   ``crash``: a kill (SIGKILL, or an exception where asked) + restore fires an effect again (RA701)
-PC         ``crash``/``parked``: the restored run's state or lineage differs (RA702)
-FD         ``fork``: a second answer at one park is served the first (RA703)
-CV         ``validity``: a persisted checkpoint fails the state schema (RA706)
-CO-seq     ``stray``: one more delivery after completion is not inert (RA704)
-CO-conc    ``concurrent``: k racers consume one park more than once (RA705)
-RD         ``write-order``: recovery depends on the durable write order (RA707)
-LV         any: the documented resume path did not complete (RA708)
-========== ==================================================================
-
-A cell is ✓ when every contributing cell passed, ✗ with the first failing
-cell as its witness, n/a when no cell applies (the framework has no parks, no
-write pairs, no schema).
+contract, read off the sweep's cells by :mod:`resume_audit.dynamic.conformance.columns`
+(the probes declare them).
 """
 
 from __future__ import annotations
@@ -30,19 +13,23 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
-from resume_audit.dynamic.adapters import installed
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, Verdict as CellVerdict
+from resume_audit.frameworks import registry
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Verdict as CellVerdict
+from resume_audit.dynamic.conformance.columns import MARK, Verdict, column_ids, titles, verdicts
 from resume_audit.dynamic.report import SweepReport
+from resume_audit.findings import ScanResult
 
-COLUMNS = ("EO-int", "EO-crash", "PC", "FD", "CV", "CO-seq", "CO-conc", "RD", "LV")
-COLUMN_TITLES = {
-    "EO-int": "EO interrupt path", "EO-crash": "EO crash path", "PC": "PC", "FD": "FD", "CV": "CV",
-    "CO-seq": "CO sequential", "CO-conc": "CO concurrent", "RD": "RD", "LV": "liveness",
-}
-MARK = {PASS: "✓", FAIL: "✗", NOT_APPLICABLE: "n/a", ERROR: "error"}
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["COLUMNS", "COLUMN_TITLES", "MARK", "Matrix", "Probe", "Row", "Verdict", "markdown", "probes", "run_conformance",
+           "scan_result", "table", "verdicts", "witnesses"]
+
+#: the columns of the built-in probes (:func:`~resume_audit.dynamic.conformance.columns.column_ids` reads them when asked)
+COLUMNS = column_ids()
+COLUMN_TITLES = titles()
 PROBES = "resume_audit.dynamic.conformance"
 
 
@@ -62,13 +49,6 @@ class Probe:
     saver: str | None = None
     crash_modes: tuple[str, ...] = ("sigkill",)
     cells: tuple[str, ...] | None = None
-
-
-@dataclass
-class Verdict:
-    mark: CellVerdict  # PASS | FAIL | NOT_APPLICABLE | ERROR
-    witness: str = ""
-    rules: tuple[str, ...] = ()
 
 
 @dataclass
@@ -93,7 +73,7 @@ class Matrix:
     def stable(self) -> dict[str, Any]:
         return {
             "tool": "resume-audit conformance",
-            "columns": [{"id": c, "title": COLUMN_TITLES[c]} for c in COLUMNS],
+            "columns": [{"id": c, "title": title} for c, title in titles().items()],
             "rows": [
                 {
                     "framework": r.probe.framework,
@@ -110,107 +90,36 @@ class Matrix:
         }
 
 
-# -- reading a sweep into columns ------------------------------------------------------------
-def _effects_text(cell: Cell) -> str:
-    return ", ".join(f"{k.rsplit('.', 1)[-1]} {e}→{o}" for k, (e, o) in sorted(cell.effects.items()) if e != o)
+# -- the suite: its rows come from each framework's folder (frameworks/<name>/conformance.py) ---------
+@dataclass(frozen=True)
+class Unswept:
+    """A row a framework can only explain: its program cannot be swept here (every column n/a, with ``reason``)."""
+
+    probe: Probe
+    versions: dict[str, str]
+    reason: str
+    note: str
 
 
-def _column(cells: list[Cell], rule: str | None, kinds: tuple[str, ...]) -> Verdict:
-    relevant = [c for c in cells if c.kind in kinds and c.verdict not in (NOT_APPLICABLE, NOT_REACHED)]
-    if not relevant:
-        return Verdict(NOT_APPLICABLE, next((c.detail for c in cells if c.kind in kinds), "no cell applies"))
-    failing = [c for c in relevant if (rule in c.rules if rule else c.verdict == FAIL)]
-    if failing:
-        c = failing[0]
-        hit = next((h for h in c.hits if rule is None or h.rule == rule), None)
-        prefer_message = rule in ("RA703", "RA708", "RA701") and c.kind in ("fork", "interrupt") or rule == "RA708"
-        text = (hit.message if hit and prefer_message else None) or _effects_text(c) or (hit.message if hit else c.detail)
-        witness = f"{c.name}: {text}"
-        if len(failing) > 1:
-            witness += f" (+{len(failing) - 1} more)"
-        return Verdict(FAIL, witness[:400], tuple(sorted({h.rule for c in failing for h in c.hits})))
-    errors = [c for c in relevant if c.verdict == ERROR]
-    if errors and len(errors) == len(relevant):
-        return Verdict(ERROR, f"{errors[0].name}: {errors[0].detail}"[:400])
-    best = relevant[0]
-    return Verdict(PASS, f"{len(relevant)} cell(s) pass; e.g. {best.name}: {best.detail}"[:400])
-
-
-def verdicts(report: SweepReport) -> dict[str, Verdict]:
-    """The matrix row of one sweep."""
-    cells = report.cells
-    out = {
-        "EO-int": _column(cells, "RA701", ("interrupt",)),
-        "EO-crash": _column(cells, "RA701", ("crash",)),
-        "PC": _column(cells, "RA702", ("crash", "parked")),
-        "FD": _column(cells, "RA703", ("fork",)),
-        "CV": _column(cells, "RA706", ("validity",)),
-        "CO-seq": _column(cells, "RA704", ("stray",)),
-        "CO-conc": _column(cells, "RA705", ("concurrent",)),
-        "RD": _column(cells, "RA707", ("write-order",)),
-        "LV": _column(cells, "RA708", ("crash", "parked", "stray", "fork", "concurrent")),
-    }
-    if not report.complete:
-        why = next((n.message for n in reversed(report.notifications)), "the uninterrupted run failed")
-        out = {c: Verdict(ERROR, why[:400]) for c in COLUMNS}
-    return out
-
-
-# -- the suite ---------------------------------------------------------------------------------
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+#: a framework's rows: ``(saver, dsn) -> rows``, named by its registry record's ``conformance``
+RowSource = Callable[[str | None, str | None], list["Probe | Unswept"]]
 
 
 def probes(saver: str | None = None, dsn: str | None = None) -> tuple[list[Probe], list[Row]]:
-    """The rows for the frameworks installed here (and rows that can only say why a framework is not swept)."""
+    """The rows for the frameworks installed here (and rows that can only say why a framework is not swept),
+    in registry order; with ``saver`` (a checkpointer of one framework's) only that framework's rows."""
     rows: list[Probe] = []
     notes: list[Row] = []
-    lg: dict[str, Any] = dict(target=f"{PROBES}.langgraph_order:build_graph", effects=(f"{PROBES}.langgraph_order:charge_card",),
-              resume=("approve",), input={"order_id": 7, "amount": 30})
-    if saver is not None:
-        rows.append(Probe("langgraph", "checkpointer", f"--saver {saver}", backend="custom", saver=saver, **lg))
-    elif installed("langgraph"):
-        rows.append(Probe("langgraph", "checkpointer", "SqliteSaver", backend="sqlite", **lg))
-        rows.append(Probe("langgraph", "checkpointer", "InMemorySaver", backend="memory",
-                          cells=("interrupt", "crash", "parked", "fork", "stray", "concurrent", "validity"), **lg))
-        if dsn:
-            rows.append(Probe("langgraph", "checkpointer", "PostgresSaver", backend="postgres", dsn=dsn,
-                              cells=("interrupt", "crash", "parked", "fork", "stray", "concurrent"), **lg))
-    if saver is not None:
-        return rows, notes
-    if installed("crewai"):
-        crew = f"{PROBES}.crewai_counter"
-        effects = (f"{crew}:effect_s1", f"{crew}:effect_s2")
-        cells = ("crash", "stray", "validity")
-        for attr, plane, modes in (
-            ("checkpoint_all", 'CheckpointConfig(on_events=["*"])', ("sigkill", "exception")),
-            ("checkpoint_finished", 'CheckpointConfig(on_events=["method_execution_finished"])', ("sigkill",)),
-            ("checkpoint_default", "checkpoint=True (default trigger)", ("sigkill",)),
-            ("PersistClass", "@persist (class-level)", ("sigkill", "exception")),
-            ("PersistMethod", "@persist (method-level)", ("sigkill",)),
-        ):
-            store = "SQLiteFlowPersistence" if "persist" in plane else "JsonProvider"
-            rows.append(Probe("crewai", plane, store, f"{crew}:{attr}", effects, crash_modes=modes, cells=cells))
-    if installed("llamaindex"):
-        li = f"{PROBES}.llamaindex_approval"
-        for attr, plane in (("TwoStep", "InputRequiredEvent → HumanResponseEvent step"), ("WaitForEvent", "ctx.wait_for_event")):
-            rows.append(Probe("llamaindex", plane, "Context.to_dict() JSON", f"{li}:{attr}",
-                              (f"{li}:prepare_order", f"{li}:charge_card"), ("approve",)))
-    if installed("pydantic-graph"):
-        version = _version("pydantic-graph") or "?"
-        pg = f"{PROBES}.pydantic_graph_approval"
-        major = version.split(".")[0]
-        if major.isdigit() and int(major) >= 2:
-            notes.append(Row(Probe("pydantic-graph", "FileStatePersistence", "-", f"{pg}:build", ()),
-                             {"pydantic-graph": version},
-                             {c: Verdict(NOT_APPLICABLE, "no persistence module in 2.x") for c in COLUMNS},
-                             note=f"pydantic-graph {version} removed pydantic_graph.persistence: no documented resume path"))
-        else:
-            rows.append(Probe("pydantic-graph", "FileStatePersistence", "JSON file", f"{pg}:build",
-                              (f"{pg}:prepare_order", f"{pg}:charge_card"), ("approve",)))
+    for framework in registry.frameworks():
+        if framework.conformance is None or (saver is not None and not framework.takes_saver):
+            continue
+        source = cast(RowSource, registry.load(framework.conformance))
+        for row in source(saver, dsn):
+            if isinstance(row, Unswept):
+                notes.append(Row(row.probe, row.versions, {c: Verdict(NOT_APPLICABLE, row.reason) for c in COLUMNS},
+                                 note=row.note))
+            else:
+                rows.append(row)
     return rows, notes
 
 
@@ -244,42 +153,51 @@ def run_conformance(saver: str | None = None, dsn: str | None = None, timeout: f
 
 
 # -- rendering ---------------------------------------------------------------------------------
-def table(matrix: Matrix):
+def table(matrix: Matrix) -> Table:
     """A rich Table of the matrix."""
-    from rich.table import Table
+    from rich.table import Table  # imported when drawn, not with the suite
     from rich.text import Text
 
     t = Table(title="resume-audit conformance", show_lines=True)
     t.add_column("framework / plane / backend", overflow="fold")
     t.add_column("versions", overflow="fold", style="dim")
-    for c in COLUMNS:
-        t.add_column(COLUMN_TITLES[c], justify="center")
+    shown = titles()
+    for title in shown.values():
+        t.add_column(title, justify="center")
     styles = {PASS: "green", FAIL: "bold red", NOT_APPLICABLE: "dim", ERROR: "magenta"}
     for r in matrix.rows:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(r.versions.items()))
         t.add_row(r.label + (f"\n({r.note})" if r.note else ""), versions,
-                  *[Text(MARK[r.verdicts[c].mark], style=styles.get(r.verdicts[c].mark, "")) for c in COLUMNS])
+                  *[Text(MARK[_mark(r, c)], style=styles.get(_mark(r, c), "")) for c in shown])
     return t
+
+
+def _mark(row: Row, column: str) -> CellVerdict:
+    """A row's verdict in a column (n/a in a column the row was not read into: a probe registered after it)."""
+    v = row.verdicts.get(column)
+    return v.mark if v is not None else NOT_APPLICABLE
 
 
 def witnesses(matrix: Matrix) -> list[str]:
     out = []
+    shown = titles()
     for r in matrix.rows:
-        for c in COLUMNS:
-            v = r.verdicts[c]
-            if v.mark in (FAIL, ERROR):
-                out.append(f"{r.label} · {COLUMN_TITLES[c]} {MARK[v.mark]} {' '.join(v.rules)}: {v.witness}")
+        for c, title in shown.items():
+            v = r.verdicts.get(c)
+            if v is not None and v.mark in (FAIL, ERROR):
+                out.append(f"{r.label} · {title} {MARK[v.mark]} {' '.join(v.rules)}: {v.witness}")
     return out
 
 
 def markdown(matrix: Matrix) -> str:
-    head = "| framework / plane / backend | versions | " + " | ".join(COLUMN_TITLES[c] for c in COLUMNS) + " |"
-    sep = "|" + "---|" * (len(COLUMNS) + 2)
+    shown = titles()
+    head = "| framework / plane / backend | versions | " + " | ".join(shown.values()) + " |"
+    sep = "|" + "---|" * (len(shown) + 2)
     lines = [head, sep]
     for r in matrix.rows:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(r.versions.items()))
         label = r.label.replace("|", "\\|") + (f" ({r.note})" if r.note else "")
-        lines.append(f"| {label} | {versions} | " + " | ".join(MARK[r.verdicts[c].mark] for c in COLUMNS) + " |")
+        lines.append(f"| {label} | {versions} | " + " | ".join(MARK[_mark(r, c)] for c in shown) + " |")
     lines.append("")
     lines.append("Witnesses of ✗:")
     lines.append("")
@@ -287,13 +205,11 @@ def markdown(matrix: Matrix) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scan_result(matrix: Matrix):
+def scan_result(matrix: Matrix) -> ScanResult:
     """Every finding of every row, in one ScanResult for the SARIF/JSON reporters."""
-    from resume_audit.findings import ScanResult
-
-    from resume_audit.dynamic.catalog import DYNAMIC_RULES
+    from resume_audit.dynamic.catalog import all_dynamic_rules
 
     findings = [f for r in matrix.rows if r.report for f in r.report.findings]
     notes = [n for r in matrix.rows if r.report for n in r.report.notifications]
     return ScanResult(findings=findings, notifications=notes, files_scanned=0, root=os.getcwd(),
-                      rules_run=tuple(r.id for r in DYNAMIC_RULES))
+                      rules_run=tuple(r.id for r in all_dynamic_rules()))

@@ -21,7 +21,7 @@ import threading
 import time
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.lifetime import process_table
@@ -38,7 +38,9 @@ def context(preload: list[str]) -> Any:
     with _CTX_LOCK:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main", *preload])
+            # the probes too: a probe's own child role reaches the child by reference to its module
+            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main",
+                                        "resume_audit.dynamic.probes", *preload])
             _CTX = ctx
         return _CTX
 
@@ -76,6 +78,35 @@ class ChildRun:
             return f"exited with code {self.exitcode} without reporting (os._exit or interpreter crash)"
         return None
 
+    @property
+    def completed(self) -> bool:
+        """The child played its role to the end (the user's graph did not raise, exit, or break the protocol)."""
+        return self.result is not None and self.result.ok
+
+    def failure_text(self) -> str:
+        """Why the child did not complete its role, in one line."""
+        return " ".join(self._failure_text().split())
+
+    def _failure_text(self) -> str:
+        if self.result is None:
+            return self.failure() or "no result"
+        r = self.result
+        if r.target_error:
+            return f"target did not load: {r.target_error}"
+        if r.protocol_error:
+            return r.protocol_error
+        err = r.error
+        if err is not None:
+            where = f" at {err.where}" if err.where else ""
+            if err.kind == "exit":
+                return f"the graph called {err.message}{where}"
+            limit = self.spec.run.memory_limit_mb
+            if err.type == "MemoryError" and limit:
+                return (f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
+                        "(--memory-limit; 0 lifts it)")
+            return f"the graph raised {err.type}: {err.message}{where}"
+        return "incomplete"
+
 
 def _group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes in process group ``pgid``."""
@@ -97,7 +128,7 @@ _START_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _without_main_module():
+def _without_main_module() -> Iterator[None]:
     """Hide ``__main__`` while a child is launched.
 
     multiprocessing re-runs the parent's main script in every fork-server child
@@ -160,7 +191,8 @@ def _poll(proc: Any) -> int | None:
     exit code 255. Every read goes through this lock, as does every start.
     """
     with _START_LOCK:
-        return proc.exitcode
+        code: int | None = proc.exitcode
+        return code
 
 
 def _wait(proc: Any, timeout: float) -> int | None:

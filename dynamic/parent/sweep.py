@@ -10,6 +10,7 @@ stable order. The parent never imports the user's code.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -19,34 +20,40 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable
 
-from resume_audit.findings import Notification, NotificationKind, Severity
-
-from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, sniff
-from resume_audit.dynamic.parent.build import Locator, build_findings
-from resume_audit.dynamic.cells import ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference, completed, failure_text
-from resume_audit.dynamic.probes import PROBES, CellOutcome, Planning, Slot
-from resume_audit.dynamic.probes import validity
-from resume_audit.dynamic.child_result import ChildResult
-from resume_audit.dynamic.child.effects import NO_STUB, EffectSpec, EffectSpecError
-from resume_audit.dynamic.child.llm_stub import LlmScript, LlmScriptError
-from resume_audit.dynamic.request import Shard, SweepRequest
 from resume_audit.dynamic import lifetime
+from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, sniff
+from resume_audit.dynamic.cells import DRY_RUN, ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference
+from resume_audit.dynamic.child_result import ChildResult
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import CRASH_MODES, Event
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.report import SweepReport
-from resume_audit.dynamic.parent.sharding import DryFacts, ShardPart
+from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
+from resume_audit.dynamic.parent.build import Locator, build_findings
+from resume_audit.dynamic.parent.notes import Note, collect_notes, notifications
 from resume_audit.dynamic.parent.runner import ChildRun, kill_all
+from resume_audit.dynamic.parent.workbench import SweepCancelled, Workbench
+from resume_audit.dynamic.probes import CellOutcome, Planning, Slot, cell_kinds, registry, validity
+from resume_audit.dynamic.protocol import SweepProtocol
+from resume_audit.dynamic.report import SweepReport
+from resume_audit.dynamic.request import Shard, SweepRequest
+from resume_audit.dynamic.shard import DryFacts, ShardPart, SweepHeader
 from resume_audit.dynamic.spec import AUTO_INPUT, RunSpec
 from resume_audit.dynamic.target import TargetError, TargetSpec
 from resume_audit.dynamic.values import derive_fork_value, to_jsonable
-from resume_audit.dynamic.parent.workbench import SweepCancelled, Workbench
+from resume_audit.findings import Notification, NotificationKind, Severity
 
 __all__ = ["crash_sweep", "AUTO_INPUT", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TooFewAnswers",
            "TargetError", "CELL_KINDS",
            "BACKENDS"]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
-CELL_KINDS = tuple(str(k) for k in CellKind if k is not CellKind.DRY_RUN)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CELL_KINDS":  # the ``--cells`` names, read when asked: a probe registered later is among them
+        return tuple(str(kind) for kind in cell_kinds())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
 
 #: progress(done, total, label)
@@ -121,44 +128,6 @@ def resolve_framework(spec: TargetSpec, framework: str | None) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _notes_from(runs: list[ChildRun], cell_dirs: list[str]) -> list[tuple[str, str]]:
-    notes: set[tuple[str, str]] = set()
-    for d in cell_dirs:
-        path = os.path.join(d, "ledger.sqlite")
-        if os.path.exists(path):
-            ledger = Ledger(path)
-            try:
-                for _phase, kind, detail in ledger.notes():
-                    notes.add((kind, detail))
-            finally:
-                ledger.close()
-    for run in runs:
-        if run.leftovers:
-            notes.add(("leftovers", "processes the graph spawned were still running when its run ended; the sweep killed them"))
-        if run.escaped:
-            notes.add(lifetime.ESCAPED_NOTE)
-        if run.timed_out:
-            notes.add(("timeout", f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group"))
-        if run.result is not None and run.result.schedule_escaped:
-            notes.add(("schedule", "a node waited too long for pending checkpoint writes; that run's schedule was not controlled"))
-    return sorted(notes)
-
-
-def _notifications(notes: list[tuple[str, str]]) -> list[Notification]:
-    out = []
-    for kind, detail in notes:
-        if kind == "spawn":
-            out.append(Notification(NotificationKind.INFO, f"the graph spawned a child process ({detail}); the sweep killed "
-                                                           "whatever of it was still running when the cell ended"))
-        elif kind.startswith("refused-"):
-            out.append(Notification(NotificationKind.INFO, f"sandbox refused an operation of the graph: {detail}"))
-        elif kind == "timeout":
-            out.append(Notification(NotificationKind.TIMEOUT, detail))
-        else:
-            out.append(Notification(NotificationKind.INFO, detail))
-    return out
-
-
 def crash_sweep(target: "str | SweepRequest", *, progress: Progress | None = None, **options: Any) -> SweepReport:
     """Crash-sweep the program ``target`` and check the resume contract.
 
@@ -206,7 +175,7 @@ class _Prepared:
     dsn: str | None
     wanted: frozenset[CellKind]
     modes: tuple[str, ...]
-    protocol: dict[str, Any]
+    protocol: SweepProtocol
     cwd: str
 
 
@@ -232,10 +201,11 @@ def _prepare(request: SweepRequest) -> _Prepared:
     modes = tuple(m for m in CRASH_MODES if m in set(request.crash_modes))
     if not modes or set(request.crash_modes) - set(CRASH_MODES):
         raise SweepUsageError(f"crash modes must be among {', '.join(CRASH_MODES)}")
-    wanted = set(CELL_KINDS if request.cells is None else request.cells)
-    unknown = wanted - set(CELL_KINDS)
+    kinds = tuple(str(kind) for kind in cell_kinds())
+    wanted = set(kinds if request.cells is None else request.cells)
+    unknown = wanted - set(kinds)
     if unknown:
-        raise SweepUsageError(f"unknown cell kind(s) {sorted(unknown)}; choose from {', '.join(CELL_KINDS)}")
+        raise SweepUsageError(f"unknown cell kind(s) {sorted(unknown)}; choose from {', '.join(kinds)}")
     if backend == "postgres":
         dsn = dsn or os.environ.get(PG_DSN_ENV)
         if not dsn:
@@ -267,22 +237,19 @@ def _prepare(request: SweepRequest) -> _Prepared:
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
                   per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit)
     synthesised = request.input is AUTO_INPUT
-    protocol: dict[str, Any] = {
-        "input": None if synthesised else to_jsonable(request.input),
-        "resume": to_jsonable(list(resume)),
-        "fork_resume": to_jsonable(fork_value),
-        "effects": [e.display for e in effect_specs],
-        "stub": None if request.stub is NO_STUB else to_jsonable(request.stub),
-        **({"stubs": {k: to_jsonable(v) for k, v in per_effect}} if per_effect else {}),
-        "config": to_jsonable(config),
-        "cells": sorted(wanted),
-    }
-    if synthesised:  # filled in from the uninterrupted run, which synthesised it
-        protocol["input_synthesised"] = True
-    if llm_script is not None:
-        protocol["stub_llm"] = llm_script.to_data()
-    if modes != ("sigkill",):
-        protocol["crash_modes"] = list(modes)
+    protocol = SweepProtocol(
+        input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
+        resume=to_jsonable(list(resume)),
+        fork_resume=to_jsonable(fork_value),
+        effects=[e.display for e in effect_specs],
+        stub=None if request.stub is NO_STUB else to_jsonable(request.stub),
+        stubs={k: to_jsonable(v) for k, v in per_effect},
+        config=to_jsonable(config),
+        cells=sorted(wanted),
+        input_synthesised=synthesised,
+        stub_llm=llm_script.to_data() if llm_script is not None else None,
+        crash_modes=modes,
+    )
     return _Prepared(request, run, tspec, backend, dsn, frozenset(CellKind(w) for w in wanted), modes, protocol, cwd)
 
 
@@ -323,20 +290,20 @@ def _shard_slots(slots: list[Slot], shard: Shard) -> list[Slot]:
     return [s for s in slots if s.job is None or s.group in taken]
 
 
-def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list[tuple[str, str]],
+def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list[Note],
                 progress: Progress | None) -> SweepReport:
     """The uninterrupted run did not complete: nothing to compare with, report why (and any invalid state it left)."""
     result = dry.result or ChildResult("dry", "run")
     report.complete = False
-    why = failure_text(dry)
-    report.cells.append(Cell(CellKind.DRY_RUN, "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
-    if CellKind.VALIDITY in prep.wanted and result.invalid:
+    why = dry.failure_text()
+    report.cells.append(Cell(DRY_RUN, "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
+    if validity.kind in prep.wanted and result.invalid:
         # what the failed run persisted is still worth reporting (a mid-graph invalid write)
         report.cells.append(validity.judge([("uninterrupted run", list(result.invalid))], False, result.schema))
         report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
                                          prep.tspec.text)
     kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
-    report.notifications = _notifications(notes) + [
+    report.notifications = notifications(notes) + [
         Notification(kind, f"the uninterrupted run of {prep.tspec.text} did not complete ({why}); nothing was swept",
                      level=Severity.ERROR)
     ]
@@ -368,13 +335,13 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         if result.framework and result.framework != report.framework:
             report.framework = result.framework
             report.versions = _versions(result.framework)
-        report.plane = result.describe.as_dict()
-        if prep.protocol.get("input_synthesised"):
-            report.protocol["input"] = to_jsonable(result.input_used)
+        report.plane = result.describe
+        if prep.protocol.input_synthesised:
+            report.protocol = dataclasses.replace(report.protocol, input=to_jsonable(result.input_used))
         if result.protocol_error:
             raise TooFewAnswers(result.protocol_error)
-        if not completed(dry):
-            return _dry_failed(report, prep, dry, _notes_from(all_runs, cell_dirs), progress)
+        if not dry.completed:
+            return _dry_failed(report, prep, dry, collect_notes(all_runs, cell_dirs), progress)
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
         try:
             ref = Reference.from_dry(result, ledger, prep.run.resume)
@@ -385,15 +352,15 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
                                 # every pause point is probed, not only the first (a graph that parks nowhere
                                 # still gets one cell per probe, which says so)
                                 Gate.of_protocol(ref.parks, prep.run.resume, request.fork_resume) or [Gate.first()])
-            dry_cell = Cell(CellKind.DRY_RUN, "uninterrupted run", PASS, seconds=dry.seconds,
+            dry_cell = Cell(DRY_RUN, "uninterrupted run", PASS, seconds=dry.seconds,
                             effects={k: (v, v) for k, v in sorted(ref.effects.items())},
                             nodes={k: (v, v) for k, v in sorted(ref.nodes.items())}, final_state_match=True,
                             detail=f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}",
                             witness=DryRunWitness(ref.final_state, ref.parks))
             # -- plan: every probe lays out its slots, in the report's stable order -------------
             slots = [Slot("dry-run", cell=dry_cell)]
-            for probe in PROBES:
-                if probe.kinds & prep.wanted:
+            for probe in registry():
+                if any(kind in prep.wanted for kind in probe.kinds):
                     slots += probe.plan(planning)
         finally:
             ledger.close()
@@ -416,13 +383,15 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         # -- resolve every shown slot, in order: filled where this run swept it ---------------
         filled = [(s.label, s.resolve(outcomes)) for s in slots if s.shown]
         report.cells = [c for _label, c in filled if c is not None]
-        notes = _notes_from(all_runs, cell_dirs)
+        notes = collect_notes(all_runs, cell_dirs)
         if request.shard is not None:
             report.shard = ShardPart(
                 shard=request.shard,
+                header=SweepHeader(report.target, report.framework, report.backend, report.versions, report.protocol,
+                                   report.plane, report.complete, report.kill_points),
                 order=[label for label, _c in filled],
                 cells=[(label, c) for label, c in filled if c is not None],
-                validity_sources=validity.sources(outcomes) if CellKind.VALIDITY in prep.wanted else [],
+                validity_sources=validity.sources(outcomes) if validity.kind in prep.wanted else [],
                 dry=DryFacts(list(result.invalid), result.schema, dict(result.nodes), result.target_location),
                 notes=notes,
                 notifications=list(report.notifications),
@@ -431,7 +400,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
                                          prep.tspec.text)
         report.nodes = dict(result.nodes)
-        report.notifications = _notifications(notes) + report.notifications
+        report.notifications = notifications(notes) + report.notifications
         return report
     finally:
         kill_all(root)  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep

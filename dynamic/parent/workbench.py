@@ -8,17 +8,15 @@ run every child through it, so a cancelled sweep starts nothing new.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import secrets
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed
 from resume_audit.dynamic.adapters.base import StoreSettings
 from resume_audit.dynamic.killpoints import Event
-from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.parent.runner import ChildRun, run_child, run_racers
 from resume_audit.dynamic.spec import ChildSpec, RunSpec
 
@@ -116,13 +114,3 @@ class Workbench:
                     conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         except Exception:
             pass
-
-
-@contextlib.contextmanager
-def cell_ledger(cell_dir: str) -> Iterator[Ledger]:
-    """The ledger every child of a cell wrote to, open for judging."""
-    ledger = Ledger(os.path.join(cell_dir, "ledger.sqlite"))
-    try:
-        yield ledger
-    finally:
-        ledger.close()

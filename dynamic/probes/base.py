@@ -1,25 +1,43 @@
 """What a probe module declares, and what the sweep hands it.
 
-A probe owns one question of the resume contract (one ``--cells`` kind):
-:meth:`Probe.plan` lays out its slots -- cells already judged from the
-uninterrupted run, jobs that start children, cells derived from other slots'
-outcomes -- and the module's judge turns children's reports and the ledger
-into a :class:`~resume_audit.dynamic.cells.Cell` with typed hits and witness. The
-sweep (:func:`resume_audit.dynamic.parent.sweep.crash_sweep`) only plans, runs the jobs,
-and resolves the slots in order.
+A probe owns one question of the resume contract and everything about it, so
+that adding one is writing one module (``docs/developing-probes.md``):
+
+- ``kinds``: the cell kinds it answers (its ``--cells`` names, declared with
+  :meth:`~resume_audit.dynamic.cells.CellKind.declare`), in the report's order;
+- ``rules``: the dynamic rules its cells can raise, and ``catalog``: the
+  :class:`DynamicRule` metadata of the ones it owns (SARIF, ``explain``, docs,
+  the pytest assertions' headlines);
+- ``columns``: the conformance matrix columns read off its cells;
+- ``plan``: its slots -- cells already judged from the uninterrupted run, jobs
+  that start children, cells derived from other slots' outcomes -- and a judge
+  that turns children's reports and the ledger into a
+  :class:`~resume_audit.dynamic.cells.Cell` with typed hits and witness.
+
+The sweep (:func:`resume_audit.dynamic.parent.sweep.crash_sweep`) only plans,
+runs the jobs, and resolves the slots in order; every other table of the
+dynamic stage is derived from the registered probes
+(:mod:`resume_audit.dynamic.probes`).
+
+The parent's workbench and child runs appear here as types only: the probe
+modules are imported by the rule catalog, which a warm ``scan`` reads for rule
+names and which must not import the process machinery (``multiprocessing``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, ClassVar, Mapping, Protocol
 
 from resume_audit.dynamic.cells import Cell, CellKind, Gate, Reference
 from resume_audit.dynamic.child_result import ChildResult
 from resume_audit.dynamic.killpoints import Event
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
-from resume_audit.dynamic.parent.workbench import Workbench
+from resume_audit.findings import Severity
+
+if TYPE_CHECKING:
+    from resume_audit.dynamic.parent.runner import ChildRun
+    from resume_audit.dynamic.parent.workbench import Workbench
 
 
 @dataclass
@@ -87,10 +105,57 @@ class Planning:
     gates: list[Gate] = field(default_factory=list)
 
 
-class Probe(Protocol):
-    """One probe module: the cell kinds it answers, the rules it can raise, its plan."""
+@dataclass(frozen=True)
+class DynamicRule:
+    """One dynamic finding id, declared by the probe module that owns it.
 
-    kinds: frozenset[CellKind]
+    Attribute names match :class:`resume_audit.rules.Rule`, so the SARIF reporter, ``resume-audit explain``
+    and the docs read static and dynamic rules alike. Dynamic findings are observations, not patterns,
+    so the descriptors carry no code examples.
+    """
+
+    id: str
+    name: str
+    properties: tuple[str, ...]
+    severity: Severity
+    summary: str
+    description: str
+    runtime: str
+    fix: str
+    #: the line a failing pytest assertion opens a finding's witness block with
+    headline: str
+    frameworks: tuple[str, ...] = ("langgraph",)
+    not_flagged: str = ""
+    #: dynamic rules have no static examples; present so doc renderers can treat both kinds alike
+    VALID: ClassVar[tuple[object, ...]] = ()
+    INVALID: ClassVar[tuple[object, ...]] = ()
+    origin: ClassVar[str] = "dynamic"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the conformance matrix: a property, read off the cells of a probe's kinds (never decided
+    by the conformance suite itself). Columns are ordered by contract property, then by probe."""
+
+    id: str
+    title: str
+    #: the contract property (:data:`resume_audit.findings.PROPERTIES`) the column shows
+    property: str
+    #: a cell carrying a hit of this rule makes the column ✗
+    rule: str
+    #: the cell kinds it is read from; None: every kind whose cells exercise the program (liveness is
+    #: whether the documented resume path completed, wherever the program ran)
+    kinds: tuple[str, ...] | None
+    #: a ✗'s witness is the finding's sentence (not the effect counts of the failing cell)
+    witness_from_message: bool = False
+
+
+class Probe(Protocol):
+    """One probe module (see the module docstring for what each attribute means)."""
+
+    kinds: tuple[CellKind, ...]
     rules: tuple[str, ...]
+    catalog: tuple[DynamicRule, ...]
+    columns: tuple[Column, ...]
 
     def plan(self, planning: Planning) -> list[Slot]: ...

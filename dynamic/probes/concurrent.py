@@ -13,21 +13,58 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from resume_audit.dynamic.cells import (ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Reference, Witness,
-                     completed, failure_text, pairs)
-from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
 from resume_audit.codec import omit_default
-from resume_audit.dynamic.parent.workbench import Workbench, cell_ledger
-from resume_audit.dynamic.probes.base import CellOutcome, Planning, Slot
+from resume_audit.dynamic.cells import (ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Reference, Witness, pairs)
+from resume_audit.dynamic.ledger import Ledger, cell_ledger
+from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
+from resume_audit.findings import Severity
 
-kind = CellKind.CONCURRENT
-kinds = frozenset({kind})
+if TYPE_CHECKING:
+    from resume_audit.dynamic.child.context import Context
+    from resume_audit.dynamic.parent.runner import ChildRun
+    from resume_audit.dynamic.parent.workbench import Workbench
+
+
+kind = CellKind.declare("concurrent")
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA705",)
+
+RA705 = DynamicRule(
+    id="RA705",
+    name="concurrent-double-consume",
+    properties=("CO", "EO"),
+    severity=Severity.ERROR,
+    summary="k concurrent resumes of one parked interrupt fired the gated effect more than once (CO-c/CO-e).",
+    description="""
+k processes resumed the same parked interrupt on one durable store, released
+together from a barrier. The effect ledger recorded the gated effect more often
+than the single resume of the uninterrupted run fires it.
+""",
+    runtime="""
+Consuming an interrupt is a read-decide-write with no compare-and-swap: every
+resume that loads the parked checkpoint before another's consumption is
+durable runs the gated node, each served its own value, with no error on any
+side (measured on langgraph 1.2.24 with `SqliteSaver` and `PostgresSaver`).
+The durable state afterwards records one branch: the duplicate is visible only
+in an external effect record.
+""",
+    fix="""
+Serialise resume delivery per thread (a lock or a unique claim on
+`(thread_id, checkpoint_id)` in the shared store taken before invoking), e.g.
+`remit.wrap(saver, conn, cross_process_gate=True)`, and make the gated effect
+idempotent.
+""",
+    headline="concurrent resumes of one parked interrupt fired the gated effect more than once",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA705,)
+columns: tuple[Column, ...] = (Column("CO-conc", "CO concurrent", "CO", "RA705", (kind,)),)
 #: how often the probe is run when its racers did not overlap (each found the park consumed)
 RACE_ATTEMPTS = 3
+#: how long a racer waits for the others at the barrier
+BARRIER_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -105,20 +142,47 @@ def _attempt(bench: Workbench, k: int, ref: Reference, gate: Gate, attempt: int)
     cell_dir = bench.cell_dir(f"concurrent-{k}-gate{gate.index}" + (f"-try{attempt}" if attempt > 1 else ""))
     store = bench.store(cell_dir)
     at = dict(gate=gate.index, value_index=gate.value_index, breakpoint=gate.breakpoint)
-    setup = bench.child(bench.spec("setup", cell_dir, store, "setup", 0, **at))
+    setup = bench.child(bench.spec("setup", cell_dir, store, "setup", 0, role_entry=child_setup, **at))
     racers: list[ChildRun] = []
-    if completed(setup) and setup.result is not None and setup.result.parked:
-        racers = bench.racers([bench.spec("racer", cell_dir, store, "race", i + 1, **at) for i in range(k)])
+    if setup.completed and setup.result is not None and setup.result.parked:
+        racers = bench.racers([bench.spec("racer", cell_dir, store, "race", i + 1, role_entry=child_racer, **at)
+                               for i in range(k)])
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(k, setup, racers, ledger, ref, gate), [setup, *racers], cell_dir)
+
+
+def child_setup(ctx: Context) -> None:
+    """In the child: run to the gate's park on the cell's durable store, and leave it parked."""
+    r = ctx.result
+    r.shared = ctx.session.uses_sweep_store()
+    found = ctx.park_at_gate()
+    if found is not None:
+        intr, r.gate = found
+        r.parked, r.node = True, intr.node
+
+
+def child_racer(ctx: Context) -> None:
+    """In the child: resume the park the setup process left, released together with the other racers -- its value
+    for an interrupt, ``invoke(None)`` for a breakpoint."""
+    r = ctx.result
+    ctx.set_leg(ctx.spec.gate + 1)
+    ctx.barrier.wait(BARRIER_TIMEOUT_S)
+    try:
+        if ctx.spec.breakpoint:
+            r.parked = ctx.session.proceed().parked
+        else:
+            r.parked = ctx.session.resume_raw(ctx.resume[ctx.spec.value_index]).parked
+    except Exception as exc:
+        r.resume_error = f"{type(exc).__name__}: {exc}"
+    ctx.audit()
 
 
 def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference, gate: Gate) -> Cell:
     cell = Cell(kind=kind, name=name(k, gate), verdict=PASS,
                 seconds=setup.seconds + max((r.seconds for r in racers), default=0.0))
-    if not completed(setup) or setup.result is None:
+    if not setup.completed or setup.result is None:
         cell.verdict = ERROR
-        cell.detail = f"could not park the run: {failure_text(setup)}"
+        cell.detail = f"could not park the run: {setup.failure_text()}"
         return cell
     if not setup.result.parked:
         cell.verdict = NOT_APPLICABLE
@@ -135,9 +199,9 @@ def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: 
     if not any(s[2] == node for s in served):  # the answer is consumed by another unit than the one that parked
         node = served[0][2] if served else node
     consumed = len([s for s in served if s[2] == node])
-    failures = [failure_text(r) for r in racers if not completed(r)]
+    failures = [r.failure_text() for r in racers if not r.completed]
     errors: list[str] = [r.result.resume_error for r in racers
-                         if completed(r) and r.result is not None and r.result.resume_error]
+                         if r.completed and r.result is not None and r.result.resume_error]
     if gate.breakpoint:  # a static breakpoint serves no value: each racer that ran the gated node consumed it
         consumed = len({r.pid for r in ledger.node_runs(phases=["race"]) if r.node == node}) if node else 0
     cell.witness = RaceWitness(k, consumed, [s[3] for s in served if s[2] == node], sorted(errors), sorted(failures),

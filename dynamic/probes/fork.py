@@ -13,19 +13,58 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness, completed, failure_text
-from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
 from resume_audit.codec import omit_default
-from resume_audit.dynamic.values import short
-from resume_audit.dynamic.parent.workbench import Workbench, cell_ledger
-from resume_audit.dynamic.probes.base import CellOutcome, Planning, Slot
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness
+from resume_audit.dynamic.ledger import Ledger, cell_ledger
+from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
+from resume_audit.dynamic.child_result import ForkBranch
+from resume_audit.dynamic.values import short, to_jsonable
+from resume_audit.findings import Severity
 
-kind = CellKind.FORK
-kinds = frozenset({kind})
+if TYPE_CHECKING:
+    from resume_audit.dynamic.child.context import Context
+    from resume_audit.dynamic.parent.runner import ChildRun
+    from resume_audit.dynamic.parent.workbench import Workbench
+
+
+kind = CellKind.declare("fork")
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA703",)
+
+RA703 = DynamicRule(
+    id="RA703",
+    name="fork-served-first-value",
+    properties=("FD", "FI"),
+    severity=Severity.ERROR,
+    summary="A second resume at the same interrupt checkpoint with a new value was served the first value (LangGraph #6663).",
+    description="""
+The fork probe parked the graph at an `interrupt()`, took the interrupt
+checkpoint's id, and resumed twice at `(thread_id, checkpoint_id)` with two
+different values, in the bare `Command(resume=v)` form and in the interrupt-id
+map form. The second resume's `interrupt()` returned the first value.
+""",
+    runtime="""
+LangGraph stores the resume value as a pending write on the interrupt
+checkpoint and, on a later invocation addressed to that checkpoint, serves the
+recorded value instead of the new one: the second answer is silently replaced
+by the first (measured on langgraph 1.2.24, `InMemorySaver` and `SqliteSaver`,
+both invocation forms). The wire has no way to say "this is a fork, not a
+retry", so a branch-creating time-travel resume behaves as a replay.
+""",
+    fix="""
+Do not re-answer an interrupt by addressing its checkpoint: fork explicitly
+with `graph.update_state(config_at_checkpoint, values)` to create a new branch
+checkpoint and resume from that, or use a checkpointer wrapper that drops the
+recorded `__resume__` writes when the config names a `checkpoint_id` (e.g.
+`remit.wrap(...)` from `remit-contract`).
+""",
+    headline="a second answer at the same interrupt was served the first",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA703,)
+columns: tuple[Column, ...] = (Column("FD", "FD", "FD", "RA703", (kind,), witness_from_message=True),)
 FORM_NAMES = {
     "bare": "bare Command(resume=v)",
     "map": "interrupt-id map Command(resume={id: v})",
@@ -71,17 +110,44 @@ def plan(planning: Planning) -> list[Slot]:
 def run_cell(bench: Workbench, form: str, gate: Gate) -> CellOutcome:
     cell_dir = bench.cell_dir(f"fork-{form}-gate{gate.index}")
     run = bench.child(bench.spec("fork", cell_dir, bench.store(cell_dir), "fork-setup", 1, form=form, gate=gate.index,
-                                 fork_value=gate.fork_value))
+                                 fork_value=gate.fork_value, role_entry=child_fork))
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(form, run, ledger, gate), [run], cell_dir)
+
+
+def child_fork(ctx: Context) -> None:
+    """In the child: run to the gate's park, take its fork point, answer it twice from there."""
+    r = ctx.result
+    ctx.ledger.phase = "fork-setup"
+    found = ctx.park_at_gate()
+    if found is None:
+        return
+    intr, record = found
+    r.node, r.gate = intr.node, record
+    if not intr.takes_value:
+        r.why = f"the run pauses at a {intr.describe()}, which is continued without a value: there is no answer to discriminate"
+        return
+    at = ctx.session.fork_point()
+    vi = record.value_index or 0
+    second = ctx.spec.fork_value if ctx.spec.fork_value is not None else ctx.spec.run.fork_resume
+    for n, value in enumerate([ctx.resume[vi], second], start=1):
+        ctx.ledger.phase = f"fork-{n}"
+        error = None
+        try:
+            ctx.session.answer([(intr, value)], at=at, form=ctx.spec.form or ctx.session.fork_forms[0])
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        r.branches.append(ForkBranch(to_jsonable(value), error))
+    r.applicable = True
+    ctx.audit()
 
 
 def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
     form_name = FORM_NAMES.get(form, form)
     cell = Cell(kind=kind, name=f"fork probe ({form_name}){gate.suffix}", verdict=PASS, seconds=run.seconds)
-    if not completed(run) or run.result is None:
+    if not run.completed or run.result is None:
         cell.verdict = ERROR
-        cell.detail = failure_text(run)
+        cell.detail = run.failure_text()
         return cell
     r = run.result
     if not r.applicable:

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 
 from resume_audit.dynamic.cells import FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Hit, Reference, Witness
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.probes.base import Planning, Slot
+from resume_audit.dynamic.probes.base import Column, DynamicRule, Planning, Slot
 
-kind = CellKind.INTERRUPT
-kinds = frozenset({kind})
+
+kind = CellKind.declare("interrupt", exercises=False)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA701",)
+catalog: tuple[DynamicRule, ...] = ()  # RA701 is declared by :mod:`.recovery`
+columns: tuple[Column, ...] = (Column("EO-int", "EO interrupt path", "EO", "RA701", (kind,), witness_from_message=True),)
 NAME = "answering a park re-runs the parked unit's completed effects"
 
 

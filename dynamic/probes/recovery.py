@@ -16,19 +16,118 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-from resume_audit.dynamic.cells import (ERROR, FAIL, NOT_REACHED, PASS, Cell, CellKind, Hit, Reference, Witness, completed, failure_text,
-                     pairs)
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_REACHED, PASS, Cell, CellKind, Hit, Reference, Witness, pairs
 from resume_audit.dynamic.child_result import DurableFound
 from resume_audit.dynamic.killpoints import Event
-from resume_audit.dynamic.ledger import Ledger
-from resume_audit.dynamic.parent.runner import ChildRun
+from resume_audit.dynamic.ledger import Ledger, cell_ledger
+from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
 from resume_audit.dynamic.values import short
-from resume_audit.dynamic.parent.workbench import Workbench, cell_ledger
-from resume_audit.dynamic.probes.base import CellOutcome, Planning, Slot
+from resume_audit.findings import Severity
 
-kinds = frozenset({CellKind.CRASH, CellKind.PARKED})
+if TYPE_CHECKING:
+    from resume_audit.dynamic.parent.runner import ChildRun
+    from resume_audit.dynamic.parent.workbench import Workbench
+
+
+CRASH = CellKind.declare("crash")
+PARKED = CellKind.declare("parked")
+kinds: tuple[CellKind, ...] = (CRASH, PARKED)
 rules: tuple[str, ...] = ("RA701", "RA702", "RA708")
+
+RA701 = DynamicRule(
+    id="RA701",
+    name="crash-duplicate-effect",
+    properties=("EO",),
+    severity=Severity.ERROR,
+    summary="After a crash and a resume, an effect fired more often than in the uninterrupted run, or a completed node ran again.",
+    description="""
+The crash sweep killed the graph's process (SIGKILL, synchronised with a named
+event: a checkpointer `put`/`put_writes` returning, or an effect's ledger
+record) and resumed the thread in a fresh interpreter. The external effect
+ledger then counted more calls of a listed effect than the uninterrupted run
+makes, or a node whose output was already durable ran again.
+""",
+    runtime="""
+LangGraph checkpoints a node's output only after the node returns. A process
+that dies after the node's side effect but before its write is durable leaves
+no trace of the effect in the checkpoint, so the resumed run executes the node
+again from its first line and the effect fires twice (measured on langgraph
+1.2.24: 1 -> 2). The default `durability="async"` writes through a background
+executor, so the next node can start -- and fire its own effect -- before the
+previous write is on disk, which widens the window.
+""",
+    fix="""
+Make the effect idempotent: pass an idempotency key derived from the thread and
+node (`idempotency_key=f"{thread_id}:{node}"`) to the provider, or record the
+effect durably (keyed the same way) before performing it and skip it when the
+record exists. `durability="sync"` narrows the window between nodes but cannot
+close the one inside a node.
+""",
+    headline="an effect fired again after a crash and a resume",
+)
+
+RA702 = DynamicRule(
+    id="RA702",
+    name="resume-diverges",
+    properties=("PC",),
+    severity=Severity.ERROR,
+    summary="The resumed run re-ran its durably completed prefix, or its final state or step lineage differs from the uninterrupted run.",
+    description="""
+After a kill and a resume in a fresh interpreter, a unit (node, flow method)
+whose completion was already durable ran again -- the resume re-ran the
+completed prefix or rebuilt state from initial values -- or the run completed
+with a final state, a number of supersteps, or a set of effects that differs
+from the uninterrupted run (it skipped work).
+""",
+    runtime="""
+A resume is supposed to continue the recorded run. When recovery re-executes
+completed steps whose outputs accumulate (a reducer appending to a list, a
+counter) or starts over from the input, the final state records the crash --
+or the run silently skips work that the uninterrupted run does.
+""",
+    fix="""
+Make node outputs replay-safe (overwrite instead of append, or key appended
+items by the step that produced them), resume with `invoke(None, config)` or
+the pending interrupt's `Command(resume=...)` on the same `thread_id` instead
+of re-invoking with the input, and keep the checkpointer durable.
+""",
+    headline="the resumed run diverged from the uninterrupted run",
+)
+
+RA708 = DynamicRule(
+    id="RA708",
+    name="resume-path-dead",
+    properties=("LV",),
+    severity=Severity.ERROR,
+    summary="The documented resume path did not complete: an unrestorable checkpoint, a lost park, or an error on resume.",
+    description="""
+After a kill, the fresh interpreter could not continue the run through the
+documented resume path (`invoke(None, config)` or `Command(resume=...)` on the
+same thread): the resume raised, never completed, or the parked interrupt was
+gone -- the run silently restarted from nothing.
+""",
+    runtime="""
+Safety properties pass vacuously when nothing resumes. A checkpointer that
+keeps parked runs in process memory (`InMemorySaver`), `durability="exit"`
+under a crash, or a checkpoint the framework cannot load leaves a run that can
+never continue: every parked approval dies with the process.
+""",
+    fix="""
+Use a durable checkpointer (`SqliteSaver`, `PostgresSaver`) for graphs that
+park or must survive a crash, keep the default durability, and surface resume
+errors instead of starting the run afresh.
+""",
+    headline="the documented resume path did not complete",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA701, RA702, RA708)
+columns: tuple[Column, ...] = (
+    Column("EO-crash", "EO crash path", "EO", "RA701", (CRASH,)),
+    Column("PC", "PC", "PC", "RA702", (CRASH, PARKED)),
+    Column("LV", "liveness", "LV", "RA708", None, witness_from_message=True),
+)
 
 
 def _row(label: str, value: object) -> str:
@@ -120,13 +219,13 @@ class DivergedWitness(Witness):
 def plan(planning: Planning) -> list[Slot]:
     slots: list[Slot] = []
     bench, ref = planning.bench, planning.ref
-    if CellKind.CRASH in planning.wanted:
-        slots += [Slot(f"crash:{p.name}", job=partial(run_cell, bench, CellKind.CRASH, p, ref)) for p in planning.points]
+    if CRASH in planning.wanted:
+        slots += [Slot(f"crash:{p.name}", job=partial(run_cell, bench, CRASH, p, ref)) for p in planning.points]
         if "exception" in planning.crash_modes:
-            slots += [Slot(f"crash-exception:{p.name}", job=partial(run_cell, bench, CellKind.CRASH, p, ref, mode="exception"))
+            slots += [Slot(f"crash-exception:{p.name}", job=partial(run_cell, bench, CRASH, p, ref, mode="exception"))
                       for p in planning.points]
-    if CellKind.PARKED in planning.wanted:
-        slots += [Slot(f"parked:{p.name}", job=partial(run_cell, bench, CellKind.PARKED, p, ref)) for p in planning.parks]
+    if PARKED in planning.wanted:
+        slots += [Slot(f"parked:{p.name}", job=partial(run_cell, bench, PARKED, p, ref)) for p in planning.parks]
     return slots
 
 
@@ -151,7 +250,7 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
             cell.detail = "the kill point did not occur in this run (the executor took another order); nothing to judge"
         else:
             cell.verdict = ERROR
-            cell.detail = f"the run to the kill point did not get there: {failure_text(crash)}"
+            cell.detail = f"the run to the kill point did not get there: {crash.failure_text()}"
         return cell
     if recover is None:
         cell.verdict = ERROR
@@ -163,8 +262,8 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
     where, what = kill_desc.split(": ", 1)[-1], kill_desc.split(":", 1)[0]
     how_killed = "SIGKILLed" if crash.killed_itself else "raised an exception"
     killed_step = (point.node, f"process {how_killed} {kill_desc}")
-    if not completed(recover) or recover.result is None:
-        why = failure_text(recover)
+    if not recover.completed or recover.result is None:
+        why = recover.failure_text()
         cell.verdict = FAIL
         cell.resumed = "failed"
         cell.detail = f"the fresh interpreter could not resume: {why}"
@@ -186,7 +285,7 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
     resume_node = first_recovered.node if first_recovered else None
     durable = r.durable
     exists = durable is not None and durable.exists
-    parked_lost = cell_kind == CellKind.PARKED and not (durable is not None and durable.interrupts)
+    parked_lost = cell_kind == PARKED and not (durable is not None and durable.interrupts)
     progress_lost = not exists and ref.durable_before(point.name)
     nothing_written = not exists and ref.writes_nothing
     if parked_lost or progress_lost or nothing_written:

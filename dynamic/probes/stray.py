@@ -10,20 +10,51 @@ changed by that delivery is a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Hit, Reference, Witness, completed, failure_text
+from resume_audit.codec import omit_default
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Hit, Reference, Witness
 from resume_audit.dynamic.child_result import ChildResult
 from resume_audit.dynamic.killpoints import DURABLE_KINDS, Event
-from resume_audit.dynamic.ledger import Ledger
-from resume_audit.codec import omit_default
+from resume_audit.dynamic.ledger import Ledger, cell_ledger
+from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
 from resume_audit.dynamic.values import short
-from resume_audit.dynamic.parent.workbench import Workbench, cell_ledger
-from resume_audit.dynamic.probes.base import CellOutcome, Planning, Slot
+from resume_audit.findings import Severity
 
-kind = CellKind.STRAY
-kinds = frozenset({kind})
+if TYPE_CHECKING:
+    from resume_audit.dynamic.parent.workbench import Workbench
+
+
+kind = CellKind.declare("stray")
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA704",)
+
+RA704 = DynamicRule(
+    id="RA704",
+    name="stray-resume-not-inert",
+    properties=("CO",),
+    severity=Severity.ERROR,
+    summary="A stray resume after completion fired an effect or changed state (CO-e).",
+    description="""
+After the run completed, the probe delivered one more `Command(resume=...)`
+to the same thread -- a retried request, a duplicated queue message -- and the
+effect ledger recorded a new effect or the thread's state changed.
+""",
+    runtime="""
+A completed run has no interrupt left to consume. A resume delivered to it
+must be inert; if it re-enters a gated node, the approved action happens
+again without a new approval.
+""",
+    fix="""
+Deduplicate resume deliveries (an idempotency key per human answer), check
+that the thread is parked before resuming, and make the gated effect
+idempotent.
+""",
+    headline="a stray resume after completion was not inert",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA704,)
+columns: tuple[Column, ...] = (Column("CO-seq", "CO sequential", "CO", "RA704", (kind,)),)
 AFTER_RESTORE = "restore again after a successful restore"
 
 
@@ -71,8 +102,8 @@ def plan(planning: Planning) -> list[Slot]:
 def run_after_restore(bench: Workbench, point: Event, ref: Reference) -> CellOutcome:
     crash, recover, cell_dir = bench.crash_and_recover(f"crash-sigkill-{point.name}-stray", point, stray=True)
     runs = [crash] + ([recover] if recover else [])
-    if recover is None or not completed(recover) or recover.result is None:
-        why = failure_text(recover) if recover is not None else "the kill point was not reached"
+    if recover is None or not recover.completed or recover.result is None:
+        why = recover.failure_text() if recover is not None else "the kill point was not reached"
         return CellOutcome(Cell(kind, AFTER_RESTORE, ERROR, detail=f"no successful restore to repeat: {why}"), runs, cell_dir)
     with cell_ledger(cell_dir) as ledger:
         cell = judge(recover.result, ledger, ref, name=AFTER_RESTORE, after_kill_point=point.name)

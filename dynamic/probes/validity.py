@@ -14,12 +14,44 @@ from typing import Any
 
 from resume_audit.dynamic.adapters.base import InvalidState
 from resume_audit.dynamic.cells import FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Hit, Witness
+from resume_audit.dynamic.probes.base import Column, DynamicRule, Outcomes, Planning, Slot
 from resume_audit.dynamic.values import short
-from resume_audit.dynamic.probes.base import Outcomes, Planning, Slot
+from resume_audit.findings import Severity
 
-kind = CellKind.VALIDITY
-kinds = frozenset({kind})
+
+kind = CellKind.declare("validity", exercises=False)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA706",)
+
+RA706 = DynamicRule(
+    id="RA706",
+    name="invalid-checkpoint-persisted",
+    properties=("CV",),
+    severity=Severity.WARNING,
+    summary="A persisted checkpoint holds state that fails the graph's state schema (LangGraph #6491 class).",
+    description="""
+Every checkpoint the sweep's runs persisted was validated against the graph's
+state schema (pydantic model, TypedDict or dataclass). A field held a value
+its annotation rejects; the finding names the node whose write produced it.
+""",
+    runtime="""
+LangGraph validates pydantic state on input, not node outputs: an invalid
+terminal write is persisted and nothing raises at `invoke`, `get_state` or
+`get_state_history` (measured on langgraph 1.2.24). A mid-graph invalid write
+is persisted too; then the next node never runs and the thread's own read APIs
+raise `ValidationError`, while `saver.get_tuple` still returns the bad value.
+""",
+    fix="""
+Validate node outputs before returning them (construct the state model, or a
+pydantic model for the update) so the node raises before anything is
+persisted, or wrap the checkpointer with a validating `put` that rejects
+schema-invalid checkpoints.
+""",
+    headline="a persisted checkpoint fails the state schema",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA706,)
+columns: tuple[Column, ...] = (Column("CV", "CV", "CV", "RA706", (kind,)),)
 NAME = "checkpoint schema validity"
 #: (where it was seen, what was invalid there)
 Source = tuple[str, list[InvalidState]]

@@ -16,11 +16,44 @@ from functools import partial
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, CellKind, Hit, Witness
 from resume_audit.dynamic.killpoints import Event
 from resume_audit.dynamic.probes import recovery
-from resume_audit.dynamic.probes.base import Outcomes, Planning, Slot
+from resume_audit.dynamic.probes.base import Column, DynamicRule, Outcomes, Planning, Slot
+from resume_audit.findings import Severity
 
-kind = CellKind.WRITE_ORDER
-kinds = frozenset({kind})
+
+kind = CellKind.declare("write-order", exercises=False)
+kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA707",)
+
+RA707 = DynamicRule(
+    id="RA707",
+    name="recovery-order-dependent",
+    properties=("RD",),
+    severity=Severity.ERROR,
+    summary="Recovery differs between two legal durable orders of the same writes (LangGraph #8039 class).",
+    description="""
+The probe re-ran the crash cells under an adversarial but legal checkpointer
+that defers each `put_writes` past the following `put`, killed the process at
+the same named point, and resumed. The recovered run's effects, final state or
+verdicts differ from recovery under the natural order. A pure node that runs
+once more under one order (same effects, same final state) is shown in the
+cell's detail but not reported: nothing outside the graph can tell.
+""",
+    runtime="""
+Task writes and the superstep checkpoint are persisted by separate operations
+through a background executor, with no barrier between them; which one reaches
+disk first is a race. Recovery must decide the same way from either durable
+state, or a crash outcome depends on thread scheduling.
+""",
+    fix="""
+Order `put_writes` before the next `put` in custom savers (await the write
+futures first), and make recovery a function of the durable log that does not
+depend on which of the two landed first.
+""",
+    headline="recovery depends on the durable order of writes",
+)
+
+catalog: tuple[DynamicRule, ...] = (RA707,)
+columns: tuple[Column, ...] = (Column("RD", "RD", "RD", "RA707", (kind,)),)
 WRITE_KINDS = ("put", "put_writes")
 
 
@@ -70,9 +103,9 @@ def plan(planning: Planning) -> list[Slot]:
         if p.kind not in WRITE_KINDS:
             continue
         natural, deferred = f"crash:{p.name}", f"write-order-deferred:{p.name}"
-        if CellKind.CRASH not in planning.wanted:  # the natural-order recovery runs anyway, unshown
-            slots.append(Slot(natural, job=partial(recovery.run_cell, bench, CellKind.CRASH, p, ref), shown=False))
-        slots.append(Slot(deferred, job=partial(recovery.run_cell, bench, CellKind.CRASH, p, ref, "deferred"),
+        if recovery.CRASH not in planning.wanted:  # the natural-order recovery runs anyway, unshown
+            slots.append(Slot(natural, job=partial(recovery.run_cell, bench, recovery.CRASH, p, ref), shown=False))
+        slots.append(Slot(deferred, job=partial(recovery.run_cell, bench, recovery.CRASH, p, ref, "deferred"),
                           shown=False, group=natural))
         slots.append(Slot(f"write-order:{p.name}", derive=partial(_derive, natural, deferred, p), group=natural))
     return slots

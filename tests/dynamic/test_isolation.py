@@ -133,7 +133,7 @@ def test_stub_replaces_a_real_effect(sweep):
     assert stubbed.complete
     assert cell(stubbed, "dry-run", "uninterrupted").witness.final_state == {"order_id": 9, "charge_id": "ch_stub"}
     assert cell(stubbed, "crash", "after effect paid_api.create_charge in node pay").effects["paid_api.create_charge"] == (1, 2)
-    assert stubbed.protocol["stub"] == "ch_stub"
+    assert stubbed.protocol.stub == "ch_stub"
 
 
 def test_allow_network_lifts_the_refusal(sweep):
@@ -151,6 +151,6 @@ def test_each_effect_can_have_its_own_stub(sweep):
     stubbed = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True],
                     cells=["crash"], stub="unused", stubs={"paid_api:create_charge": "ch_own"})
     assert cell(stubbed, "dry-run", "uninterrupted").witness.final_state == {"order_id": 9, "charge_id": "ch_own"}
-    assert stubbed.protocol["stubs"] == {"paid_api:create_charge": "ch_own"}
+    assert stubbed.protocol.stubs == {"paid_api:create_charge": "ch_own"}
     with pytest.raises(SweepUsageError, match="paid_api:refund"):
         run_sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={}, resume=[], stubs={"paid_api:refund": 1})

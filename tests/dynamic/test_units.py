@@ -9,8 +9,10 @@ from typing import Annotated, TypedDict
 import pytest
 from pydantic import BaseModel
 
-from resume_audit.dynamic.catalog import DYNAMIC_RULES, dynamic_rule
-from resume_audit.dynamic.child.effects import EffectSpec, EffectSpecError, idempotency_key
+from resume_audit.catalog.docs import render_rule as documentation
+from resume_audit.dynamic.catalog import all_dynamic_rules, dynamic_rule
+from resume_audit.dynamic.child.effects import idempotency_key
+from resume_audit.dynamic.effect_spec import EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import Event, EventLog
 from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.target import TargetError, TargetSpec
@@ -20,15 +22,27 @@ from resume_audit.findings import PROPERTIES, Severity
 
 
 def test_catalog_has_every_dynamic_rule_with_reporter_metadata():
-    assert [r.id for r in DYNAMIC_RULES] == [f"RA70{i}" for i in range(1, 9)]
-    for rule in DYNAMIC_RULES:
-        for attr in ("id", "name", "properties", "severity", "frameworks", "summary", "description", "runtime", "fix"):
+    assert [r.id for r in all_dynamic_rules()] == [f"RA70{i}" for i in range(1, 9)]
+    for rule in all_dynamic_rules():
+        for attr in ("id", "name", "properties", "severity", "frameworks", "summary", "description", "runtime", "fix",
+                     "headline"):
             assert getattr(rule, attr), (rule.id, attr)
         assert set(rule.properties) <= set(PROPERTIES)
         assert isinstance(rule.severity, Severity)
-        assert rule.documentation().startswith(f"# {rule.id} {rule.name}")
+        assert documentation(rule).startswith(f"# {rule.id} {rule.name}")
     assert dynamic_rule("ra703").properties == ("FD", "FI")
     assert dynamic_rule("RA799") is None
+
+
+def test_dynamic_rule_pages_are_current() -> None:
+    """docs/rules/RA70x.md are rendered from the probes' DynamicRule declarations (python -m resume_audit.catalog.docs)."""
+    from pathlib import Path
+
+    from resume_audit.catalog.docs import render_rule
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "rules"
+    for rule in all_dynamic_rules():
+        assert (docs / f"{rule.id}.md").read_text(encoding="utf-8") == render_rule(rule), f"{rule.id}.md is stale"
 
 
 def test_target_spec_forms(tmp_path):
@@ -138,14 +152,15 @@ def test_sandbox_write_policy(tmp_path):
 
 
 def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
-    from resume_audit.dynamic.probes import PROBES
+    from resume_audit.dynamic.probes import consistency, registry
     from resume_audit.dynamic.parent.sweep import CELL_KINDS
 
-    kinds = [str(k) for probe in PROBES for k in probe.kinds]
-    assert sorted(kinds) == sorted(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner
-    raised = {rule for probe in PROBES for rule in probe.rules}
-    assert raised == {r.id for r in DYNAMIC_RULES}  # every dynamic rule is some probe's
-    for probe in PROBES:
+    kinds = [str(k) for probe in registry() for k in probe.kinds]
+    assert kinds == list(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner, in the report's order
+    raised = {rule for probe in registry() for rule in probe.rules}
+    assert raised == {r.id for r in all_dynamic_rules()}  # every dynamic rule is some probe's
+    assert consistency(list(registry())) == []
+    for probe in registry():
         assert callable(probe.plan) and callable(getattr(probe, "judge")), probe
 
 

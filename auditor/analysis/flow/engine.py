@@ -22,19 +22,19 @@ A cycle (``a = b``, ``b = a``) contributes nothing new; an answer too deep to fo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 
 from resume_audit.analysis.flow.values import (
     Bound, Class, Constant, Container, External, Function, Instance, Lambda, Made, Member, Module, Partial, Value,
 )
-from resume_audit.facts.collect import BUILTIN_NAMES, Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-
-if TYPE_CHECKING:
-    from resume_audit.analysis.project import Project
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import BUILTIN_NAMES, Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 
 Values = frozenset[Value]
+T = TypeVar("T")
 EMPTY: Values = frozenset()
 
 #: nested questions followed for one answer before it is cut
@@ -67,11 +67,11 @@ class Flow:
     """The engine over one :class:`~resume_audit.analysis.project.Project` (one scan). Get it with
     :func:`flow_of`; every question is memoised in the project."""
 
-    def __init__(self, project: "Project") -> None:
+    def __init__(self, project: ProjectQueries) -> None:
         self.project = project
         self._depth = 0
         #: the questions being answered, outermost first: (namespace, key) -> its place on the stack
-        self._asking: dict[tuple[str, object], int] = {}
+        self._asking: dict[tuple[str, Hashable], int] = {}
         #: per question on the stack: did it read an answer still being computed (a cycle)?
         self._tainted: list[bool] = []
 
@@ -80,7 +80,7 @@ class Flow:
         """The objects ``expr`` (evaluated in ``scope`` of ``module``; None: module level) may hold."""
         if expr is None:
             return EMPTY
-        return self._ask("flow-values", (id(expr), id(scope)), lambda: self._values(expr, scope, module))
+        return self._ask("flow-values", (id(expr), id(scope)), lambda: self._values(expr, scope, module), in_progress=EMPTY)
 
     def call_values(self, call: CallInfo) -> Values:
         """The objects ``call`` may return."""
@@ -99,12 +99,12 @@ class Flow:
     def returns(self, fn: FunctionInfo) -> Values:
         """What ``fn`` returns (an ``async def``'s awaited value; a generator's yields are not returns)."""
         return self._ask("flow-returns", id(fn), lambda: self._union(
-            self.values(r.value, fn, fn.module) for r in fn.returns if r.value is not None))
+            self.values(r.value, fn, fn.module) for r in fn.returns if r.value is not None), in_progress=EMPTY)
 
     def parameter(self, fn: FunctionInfo, name: str) -> Values:
         """What ``fn``'s parameter ``name`` may hold: ``self``/``cls``, the annotation's type, the
         default, and what every call site in the project passes."""
-        return self._ask("flow-parameter", (id(fn), name), lambda: self._parameter(fn, name))
+        return self._ask("flow-parameter", (id(fn), name), lambda: self._parameter(fn, name), in_progress=EMPTY)
 
     def arguments(self, fn: FunctionInfo, name: str) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, CallInfo]]:
         """Every argument expression a call site passes to ``fn``'s parameter ``name`` (positional,
@@ -118,16 +118,16 @@ class Flow:
 
     def attribute(self, owner: Value, name: str) -> Values:
         """``owner.name``: a stored field, a method, a module or class member."""
-        return self._ask("flow-attribute", (owner, name), lambda: self._attribute(owner, name))
+        return self._ask("flow-attribute", (owner, name), lambda: self._attribute(owner, name), in_progress=EMPTY)
 
     def items(self, owner: Value, key: Value | None) -> Values:
         """``owner[key]`` (``key`` None: any key) of a container literal, with the stores into it."""
-        return self._ask("flow-items", (owner, key), lambda: self._items(owner, key))
+        return self._ask("flow-items", (owner, key), lambda: self._items(owner, key), in_progress=EMPTY)
 
     def stored(self, owner: Value, name: str) -> Values:
         """What the project assigns to ``owner.name`` anywhere (``agent.checkpointer = saver``)."""
         return self._ask("flow-stored", (owner, name), lambda: self._union(
-            self.values(value, scope, module) for value, scope, module in self.stores(owner, name)))
+            self.values(value, scope, module) for value, scope, module in self.stores(owner, name)), in_progress=EMPTY)
 
     def stores(self, owner: Value, name: str) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts]]:
         """The assignments ``x.name = value`` anywhere in the project where ``x`` may be ``owner``:
@@ -140,7 +140,7 @@ class Flow:
         return self._ask("flow-method-calls", (owner, method), lambda: list(self._method_calls(owner, method)), in_progress=[])
 
     # -- memo --------------------------------------------------------------------------------
-    def _ask(self, namespace: str, key: object, compute, in_progress: object = EMPTY):
+    def _ask(self, namespace: str, key: Hashable, compute: Callable[[], T], in_progress: T) -> T:
         """``compute()`` memoised in the project. A question that meets itself (``a = b``, ``b = a``;
         a function handed to a caller of itself) gets ``in_progress`` there, and every answer on the
         way from it is incomplete: those are returned but not kept, so a later question asks again
@@ -153,7 +153,7 @@ class Flow:
             return in_progress
         tainted = False
 
-        def bounded():
+        def bounded() -> T:
             nonlocal tainted
             if self._depth > MAX_DEPTH:
                 return in_progress
@@ -167,7 +167,7 @@ class Flow:
                 tainted = self._tainted.pop()
                 del self._asking[token]
 
-        value = self.project.cached(namespace, key, bounded, in_progress=in_progress)
+        value: T = self.project.cached(namespace, key, bounded, in_progress=in_progress)
         if tainted:
             self.project.forget(namespace, key)
         return value
@@ -237,7 +237,7 @@ class Flow:
     def _global(self, name: str, module: ModuleFacts) -> Values:
         """A module-level name of ``module``: every module-level binding of it (and the bindings of
         functions that declare it ``global``), a def or class, an import, a builtin."""
-        return self._ask("flow-global", (module.path, name), lambda: self._find_global(name, module))
+        return self._ask("flow-global", (module.path, name), lambda: self._find_global(name, module), in_progress=EMPTY)
 
     def _find_global(self, name: str, module: ModuleFacts) -> Values:
         parts: list[Values] = []
@@ -276,7 +276,7 @@ class Flow:
     def qualified(self, qualified: str, near: ModuleFacts) -> Values:
         """What an absolute dotted name denotes: a project function, class, module variable or module,
         else a name outside the project."""
-        return self._ask("flow-qualified", (qualified, near.path), lambda: self._qualified(qualified, near))
+        return self._ask("flow-qualified", (qualified, near.path), lambda: self._qualified(qualified, near), in_progress=EMPTY)
 
     def _qualified(self, qualified: str, near: ModuleFacts) -> Values:
         if not qualified:
@@ -428,7 +428,7 @@ class Flow:
 
     def _yields(self, fn: FunctionInfo) -> Values:
         return self._ask("flow-yields", id(fn), lambda: self._union(
-            self.values(y.value, fn, fn.module) for y in _own_yields(fn) if isinstance(y.value, cst.BaseExpression)))
+            self.values(y.value, fn, fn.module) for y in _own_yields(fn) if isinstance(y.value, cst.BaseExpression)), in_progress=EMPTY)
 
     # -- attributes --------------------------------------------------------------------------
     def _attribute(self, owner: Value, name: str) -> Values:
@@ -536,7 +536,7 @@ class Flow:
                 if isinstance(target, cst.Attribute) and target.attr.value == name and owner in self.values(target.value, scope, module):
                     yield value, scope, module
 
-    def _assignments(self, module: ModuleFacts) -> list[tuple[cst.BaseExpression, cst.BaseExpression, FunctionInfo | None]]:
+    def _assignments(self, module: ModuleFacts) -> list[_Assignment]:
         return self._ask("flow-assignments", module.path, lambda: _assignments(module), in_progress=[])
 
     def _items(self, owner: Value, key: Value | None) -> Values:
@@ -720,8 +720,8 @@ class Flow:
                         found[entry.path] = module
         return [found[p] for p in sorted(found, key=str)]
 
-    def _neighbourhood(self, module: ModuleFacts) -> frozenset:
-        def compute() -> frozenset:
+    def _neighbourhood(self, module: ModuleFacts) -> frozenset[Path]:
+        def compute() -> frozenset[Path]:
             paths = {module.path}
             for imported in module.imported_modules:
                 for name in (imported, imported.rpartition(".")[0]):
@@ -898,10 +898,13 @@ def _own_yields(fn: FunctionInfo) -> Iterator[cst.Yield]:
             yield node
 
 
-def _assignments(module: ModuleFacts) -> list[tuple[cst.BaseAssignTargetExpression | cst.BaseExpression, cst.BaseExpression, FunctionInfo | None]]:
+_Assignment = tuple[cst.BaseAssignTargetExpression | cst.BaseExpression, cst.BaseExpression, "FunctionInfo | None"]
+
+
+def _assignments(module: ModuleFacts) -> list[_Assignment]:
     """Every ``target = value`` of the module (all targets of chained and annotated assignments),
     with the function it runs in."""
-    out = []
+    out: list[_Assignment] = []
     for node in module._meta:
         if isinstance(node, cst.Assign):
             for t in node.targets:
@@ -926,6 +929,6 @@ def type_name(value: Value) -> str:
     return ""
 
 
-def flow_of(project: "Project") -> Flow:
+def flow_of(project: ProjectQueries) -> Flow:
     """The project's engine (one per scan)."""
     return project.cached("flow-engine", "engine", lambda: Flow(project))

@@ -15,7 +15,7 @@ from typing import Union
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 
 #: a literal's value
 Literal = Union[str, int, float, bool, None, bytes]

@@ -47,7 +47,7 @@ import sqlite3
 import threading
 import uuid
 from types import MethodType
-from typing import Any, Callable, cast
+from typing import Any, Callable, Iterator, cast
 
 from resume_audit.dynamic.killpoints import InjectedCrash
 from resume_audit.dynamic.child.validity import describe_schema, validate_values
@@ -59,6 +59,7 @@ from resume_audit.dynamic.adapters.base import (
     Instruments,
     InvalidState,
     Outcome,
+    PendingInterrupt,
     Session,
     ShapeError,
     SourceLocation,
@@ -142,7 +143,7 @@ def _patch() -> None:
     # 1. every event's handlers complete before the emitter goes on (schedule control)
     original_emit = CrewAIEventsBus.emit
 
-    def emit(self, source, event):
+    def emit(self: Any, source: Any, event: Any) -> Any:
         if _QUIET.is_set():
             return None
         future = original_emit(self, source, event)
@@ -159,7 +160,8 @@ def _patch() -> None:
     for provider_cls in (JsonProvider, SqliteProvider):
         original = provider_cls.checkpoint
 
-        def checkpoint(self, data, location, *, parent_id=None, branch="main", __original=original):
+        def checkpoint(self: Any, data: Any, location: Any, *, parent_id: Any = None, branch: str = "main",
+                       __original: Any = original) -> Any:
             result = __original(self, data, location, parent_id=parent_id, branch=branch)
             if os.path.realpath(str(result).split("#")[0]).startswith(os.path.realpath(_store_dir()) + os.sep):
                 with open(_journal_path(), "a", encoding="utf-8") as fh:
@@ -172,7 +174,7 @@ def _patch() -> None:
 
     original_do = checkpoint_listener._do_checkpoint
 
-    def do_checkpoint(state, cfg, event=None):
+    def do_checkpoint(state: Any, cfg: Any, event: Any = None) -> None:
         original_do(state, cfg, event)
         trigger = getattr(event, "type", None) or "manual"
         method = getattr(event, "method_name", None)
@@ -190,7 +192,7 @@ def _patch() -> None:
 
     original_init = CheckpointConfig.__init__
 
-    def config_init(self, **data):
+    def config_init(self: Any, **data: Any) -> None:
         original_init(self, **data)
         if self.restore_from is None:
             object.__setattr__(self, "location", _store_location(self))
@@ -200,7 +202,7 @@ def _patch() -> None:
     # 3. @persist saves (class- and method-level both go through persist_state)
     original_persist = cast(MethodType, PersistenceDecorator.persist_state).__func__  # a classmethod, bound to the class
 
-    def persist_state(cls, flow_instance, method_name, persistence_instance, verbose=False):
+    def persist_state(cls: Any, flow_instance: Any, method_name: Any, persistence_instance: Any, verbose: bool = False) -> None:
         original_persist(cls, flow_instance, method_name, persistence_instance, verbose)
         _emit("persist", f"save_state of method {method_name}", str(method_name))
 
@@ -209,7 +211,7 @@ def _patch() -> None:
     # 4. unit starts: record the method run, raise a crash deferred from a handler thread
     original_execute = flow_runtime.Flow._execute_method
 
-    async def execute_method(self, method_name, method, *args, **kwargs):
+    async def execute_method(self: Any, method_name: Any, method: Any, *args: Any, **kwargs: Any) -> Any:
         if _INSTRUMENTS is not None:
             _INSTRUMENTS.events.raise_deferred()
             name = str(method_name)
@@ -359,7 +361,7 @@ class CrewAISession(Session):
             return self._restore(target)
         return self.proceed()
 
-    def answer(self, answers, *, at=None, form="auto") -> Outcome:
+    def answer(self, answers: list[tuple[PendingInterrupt, Any]], *, at: Any = None, form: str = "auto") -> Outcome:
         raise RuntimeError("a CrewAI flow of plain methods never parks")
 
     def fork_point(self) -> Any:
@@ -496,7 +498,7 @@ class CrewAIAdapter(Adapter):
         import contextlib
 
         @contextlib.contextmanager
-        def quiet():
+        def quiet() -> Iterator[None]:
             _QUIET.set()
             try:
                 yield

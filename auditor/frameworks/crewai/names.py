@@ -35,7 +35,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from resume_audit.facts.collect import ClassInfo, FunctionInfo, ModuleFacts, visit_fast
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
+
+from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
 
 from resume_audit.frameworks.classes import extends, module_constant, named_class, project_bases
@@ -132,26 +135,26 @@ FLOW_SOURCED_EVENTS = frozenset(
 # -- classes and methods -------------------------------------------------------
 
 
-def is_flow_class(cls: ClassInfo, project) -> bool:
+def is_flow_class(cls: ClassInfo, project: ProjectQueries) -> bool:
     return extends(cls, FLOW, project)
 
 
-def flow_classes(module: ModuleFacts, project) -> list[ClassInfo]:
+def flow_classes(module: ModuleFacts, project: ProjectQueries) -> list[ClassInfo]:
     return [c for c in module.classes if is_flow_class(c, project)]
 
 
-def _decorated_by(fn: FunctionInfo, names: frozenset[str], project) -> bool:
+def _decorated_by(fn: FunctionInfo, names: frozenset[str], project: ProjectQueries) -> bool:
     resolver = project.resolver(fn.module)
     scope = fn.parent
     return any(resolver.names(d.target, scope) & names for d in fn.decorators)
 
 
-def is_flow_method(fn: FunctionInfo, project) -> bool:
+def is_flow_method(fn: FunctionInfo, project: ProjectQueries) -> bool:
     """A ``@start``/``@listen``/``@router`` method of a Flow subclass."""
     return fn.class_info is not None and fn.parent is None and _decorated_by(fn, FLOW_METHOD_DECORATORS, project)
 
 
-def flow_methods(cls: ClassInfo, project) -> list[FunctionInfo]:
+def flow_methods(cls: ClassInfo, project: ProjectQueries) -> list[FunctionInfo]:
     """Flow methods of ``cls`` including those inherited from project base classes."""
     out: list[FunctionInfo] = []
     seen: set[str] = set()
@@ -181,7 +184,7 @@ class Persistence:
         return self.class_level is not None or bool(self.method_level)
 
 
-def persistence_of(cls: ClassInfo, project) -> Persistence:
+def persistence_of(cls: ClassInfo, project: ProjectQueries) -> Persistence:
     """``@persist`` on the class (or a project base class) and on its methods."""
     out = Persistence()
     for klass in project_bases(cls, project):
@@ -214,7 +217,7 @@ class OnEvents:
     explicit: bool
 
 
-def _literal_strings(expr, scope, module: ModuleFacts, project, depth: int = 0) -> list[tuple[str, cst.CSTNode]] | None:
+def _literal_strings(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[tuple[str, cst.CSTNode]] | None:
     """String elements of a list/tuple/set display (following names, ``+`` and ``*spread``)."""
     if depth > 6:
         return None
@@ -257,7 +260,7 @@ def _literal_strings(expr, scope, module: ModuleFacts, project, depth: int = 0) 
     return None
 
 
-def _string_of(expr, scope, module: ModuleFacts, project, depth: int) -> str | None:
+def _string_of(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int) -> str | None:
     text = string_value(expr) if not isinstance(expr, cst.FormattedString) else None
     if text is not None:
         return text
@@ -272,7 +275,8 @@ def _string_of(expr, scope, module: ModuleFacts, project, depth: int) -> str | N
     return None
 
 
-def checkpoint_config_call(expr, scope, module: ModuleFacts, project, depth: int = 0):
+def checkpoint_config_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
+                           depth: int = 0) -> tuple[cst.Call, FunctionInfo | None, ModuleFacts] | None:
     """The ``CheckpointConfig(...)`` call an expression's value comes from, with its scope and module:
     inline, through a variable, or returned by a project helper."""
     if depth > 6 or expr is None:
@@ -301,31 +305,31 @@ def checkpoint_config_call(expr, scope, module: ModuleFacts, project, depth: int
                         return found
         return None
     if isinstance(expr, cst.Name):
-        found = resolver.binding_value(expr.value, scope, module.order(expr))
-        if found is None or found[0].kind not in ("assign", "with"):
+        bound = resolver.binding_value(expr.value, scope, module.order(expr))
+        if bound is None or bound[0].kind not in ("assign", "with"):
             return None
-        return checkpoint_config_call(found[0].value, found[1], module, project, depth + 1)
+        return checkpoint_config_call(bound[0].value, bound[1], module, project, depth + 1)
     return None
 
 
-def on_events(call: cst.Call, scope, module: ModuleFacts, project) -> OnEvents:
+def on_events(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> OnEvents:
     """``on_events`` of a ``CheckpointConfig(...)`` call (or ``CheckpointConfig.model_validate({...})``),
     including ``**options`` dicts and a later ``cfg.on_events = [...]`` on the bound variable."""
-    value, where = _on_events_expr(call, scope, module, project)
+    value = _on_events_expr(call, scope, module, project)
     if value is None:
-        later = _assigned_on_events(call, scope, module)
-        if later is not None:
-            value, where = later, later
+        value = _assigned_on_events(call, scope, module)
     if value is None:
         return OnEvents(frozenset(DEFAULT_ON_EVENTS), call, module, explicit=False)
     strings = _literal_strings(value, scope, module, project)
-    return OnEvents(frozenset(s for s, _ in strings) if strings is not None else None, where, module, explicit=True)
+    return OnEvents(frozenset(s for s, _ in strings) if strings is not None else None, value, module, explicit=True)
 
 
-def _on_events_expr(call: cst.Call, scope, module, project):
+def _on_events_expr(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+                    ) -> cst.BaseExpression | None:
+    """The ``on_events`` value given to the call: a keyword, or a key of its options dict."""
     arg = keyword(call, "on_events")
     if arg is not None:
-        return arg.value, arg.value
+        return arg.value
     dicts = []
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "model_validate" and call.args:
         dicts.append(call.args[0].value)
@@ -339,15 +343,15 @@ def _on_events_expr(call: cst.Call, scope, module, project):
         if isinstance(d, cst.Dict):
             for key, value in dict_items(d):
                 if key == "on_events":
-                    return value, value
+                    return value
         if isinstance(d, cst.Call) and isinstance(d.func, cst.Name) and d.func.value == "dict":
             arg = keyword(d, "on_events")
             if arg is not None:
-                return arg.value, arg.value
-    return None, None
+                return arg.value
+    return None
 
 
-def _assigned_on_events(call: cst.Call, scope, module: ModuleFacts) -> cst.BaseExpression | None:
+def _assigned_on_events(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts) -> cst.BaseExpression | None:
     """``cfg = CheckpointConfig(); cfg.on_events = [...]`` in the same scope."""
     parent = module.parent(call)
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
@@ -385,7 +389,7 @@ def checkpoint_enabled(expr: cst.BaseExpression | None) -> bool | None:
     return None
 
 
-def inputs_carry_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project, depth: int = 0) -> cst.CSTNode | None:
+def inputs_carry_id(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> cst.CSTNode | None:
     """The ``"id"`` value in a kickoff's ``inputs=`` (dict display, ``dict(id=...)``, a variable,
     ``{**base, "id": ...}``, ``inputs["id"] = ...``), or None."""
     if expr is None or depth > 5:
@@ -420,7 +424,7 @@ def inputs_carry_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts,
     return None
 
 
-def inputs_only_id(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project, depth: int = 0) -> bool:
+def inputs_only_id(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> bool:
     """Do a kickoff's ``inputs=`` carry the persisted id and nothing else (``{"id": flow_id}``)?
     A dict that also brings new inputs (``{"id": sid, "message": text}``) is a new turn of a
     long-lived flow rather than a resume of an interrupted one."""
@@ -466,7 +470,7 @@ def is_kickoff(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in KICKOFF_METHODS
 
 
-def rekick_id(call: cst.Call, scope, module: ModuleFacts, project) -> cst.CSTNode | None:
+def rekick_id(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.CSTNode | None:
     """The persisted id a kickoff runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
     if not is_kickoff(call):
         return None
@@ -504,7 +508,7 @@ def _state_owner(target: cst.BaseExpression) -> str | None:
     return None
 
 
-def hydration_in(block: cst.CSTNode, fn: FunctionInfo, project) -> Hydration | None:
+def hydration_in(block: cst.CSTNode, fn: FunctionInfo, project: ProjectQueries) -> Hydration | None:
     """Does ``block`` (in ``fn``) restore a Flow's state by hand? Apps that keep a flow's state in
     their own store (Redis, a leads table, a JSON snapshot) rebuild it as ``flow = MyFlow()``
     followed by ``flow.state.stage = row.stage`` or ``setattr(flow.state, key, value)`` over the

@@ -10,6 +10,7 @@ Rules ask this module, never spell framework names themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
@@ -17,8 +18,9 @@ from resume_audit.analysis.deployments import Deployment, deployment_of
 from resume_audit.analysis.flow.engine import flow_of, returns_receiver
 from resume_audit.analysis.flow.values import Bound, Container, Function, Made, Partial, Value
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, is_none
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import CallInfo, DecoratorInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
 
 PACKAGES = ("langgraph",)
 
@@ -149,7 +151,8 @@ class CompiledGraph:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def _follow_to_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0):
+def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
+                    depth: int = 0) -> tuple[cst.Call, FunctionInfo | None] | None:
     """Follow names (and awaits) to the call that produced the value, with that call's scope."""
     if depth > 6:
         return None
@@ -168,44 +171,45 @@ def _follow_to_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module
     return None
 
 
-def constructor_call(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project):
+def constructor_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+                     ) -> tuple[cst.Call, FunctionInfo | None] | None:
     """The call an expression's value came from (``saver = SqliteSaver(conn)`` -> that call) and its scope."""
     return _follow_to_call(expr, scope, module, project)
 
 
-def made_values(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> list[Made]:
+def made_values(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[Made]:
     """The library-made objects ``expr`` may hold, wherever they were made (value-flow engine), in a
     stable order (by module and position)."""
     if expr is None:
         return []
     flow = flow_of(project)
     made = [v for v in flow.values(expr, scope, module) if isinstance(v, Made) and v.call is not None]
-    return sorted(made, key=lambda m: (str(m.module.path) if m.module else "", m.module.order(m.call) if m.module else 0))
+    return sorted(made, key=lambda m: (str(m.module.path), m.module.order(m.call)) if m.module is not None and m.call is not None else ("", 0))
 
 
 def is_compile_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == COMPILE_METHOD
 
 
-def _is_builder(value: Value, project) -> bool:
+def _is_builder(value: Value, project: ProjectQueries) -> bool:
     return flow_of(project).type_name(value) in STATE_GRAPH
 
 
-def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``: the builder may reach the
     call any way the value-flow engine follows (a parameter, a factory, a subclass of StateGraph).
     A compile with no checkpointer whose graph is given one as an attribute at start-up
     (``graph.checkpointer = saver``) is checkpointed by that saver."""
-    if not is_compile_call(call):
+    builder = receiver(call)
+    if builder is None or not is_compile_call(call):
         return None
     flow = flow_of(project)
-    receiver = call.func.value  # type: ignore[attr-defined]
-    builders = tuple(v for v in flow.values(receiver, scope, module) if _is_builder(v, project))
+    builders = tuple(v for v in flow.values(builder, scope, module) if _is_builder(v, project))
     if not builders:
         return None
     builder_call = next((b.call for b in builders if isinstance(b, Made) and b.call is not None
                          and b.module is module), None)
-    builder_name = receiver.value if isinstance(receiver, cst.Name) else None
+    builder_name = builder.value if isinstance(builder, cst.Name) else None
     cp = argument(call, 0, "checkpointer")
     cp_scope: FunctionInfo | None = None
     cp_module: ModuleFacts | None = None
@@ -220,7 +224,7 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
                          builders, cp_scope, cp_module)
 
 
-def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project) -> CompiledGraph | None:
+def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
     """The compiled graph an expression (``graph`` in ``graph.invoke``) may hold: whatever way the
     value-flow engine follows it there (names, factories, registries, attributes, parameters)."""
     for made in made_values(expr, scope, module, project):
@@ -241,7 +245,7 @@ def node_target(add_node: cst.Call) -> cst.BaseExpression | None:
     return positional[0] if len(positional) == 1 else None
 
 
-def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+def node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[cst.Call, FunctionInfo | None]]:
     """``add_node`` calls on the graph's builder in the same scope, with the node function when resolvable."""
     if graph.builder_name is None:
         return []
@@ -265,7 +269,7 @@ def node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, Functi
     return out
 
 
-def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project) -> cst.Call | None:
+def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.Call | None:
     """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
     for made in made_values(expr, scope, module, project):
         if made.type in REMIT_WRAP:
@@ -309,18 +313,18 @@ STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
 )
 
 
-def decorator_names(fn: FunctionInfo, project) -> list[tuple[set[str], object]]:
+def decorator_names(fn: FunctionInfo, project: ProjectQueries) -> list[tuple[set[str], DecoratorInfo]]:
     """(qualified names of the decorator, DecoratorInfo) for each decorator of ``fn``."""
     resolver = project.resolver(fn.module)
     return [(resolver.names(d.target, fn.parent), d) for d in fn.decorators]
 
 
-def is_task(fn: FunctionInfo, project) -> bool:
+def is_task(fn: FunctionInfo, project: ProjectQueries) -> bool:
     """Is ``fn`` decorated with ``@task`` / ``@task(...)`` (langgraph.func.task)?"""
     return any(names & TASK for names, _ in decorator_names(fn, project))
 
 
-def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project) -> bool:
+def calls_task(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> bool:
     """Does ``call`` invoke a task: a project function decorated ``@task``, or a
     name bound to ``task(fn)`` / ``task(...)(fn)``? (Its result is memoised.)"""
     names = project.resolver(module).call_names(call, scope)
@@ -348,13 +352,12 @@ class Entrypoint:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def entrypoint_of(fn: FunctionInfo, project) -> Entrypoint | None:
+def entrypoint_of(fn: FunctionInfo, project: ProjectQueries) -> Entrypoint | None:
     """``fn`` decorated ``@entrypoint(...)`` (or wrapped by ``entrypoint(...)(fn)`` at module level)."""
     for names, dec in decorator_names(fn, project):
         if names & ENTRYPOINT:
-            call = dec.call  # type: ignore[attr-defined]
-            cp = argument(call, 0, "checkpointer") if call is not None else None
-            return Entrypoint(fn, dec.node, cp)  # type: ignore[attr-defined]
+            cp = argument(dec.call, 0, "checkpointer") if dec.call is not None else None
+            return Entrypoint(fn, dec.node, cp)
     resolver = project.resolver(fn.module)
     for info in fn.module.module_calls:
         outer = info.node
@@ -379,7 +382,7 @@ class NodeTarget:
     function: FunctionInfo | None
 
 
-def node_targets(graph: CompiledGraph, project) -> list[NodeTarget]:
+def node_targets(graph: CompiledGraph, project: ProjectQueries) -> list[NodeTarget]:
     """Every node registered on the graph's builder, wherever the builder was handed (a helper in
     another module that adds nodes to the builder it is given counts)."""
     flow = flow_of(project)
@@ -387,7 +390,7 @@ def node_targets(graph: CompiledGraph, project) -> list[NodeTarget]:
     seen: set[int] = set()
     calls = [c for b in graph.builders for method in (ADD_NODE_METHOD, ADD_SEQUENCE_METHOD) for c in flow.method_calls(b, method)]
     for info in sorted({id(c.node): c for c in calls}.values(), key=lambda c: (str(c.module.path), c.order)):
-        method = info.node.func.attr.value  # type: ignore[attr-defined]
+        method = info.node.func.attr.value if isinstance(info.node.func, cst.Attribute) else ""
         targets: list[cst.BaseExpression] = []
         if method == ADD_NODE_METHOD:
             target = node_target(info.node)
@@ -411,7 +414,7 @@ def node_targets(graph: CompiledGraph, project) -> list[NodeTarget]:
     return out
 
 
-def _node_function(values) -> FunctionInfo | None:
+def _node_function(values: frozenset[Value]) -> FunctionInfo | None:
     """The project function a node value runs: a function, a bound method, a partial of one."""
     for value in sorted(values, key=lambda v: type(v).__name__):
         while isinstance(value, Partial):
@@ -421,7 +424,7 @@ def _node_function(values) -> FunctionInfo | None:
     return None
 
 
-def all_node_functions(graph: CompiledGraph, project) -> list[tuple[cst.Call, FunctionInfo | None]]:
+def all_node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[cst.Call, FunctionInfo | None]]:
     """(``add_node`` / ``add_sequence`` call, node function when it is a project function) for every
     node of the graph's builder (see :func:`node_targets`)."""
     return [(t.call.node, t.function) for t in node_targets(graph, project)]
@@ -450,7 +453,7 @@ HITL_MIDDLEWARE = frozenset(
 )
 
 
-def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project, depth: int = 0) -> list[FunctionInfo]:
+def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[FunctionInfo]:
     """Project functions in a tools list (``[send_email, search]``, anything the value-flow engine
     follows to one: a variable, a module constant, a registry, ``ToolNode(<that>)``)."""
     if expr is None:
@@ -458,7 +461,7 @@ def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
     flow = flow_of(project)
     out: list[FunctionInfo] = []
 
-    def add(values, depth: int) -> None:
+    def add(values: frozenset[Value], depth: int) -> None:
         if depth > 4:
             return
         for value in sorted(values, key=lambda v: type(v).__name__):
@@ -476,10 +479,10 @@ def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
     return out
 
 
-def interrupt_classifier(project):
+def interrupt_classifier(project: ProjectQueries) -> Callable[[CallInfo, ModuleFacts], str | None]:
     """Classifier for ``project.reach``: is this call LangGraph's ``interrupt()``?"""
 
-    def classify(call, module):
+    def classify(call: CallInfo, module: ModuleFacts) -> str | None:
         if project.resolver(module).call_names(call.node, call.function) & INTERRUPT:
             return "interrupt"
         return None

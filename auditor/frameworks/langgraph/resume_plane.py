@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 import libcst as cst
 
 from resume_audit.analysis.flow.engine import flow_of
-from resume_audit.analysis.flow.values import Constant, Made
+from resume_audit.analysis.flow.values import Constant, Made, Value
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.syntax import argument, contains_node, is_none, keyword
@@ -39,7 +39,7 @@ class ModuleContext(Protocol):
     def project(self) -> Project: ...
 
 
-def resume_command(expr: cst.BaseExpression | None, fn, ctx: ModuleContext) -> cst.Call | None:
+def resume_command(expr: cst.BaseExpression | None, fn: FunctionInfo | None, ctx: ModuleContext) -> cst.Call | None:
     """The ``Command(resume=...)`` call ``expr`` is (directly or through a local variable)."""
     if expr is None:
         return None
@@ -95,7 +95,7 @@ def delegated_resume_calls(fn: FunctionInfo, ctx: ModuleContext, depth: int = 2)
     return out
 
 
-def _helper_resumes(callees: list[FunctionInfo], project, depth: int, seen: set[int]) -> bool:
+def _helper_resumes(callees: list[FunctionInfo], project: Project, depth: int, seen: set[int]) -> bool:
     for callee in callees:
         if id(callee) in seen or depth <= 0:
             continue
@@ -110,7 +110,7 @@ def _helper_resumes(callees: list[FunctionInfo], project, depth: int, seen: set[
 class _HelperContext:
     """A :class:`ModuleContext` for a helper in another module."""
 
-    def __init__(self, module: ModuleFacts, project) -> None:
+    def __init__(self, module: ModuleFacts, project: Project) -> None:
         self.module = module
         self.project = project
 
@@ -180,7 +180,8 @@ def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cs
         stack.extend(cur.children)
 
 
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
+               ) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """``if``/``while`` statements and conditional expressions whose test reads the snapshot's park status."""
     for cur in _decision_statements(fn, (cst.If, cst.While, cst.IfExp)):
         if _reads_park(cur.test, snapshot, derived, get_state):
@@ -219,7 +220,8 @@ def _gates(decision: cst.CSTNode, resume: CallInfo, module: ModuleFacts) -> bool
     )
 
 
-def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: "ModuleContext"):
+def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
+                   ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
     """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
     parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
     clause that exits)."""
@@ -270,7 +272,8 @@ def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool
     return found
 
 
-def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0):
+def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
+                           ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
     """When ``fn`` returns a snapshot's park status, the (decision, resume, module) of a caller that
     resumes only if it says "parked": ``if not has_pending_interrupt(tid): raise ...`` followed by
     ``graph.invoke(Command(resume=...), cfg)`` -- check-then-act split over two functions."""
@@ -320,13 +323,13 @@ def _is_run(call: CallInfo) -> bool:
     return isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS
 
 
-def run_input_values(run: CallInfo, project):
+def run_input_values(run: CallInfo, project: Project) -> frozenset[Value]:
     """What a graph run's input may be: its first argument, or the ``input`` key of a ``**kwargs`` dict."""
     flow = flow_of(project)
     first = argument(run.node, 0, "input")
     if first is not None:
         return flow.values(first, run.function, run.module)
-    out = set()
+    out: set[Value] = set()
     for arg in run.node.args:
         if arg.star == "**":
             for spread in flow.values(arg.value, run.function, run.module):
@@ -334,7 +337,7 @@ def run_input_values(run: CallInfo, project):
     return frozenset(out)
 
 
-def _resume_made(value, project) -> bool:
+def _resume_made(value: Value) -> bool:
     return isinstance(value, Made) and value.type in langgraph.COMMAND and value.call is not None and keyword(value.call, "resume") is not None
 
 
@@ -350,7 +353,7 @@ def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
             first = argument(call.node, 0, "input")
             command = resume_command(first, fn, ctx)
             if command is None:
-                command = next((v.call for v in run_input_values(call, project) if _resume_made(v, project)
+                command = next((v.call for v in run_input_values(call, project) if isinstance(v, Made) and _resume_made(v)
                                 and v.module is module and v.scope is fn), None)
             if command is not None:
                 reported.add(id(command))
@@ -379,7 +382,7 @@ def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
 _INPUT_KEY = Constant("input")
 
 
-def _run_taking(made: Made, project) -> CallInfo | None:
+def _run_taking(made: Made, project: Project) -> CallInfo | None:
     """The graph run whose input may be ``made`` (a ``Command`` handed on to a helper that runs it)."""
     flow = flow_of(project)
     words = [f".{m}(" for m in sorted(langgraph.RUN_METHODS)]
@@ -390,7 +393,7 @@ def _run_taking(made: Made, project) -> CallInfo | None:
     return None
 
 
-def _run_given_none(call: CallInfo, callee: FunctionInfo, project) -> CallInfo | None:
+def _run_given_none(call: CallInfo, callee: FunctionInfo, project: Project) -> CallInfo | None:
     """When ``call`` passes a literal ``None`` to a parameter of ``callee`` that ``callee`` hands to a
     graph run as its input (``run_graph(graph, None, cfg)``), that run."""
     params = _params_given_none(call, callee)

@@ -17,19 +17,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator, Protocol
 
 import libcst as cst
 
-from resume_audit.facts.collect import CallInfo, FunctionInfo, ModuleFacts
+from resume_audit.analysis.effects import Effect, EffectModel
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
 from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.flow.values import Function
-from resume_audit.analysis.project import Project, Reached
+from resume_audit.analysis.project import Project
+from resume_audit.analysis.queries import Reached
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummaryKind, register
 from resume_audit.facts.syntax import argument, bool_value, is_none
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.reading.treewords import LANGGRAPH_IMPORT_WORDS
+
+
+class UnitContext(Protocol):
+    """What the effect questions here need of a rule's context."""
+
+    @property
+    def module(self) -> ModuleFacts: ...
+
+    @property
+    def project(self) -> Project: ...
+
+    @property
+    def effects(self) -> EffectModel: ...
 
 
 @dataclass(frozen=True)
@@ -146,14 +162,14 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
     return _ModuleUnits(units)
 
 
-def _function_key(fn: FunctionInfo) -> list:
+def _function_key(fn: FunctionInfo) -> tuple[str, int]:
     """``fn`` as a summary names it: its file and its place among the file's functions (stable
     while the file's content is, and a summary naming it depends on that content)."""
     index = next(i for i, f in enumerate(fn.module.functions) if f is fn)
-    return [str(fn.module.path), index]
+    return str(fn.module.path), index
 
 
-def _claims(project: Project, module: ModuleFacts) -> list:
+def _claims(project: Project, module: ModuleFacts) -> list[list[str | int]]:
     """The summary: ``[file, function index, kind]`` of every unit ``module`` makes checkpointed."""
     return [[*_function_key(u.function), u.kind] for u in _module_units(project, module).units.values()]
 
@@ -198,7 +214,8 @@ def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
     return out
 
 
-def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False) -> Reached | None:
+def effect_outside_tasks(ctx: UnitContext, call: CallInfo, module: ModuleFacts | None = None, *,
+                         overwrites: bool = False) -> Reached[Effect] | None:
     """The effect ``call`` performs outside any ``@task``: directly, or through project helpers
     that are not tasks, not guarded by a durable done-check, and not handed an idempotency key
     they forward. Writes that replay harmlessly (a file overwrite, an upsert of the statement's
@@ -207,7 +224,7 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None,
     project: Project = ctx.project
     namespace = "langgraph-effects-with-overwrites" if overwrites else "langgraph-effects"
 
-    def reach(c: CallInfo, mod: ModuleFacts, depth: int) -> Reached | None:
+    def reach(c: CallInfo, mod: ModuleFacts, depth: int) -> Reached[Effect] | None:
         if depth > 10 or langgraph.calls_task(c.node, c.function, mod, project):
             return None
         hit = ctx.effects.classify(c, mod, project.resolver(mod))
@@ -221,8 +238,8 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None,
                 return Reached((c, *inner.calls), (mod, *inner.modules), inner.hit)
         return None
 
-    def function_reaches(fn: FunctionInfo, depth: int) -> Reached | None:
-        def first_reaching() -> Reached | None:
+    def function_reaches(fn: FunctionInfo, depth: int) -> Reached[Effect] | None:
+        def first_reaching() -> Reached[Effect] | None:
             for c in fn.calls:
                 if done_check_guard(c, fn, fn.module) is not None:
                     continue
@@ -236,7 +253,7 @@ def effect_outside_tasks(ctx, call: CallInfo, module: ModuleFacts | None = None,
     return reach(call, m, 0)
 
 
-def unit_effects(ctx, fn: FunctionInfo):
+def unit_effects(ctx: UnitContext, fn: FunctionInfo) -> Iterator[tuple[CallInfo, Reached[Effect]]]:
     """(call, reached) for each call of ``fn``'s own body that performs an effect outside tasks."""
     for call in fn.calls:
         if done_check_guard(call, fn, fn.module) is not None:
@@ -246,7 +263,7 @@ def unit_effects(ctx, fn: FunctionInfo):
             yield call, reached
 
 
-def regressing_overwrites(ctx, fn: FunctionInfo):
+def regressing_overwrites(ctx: UnitContext, fn: FunctionInfo) -> Iterator[tuple[CallInfo, Reached[Effect], CallInfo]]:
     """(call, reached, later) for writes in an entrypoint body that replay harmlessly on their own
     (an upsert, a file overwrite) but are followed -- after an ``interrupt()`` -- by another write
     to the same place. The body re-runs from its first line on every resume, so each resume puts
@@ -257,7 +274,7 @@ def regressing_overwrites(ctx, fn: FunctionInfo):
     interrupts = [c for c in fn.calls if project.reach("langgraph-interrupt", classify, c, fn.module) is not None]
     if not interrupts:
         return
-    writes: list[tuple[CallInfo, Reached, str]] = []  # (call in the body, the write it reaches, where it lands)
+    writes: list[tuple[CallInfo, Reached[Effect], str]] = []  # (call in the body, the write it reaches, where it lands)
     for call in fn.calls:
         if done_check_guard(call, fn, fn.module) is not None:
             continue
@@ -278,7 +295,8 @@ def regressing_overwrites(ctx, fn: FunctionInfo):
                 break
 
 
-def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project):
+def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+                   ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
     """The compiled graph (or ``@entrypoint``) ``expr`` may hold, wherever the value-flow engine
     follows it (:func:`langgraph.graph_of`)."""
     graph = langgraph.graph_of(expr, scope, module, project)
@@ -292,7 +310,8 @@ def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module:
     return None
 
 
-def in_memory_constructor(expr: cst.BaseExpression | None, scope, module: ModuleFacts, project: Project):
+def in_memory_constructor(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+                          ) -> tuple[cst.Call, ModuleFacts] | None:
     """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression may hold
     (followed by the value-flow engine: a parameter's default or callers, a module variable, an
     attribute), with its module."""
@@ -307,7 +326,7 @@ def project_uses_langgraph(project: Project) -> bool:
     return project.cached("langgraph-units", "uses", lambda: bool(project.modules_using(langgraph.PACKAGES)))
 
 
-def graph_is_pure(ctx, graph: langgraph.CompiledGraph) -> bool:
+def graph_is_pure(ctx: UnitContext, graph: langgraph.CompiledGraph) -> bool:
     """True only when every node of ``graph`` is known (functions, ToolNode tools, subgraphs
     followed) and none of them reaches an effect: a resume delivered twice then runs pure
     code twice, which repeats nothing outside. Unknown nodes make the answer False."""

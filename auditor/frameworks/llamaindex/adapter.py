@@ -35,7 +35,7 @@ import inspect
 import json
 import os
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Coroutine, TypeVar
 
 from resume_audit.dynamic.values import canonical, to_jsonable
 from resume_audit.dynamic.adapters.base import (
@@ -54,6 +54,8 @@ from resume_audit.dynamic.adapters.base import (
     is_class_or_instance_of,
     required_parameters,
 )
+
+T = TypeVar("T")
 
 PRELOAD = ["workflows", "workflows.events", "workflows.context", "workflows.handler"]
 
@@ -75,12 +77,12 @@ def _patch() -> None:
     original_wait = Context.wait_for_event
     original_write = Context.write_event_to_stream
 
-    async def wait_for_event(self, event_type, *args, **kwargs):
+    async def wait_for_event(self: Any, event_type: Any, *args: Any, **kwargs: Any) -> Any:
         event = await original_wait(self, event_type, *args, **kwargs)
         _record_served(event)
         return event
 
-    def write_event_to_stream(self, ev):
+    def write_event_to_stream(self: Any, ev: Any) -> Any:
         if isinstance(ev, InputRequiredEvent) and _ACTIVE is not None:
             _ACTIVE.prompt_step = _CURRENT_STEP.get()
             _ACTIVE.prompt_returned = False
@@ -110,7 +112,7 @@ def _instrument_steps(workflow: Any) -> None:
         if func is None:
             continue
 
-        def before(name: str, kwargs: dict[str, Any]) -> contextvars.Token:
+        def before(name: str, kwargs: dict[str, Any]) -> contextvars.Token[str | None]:
             token = _CURRENT_STEP.set(name)
             if _INSTRUMENTS is not None:
                 runs[name] = runs.get(name, 0) + 1
@@ -133,7 +135,7 @@ def _instrument_steps(workflow: Any) -> None:
 
         if inspect.iscoroutinefunction(func):
 
-            def make(func: Callable, name: str) -> Callable:
+            def make(func: Callable[..., Any], name: str) -> Callable[..., Any]:
                 @functools.wraps(func)
                 async def step_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
                     token = before(name, kwargs)
@@ -150,7 +152,7 @@ def _instrument_steps(workflow: Any) -> None:
                 return step_wrapper
         else:
 
-            def make(func: Callable, name: str) -> Callable:
+            def make(func: Callable[..., Any], name: str) -> Callable[..., Any]:
                 @functools.wraps(func)
                 def step_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
                     token = before(name, kwargs)
@@ -215,7 +217,8 @@ class LlamaIndexSession(Session):
     def _read_snapshot(self) -> dict[str, Any] | None:
         try:
             with open(self._snapshot_path, encoding="utf-8") as fh:
-                return json.load(fh)
+                data: dict[str, Any] = json.load(fh)
+                return data
         except FileNotFoundError:
             return None
 
@@ -224,7 +227,7 @@ class LlamaIndexSession(Session):
         if self._waiting is not None:
             self._waiting.set()
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.run_until_complete(coro)
 
     async def _pump(self, send: Any = None, when: str | None = None) -> Outcome:
@@ -323,7 +326,7 @@ class LlamaIndexSession(Session):
 
         return self._run(go())
 
-    def answer(self, answers, *, at=None, form="auto") -> Outcome:
+    def answer(self, answers: list[tuple[PendingInterrupt, Any]], *, at: Any = None, form: str = "auto") -> Outcome:
         value = answers[0][1]
         if at is None and self.handler is not None and not self.done:
             return self._run(self._pump(value, "now"))  # the live run: in process, as the app answers it

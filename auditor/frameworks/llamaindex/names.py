@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from resume_audit.analysis.queries import NameResolver
+from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import string_value
 
 PACKAGES = ("workflows", "llama_index.core.workflow", "llama_agents")
@@ -83,7 +85,7 @@ def is_method_call(call: cst.Call, name: str) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == name
 
 
-def is_context_receiver(call: cst.Call, fn, resolver) -> bool:
+def is_context_receiver(call: cst.Call, fn: FunctionInfo | None, resolver: NameResolver) -> bool:
     """``ctx.<method>(...)`` where ``ctx`` is typed as a workflows ``Context``, or the
     call sits in a ``@step`` function (whose context parameter may be unannotated)."""
     if not isinstance(call.func, cst.Attribute) or fn is None:
@@ -93,7 +95,7 @@ def is_context_receiver(call: cst.Call, fn, resolver) -> bool:
     return any(resolver.names(d.target, fn.parent) & STEP for d in fn.decorators)
 
 
-def is_step(fn, resolver) -> bool:
+def is_step(fn: FunctionInfo, resolver: NameResolver) -> bool:
     return any(resolver.names(d.target, fn.parent) & STEP for d in fn.decorators)
 
 
@@ -104,7 +106,7 @@ CONTEXT_GET = frozenset({"get"})
 CONTEXT_SET = frozenset({"set"})
 
 
-def context_flag_guard(call: cst.Call, fn, module) -> bool:
+def context_flag_guard(call: cst.Call, fn: FunctionInfo, module: ModuleFacts) -> bool:
     """Is ``call`` inside ``if not await ctx.get("k"):`` (or ``if not flag:`` with ``flag = await
     ctx.get("k")``) whose body also sets ``"k"`` in the Context store? Then the replayed step
     skips it: the flag was stored with the Context before the step parked."""
@@ -120,7 +122,7 @@ def context_flag_guard(call: cst.Call, fn, module) -> bool:
     return False
 
 
-def _negated_context_get(test: cst.BaseExpression, fn) -> str | None:
+def _negated_context_get(test: cst.BaseExpression, fn: FunctionInfo) -> str | None:
     if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
         return None
     inner = test.expression

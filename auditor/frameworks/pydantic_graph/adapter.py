@@ -35,7 +35,7 @@ import importlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Coroutine, TypeVar
 
 from resume_audit.dynamic.values import to_jsonable
 from resume_audit.dynamic.child.validity import describe_schema, validate_values
@@ -53,6 +53,8 @@ from resume_audit.dynamic.adapters.base import (
     StoreSettings,
     class_location,
 )
+
+T = TypeVar("T")
 
 PRELOAD = ["pydantic_graph", "pydantic_graph.graph", "pydantic_graph.persistence.file"]
 
@@ -107,30 +109,30 @@ def _instrumented_persistence(instruments: Instruments, path: Path) -> Any:
         return type(node).__name__
 
     class InstrumentedFileStatePersistence(FileStatePersistence):
-        async def snapshot_node(self, state, next_node):
+        async def snapshot_node(self, state: Any, next_node: Any) -> None:
             await super().snapshot_node(state, next_node)
             emit(f"snapshot of node {name_of(next_node)} (created)", name_of(next_node))
 
-        async def snapshot_node_if_new(self, snapshot_id, state, next_node):
+        async def snapshot_node_if_new(self, snapshot_id: Any, state: Any, next_node: Any) -> None:
             before = len(await self.load_all())
             await super().snapshot_node_if_new(snapshot_id, state, next_node)
             if len(await self.load_all()) > before:
                 emit(f"snapshot of node {name_of(next_node)} (created)", name_of(next_node))
 
-        async def snapshot_end(self, state, end):
+        async def snapshot_end(self, state: Any, end: Any) -> None:
             await super().snapshot_end(state, end)
             emit("snapshot of the end", _CURRENT_NODE.get())
 
-        def record_run(self, snapshot_id):
+        def record_run(self, snapshot_id: Any) -> Any:
             inner = super().record_run(snapshot_id)
             node = _CURRENT_NODE.get()
 
             class Recorded:
-                async def __aenter__(self_inner):
+                async def __aenter__(self_inner) -> None:
                     await inner.__aenter__()
                     emit(f"snapshot of node {node} marked running", node)
 
-                async def __aexit__(self_inner, *exc):
+                async def __aexit__(self_inner, *exc: Any) -> Any:
                     result = await inner.__aexit__(*exc)
                     emit(f"snapshot of node {node} marked {'error' if exc[0] else 'success'}", node)
                     return result
@@ -162,7 +164,7 @@ class PydanticGraphSession(Session):
         self._runs: dict[str, int] = {}
 
     # -- driving ----------------------------------------------------------------------------
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.run_until_complete(coro)
 
     def _parks_at(self, node: Any) -> bool:
@@ -210,7 +212,7 @@ class PydanticGraphSession(Session):
 
         return self._run(go())
 
-    def answer(self, answers, *, at=None, form="auto") -> Outcome:
+    def answer(self, answers: list[tuple[PendingInterrupt, Any]], *, at: Any = None, form: str = "auto") -> Outcome:
         if at is not None:  # the fork point: the persistence file as it was at the park
             self.path.write_bytes(at)
         return self._from_persistence(answers[0][1], True)

@@ -29,7 +29,8 @@ Rules ask this module; they never spell pydantic-graph module paths themselves.
 
 from __future__ import annotations
 
-from resume_audit.facts.collect import ClassInfo
+from resume_audit.analysis.queries import ProjectQueries
+from resume_audit.facts.model import ClassInfo
 
 from resume_audit.frameworks.classes import extends
 
@@ -64,9 +65,9 @@ START_METHODS = frozenset({"run", "run_sync", "iter", "initialize"})
 RESEED_METHODS = frozenset({"snapshot_node", "snapshot_node_if_new"})
 
 
-def is_node_class(cls: ClassInfo, project) -> bool:
+def is_node_class(cls: ClassInfo, project: ProjectQueries) -> bool:
     return extends(cls, BASE_NODE, project)
 
 
-def is_file_persistence_subclass(cls: ClassInfo, project) -> bool:
+def is_file_persistence_subclass(cls: ClassInfo, project: ProjectQueries) -> bool:
     return extends(cls, FILE_STATE_PERSISTENCE, project)

@@ -1,0 +1,35 @@
+"""What an ``--effect`` names, and the stub marker: shared by the parent (which validates a sweep's options) and
+the child (which wraps the named functions, :mod:`resume_audit.dynamic.child.effects`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: "no stub": the effect's real function runs (a marker that survives pickling into the children)
+NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce__": lambda self: "NO_STUB"})()
+
+
+class EffectSpecError(ValueError):
+    """An ``--effect`` that names nothing callable."""
+
+
+@dataclass(frozen=True)
+class EffectSpec:
+    """``module:attr`` (``attr`` may be dotted: ``stripe:Charge.create``)."""
+
+    module: str
+    attr: str
+
+    @classmethod
+    def parse(cls, text: str) -> "EffectSpec":
+        module, sep, attr = text.strip().partition(":")
+        if not sep or not module or not attr:
+            raise EffectSpecError(f"--effect {text!r}: expected MODULE:FUNCTION, e.g. myagent.tools:charge_card")
+        if module.endswith(".py"):
+            module = module[:-3].replace("/", ".").strip(".")
+        return cls(module, attr)
+
+    @property
+    def display(self) -> str:
+        return f"{self.module}.{self.attr}"
