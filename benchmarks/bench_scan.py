@@ -25,6 +25,12 @@ Goals (issue 8): cold <= 2x bare; warm <= 0.2x cold; faster than semgrep.
 
     python benchmarks/bench_scan.py [--files 5000] [--semgrep /path/to/semgrep] [--json out.json]
     python benchmarks/bench_scan.py --filler stdlib --scaling 1000,5000,20000 --synthetic-only
+
+  ``--shapes realistic,stdlib-agents,agent-dense,corpus`` (or ``all``): every shape of tree of
+      ``trees.py`` side by side with semgrep in one run, whole CLI runs of one or more installs
+      (``--variant NAME=PYTHONPATH``), ``--rounds`` of them (issue 35; see ``shapes.py``).
+
+    python benchmarks/bench_scan.py --shapes all --variant base=/tmp/base --variant head= --rounds 2
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ HERE = Path(__file__).resolve().parent
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 sys.path.insert(0, str(HERE))
 from synthetic import generate  # noqa: E402
+from trees import SHAPES, realistic  # noqa: E402
+from shapes import run_shapes  # noqa: E402
 
 
 def candidates(root: Path) -> list[Path]:
@@ -143,24 +151,6 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
     return row
 
 
-def realistic(dest: Path, files: int, agents: int = 100) -> Path:
-    """``agents`` agent files with their helpers (the synthetic generator, 1 in 5 files agent code)
-    and, for the rest of ``files``, the standard library's own modules copied in: ordinary
-    library-sized code, not small filler."""
-    import sysconfig
-
-    app_files = min(files, agents * 5)
-    generate(dest / "app", files=app_files, agent_share=agents / app_files)
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    library = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts and p.is_file())
-    for n in range(files - app_files):
-        source = library[n % len(library)]
-        target = dest / f"lib{n // len(library):02d}" / source.relative_to(stdlib)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-    return dest
-
-
 def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
     """CLI cold, warm and one-file-change runs (wall time, peak RSS) on realistic trees of each size."""
     rows = []
@@ -223,8 +213,24 @@ def main() -> None:
     ap.add_argument("--synthetic-only", action="store_true", help="skip the installed-frameworks tree (a quick smoke run)")
     ap.add_argument("--filler", choices=["small", "stdlib"], default="small",
                     help="the synthetic tree's non-agent files: small generated modules, or copies of the standard library")
+    ap.add_argument("--shapes", default="",
+                    help=f"comma-separated tree shapes measured side by side with semgrep instead: {','.join(SHAPES)} (or all)")
+    ap.add_argument("--dense-files", type=int, default=1000, help="files of the agent-dense shape")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=PYTHONPATH",
+                    help="with --shapes: an install to time (NAME= is the current environment; repeatable)")
+    ap.add_argument("--rounds", type=int, default=1, help="with --shapes: rounds of runs (medians)")
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="the corpus shape's repository mirrors")
     ap.add_argument("--scaling", default="", help="comma-separated tree sizes for the scaling series, e.g. 1000,5000,20000")
     args = ap.parse_args()
+    if args.shapes:
+        shapes = list(SHAPES) if args.shapes == "all" else args.shapes.split(",")
+        variants = [tuple(v.split("=", 1)) for v in args.variant] or [("current", "")]
+        rows = run_shapes(shapes, args.files, args.dense_files, variants, args.semgrep or None, args.rounds, args.jobs,
+                          args.mirrors, Path(tempfile.gettempdir()) / "resume-audit-realworld")
+        print(json.dumps(rows, indent=2))
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        return
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
         synth = Path(tmp) / "synthetic"
