@@ -57,8 +57,13 @@ class ModuleIndex:
         files: Iterable[SourceFile] = (),
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
         mentions: MentionSearch | None = None,
+        text_of: Callable[[Path], bytes | None] | None = None,
     ) -> None:
         self._ledger = ledger
+        #: a file's bytes as the scan read them (the engine's), for word tests over a few files
+        self._text_of = text_of
+        #: (word, resolved path) -> does that file's text hold the word (files_mentioning_among)
+        self._held: dict[tuple[str, Path], bool] = {}
         self._files: dict[str, list[SourceFile]] = {}
         #: resolved path -> the parsed module (None: it cannot be parsed, or its analysis gave up)
         self.loaded: dict[Path, ModuleFacts | None] = {}
@@ -245,13 +250,41 @@ class ModuleIndex:
         if many is not None and len(pending) > 1:
             many(pending)
 
+    def files_mentioning_among(self, word: str, paths: Iterable[Path]) -> list[SourceFile]:
+        """The files at ``paths`` (resolved) whose text contains ``word``, in path order: the
+        answer :meth:`files_mentioning` filtered to ``paths`` gives. When the question is about a
+        few files (a module's neighbourhood), their own bytes are tested and charged as
+        dependencies instead of searching the whole tree's text for the word: a scan asks this for
+        hundreds of words, and each whole-tree search reads every byte of the tree (issue 35)."""
+        wanted = set(paths)
+        if self._text_of is None or len(wanted) > MAX_FILES_SEARCHED_ONE_BY_ONE:
+            return [e for e in self.files_mentioning(word) if e.path in wanted]
+        by_path = self._entries_by_path()
+        entries = sorted((by_path[p] for p in wanted if p in by_path), key=lambda e: e.path)
+        self._ledger.charge({e.path for e in entries}, frozenset())
+        needle = word.encode("utf-8", "surrogatepass")
+        out = []
+        held = self._held
+        for entry in entries:
+            answer = held.get((word, entry.path))
+            if answer is None:
+                raw = self._text_of(entry.path)
+                answer = held[word, entry.path] = raw is not None and needle in raw
+            if answer:
+                out.append(entry)
+        return out
+
+    def _entries_by_path(self) -> dict[Path, SourceFile]:
+        if self._by_path is None:
+            self._by_path = {e.path: e for entries in self._files.values() for e in entries}
+            self._by_str = {str(p): p for p in self._by_path}
+        return self._by_path
+
     def files_mentioning(self, word: str) -> list[SourceFile]:
         """Project files whose text contains ``word`` (a cheap test that avoids parsing
         every file: e.g. which files might serve HTTP requests)."""
         self._ledger.charge(frozenset(), {word})
-        if self._by_path is None:
-            self._by_path = {e.path: e for entries in self._files.values() for e in entries}
-            self._by_str = {str(p): p for p in self._by_path}
+        by_path = self._entries_by_path()
         if word not in self._mentions:
             if self._find_mentions is not None:
                 by_str = self._by_str or {}
@@ -259,8 +292,12 @@ class ModuleIndex:
             else:
                 found = [p for p, m in self.loaded.items() if m is not None and word in m.source]
             self._mentions[word] = sorted(found)
-        by_path = self._by_path
         return [by_path[p] for p in self._mentions[word]]
+
+
+#: above this many files a word is searched in the whole tree's text once (memoised) rather than
+#: in each file's bytes: the answers are the same, the cheaper way is taken
+MAX_FILES_SEARCHED_ONE_BY_ONE = 256
 
 
 def _stem(name: str) -> str:

@@ -79,9 +79,10 @@ class Project:
         loader: Callable[[SourceFile], ModuleFacts | None] | None = None,
         mentions: MentionSearch | None = None,
         summaries: SummarySource[Project] | None = None,
+        text_of: Callable[[Path], bytes | None] | None = None,
     ) -> None:
         self.ledger = Ledger()
-        self.index = ModuleIndex(self.ledger, modules, files=files, loader=loader, mentions=mentions)
+        self.index = ModuleIndex(self.ledger, modules, files=files, loader=loader, mentions=mentions, text_of=text_of)
         self.summaries: ProjectSummaries[Project] = ProjectSummaries(self.ledger, self.index, summaries, self)
         self.symbols = Symbols(self.index, self)
         self.calls = CallGraph(self.ledger, self.index, self.summaries, self.symbols, self, _HOOKS)
@@ -188,6 +189,9 @@ class Project:
 
     def files_mentioning(self, word: str) -> list[SourceFile]:
         return self.index.files_mentioning(word)
+
+    def files_mentioning_among(self, word: str, paths: Iterable[Path]) -> list[SourceFile]:
+        return self.index.files_mentioning_among(word, paths)
 
     # -- symbols ----------------------------------------------------------
     def resolver(self, module: ModuleFacts) -> Resolver:

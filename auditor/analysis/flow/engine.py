@@ -27,6 +27,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 
+from resume_audit.analysis.flow.callsites import CallSites
 from resume_audit.analysis.flow.values import (
     Bound, Class, Constant, Container, External, Function, Instance, Lambda, Made, Member, Module, Partial, Value,
 )
@@ -74,6 +75,10 @@ class Flow:
         self._asking: dict[tuple[str, Hashable], int] = {}
         #: per question on the stack: did it read an answer still being computed (a cycle)?
         self._tainted: list[bool] = []
+        #: each module's calls by spelled name and its calls of local names (who may call a function)
+        self._sites = CallSites()
+        #: per module: its assignments list and the subscript stores worked out from it
+        self._subscripts: dict[Path, tuple[list[_Assignment], list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]]] = {}
 
     # -- the questions -----------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts) -> Values:
@@ -539,6 +544,19 @@ class Flow:
     def _assignments(self, module: ModuleFacts) -> list[_Assignment]:
         return self._ask("flow-assignments", module.path, lambda: _assignments(module), in_progress=[])
 
+    def _subscript_assignments(self, module: ModuleFacts) -> list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]:
+        """The module's ``x[k] = v`` stores, with their literal key (None: not a literal), worked out
+        once per list of assignments: every question about a container's items walked all the
+        assignments again. (The list itself is asked as before, at the asker's depth.)"""
+        assignments = self._assignments(module)
+        kept = self._subscripts.get(module.path)
+        if kept is not None and kept[0] is assignments:
+            return kept[1]
+        stores = [(target, _subscript_key(target), value, scope)
+                  for target, value, scope in assignments if isinstance(target, cst.Subscript)]
+        self._subscripts[module.path] = (assignments, stores)
+        return stores
+
     def _items(self, owner: Value, key: Value | None) -> Values:
         if isinstance(owner, Container):
             return self._container_items(owner, key)
@@ -585,18 +603,14 @@ class Flow:
         if module is None:
             return EMPTY
         parts: list[Values] = []
-        for target, value, scope in self._assignments(module):
-            if not isinstance(target, cst.Subscript):
-                continue
-            store_key = _subscript_key(target)
+        for target, store_key, value, scope in self._subscript_assignments(module):
             if key is not None and store_key is not None and isinstance(key, Constant) and store_key != key:
                 continue
             if owner in self.values(target.value, scope, module):
                 parts.append(self.values(value, scope, module))
-        for call in module.all_calls:
+        for call in self._sites.container_stores(module):
             func = call.node.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "append", "extend", "add", "insert")):
-                continue
+            assert isinstance(func, cst.Attribute)  # (what container_stores lists)
             if owner not in self.values(func.value, call.function, module):
                 continue
             method = func.attr.value
@@ -677,9 +691,7 @@ class Flow:
         spelled = fn.class_info.name if fn.name == "__init__" and fn.class_info is not None else fn.name
         seen: set[int] = set()
         for module in self.project.modules_calling(_call_words(spelled), spelled):
-            for call in module.all_calls:
-                if _called_name(call.node) != spelled:
-                    continue
+            for call in self._sites.named(module, spelled):
                 if any(f is fn for f in self.callees(call)):
                     seen.add(id(call.node))
                     yield call
@@ -688,11 +700,9 @@ class Flow:
         if fn.class_info is not None and fn.parent is None:
             return
         for module in self._near(Function.of(fn), [spelled]):
-            for call in module.all_calls:
+            for call in self._sites.of_locals(module):
                 func = call.node.func
                 if id(call.node) in seen or not isinstance(func, cst.Name) or func.value == spelled:
-                    continue
-                if call.function is None or not _is_local(func.value, call.function):
                     continue
                 if any(f is fn for f in self.callees(call)):
                     yield call
@@ -713,8 +723,8 @@ class Flow:
         hood = self._neighbourhood(home)
         found: dict[object, ModuleFacts] = {}
         for word in words:
-            for entry in self.project.files_mentioning(word):
-                if entry.path in hood and entry.path not in found:
+            for entry in self.project.files_mentioning_among(word, hood):
+                if entry.path not in found:
                     module = self.project.load(entry)
                     if module is not None:
                         found[entry.path] = module
@@ -821,16 +831,6 @@ def _annotation_names(annotation: cst.BaseExpression) -> Iterator[cst.BaseExpres
         yield annotation
 
 
-def _is_local(name: str, fn: FunctionInfo) -> bool:
-    """A parameter or local variable of ``fn`` or a function it is nested in (not a global)."""
-    cur: FunctionInfo | None = fn
-    while cur is not None:
-        if cur.param(name) is not None or any(b.name == name for b in cur.bindings):
-            return True
-        cur = cur.parent
-    return False
-
-
 def _call_words(name: str) -> list[str]:
     """Text a module must hold to call ``name`` or hand it to a runner (as the project's caller search)."""
     return [f"{name}(", f"{name},", f"{name})", f"={name}"]
@@ -851,11 +851,6 @@ def _home(value: Value) -> ModuleFacts | None:
     if isinstance(value, Lambda):
         return value.module
     return None
-
-
-def _called_name(call: cst.Call) -> str | None:
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def _decorator_names(fn: FunctionInfo) -> set[str]:
