@@ -17,6 +17,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp_session import ServerSession
+from resume_audit.api import scan as scan_api
 
 FIXTURE = Path(__file__).parent / "data" / "lsp_project"
 EFFECT = 'requests.post("https://payments.invalid/charge", json={"amount": amount})'
@@ -210,5 +211,36 @@ def test_exit_without_shutdown_ends_the_server_with_1(project: Path) -> None:
             server = s.client._server
             assert server is not None
             assert await asyncio.wait_for(server.wait(), 20) == 1
+
+    run(scenario())
+
+
+def test_indexing_with_the_scans_process_pools(tmp_path: Path) -> None:
+    # enough files that the scan reads and analyses them in worker processes, forked while the
+    # protocol thread waits on stdin (they once hung there, on the stream's lock)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from synthetic import generate
+
+    root = tmp_path / "tree"
+    agents = generate(root, files=1200, agent_share=0.03)
+    agent = sorted(agents)[0].relative_to(root).as_posix()
+
+    async def scenario() -> None:
+        async with ServerSession(root, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}) as s:
+            s.open(agent)
+            await s.wait_for(lambda: "RA101" in s.codes(agent), timeout=180)
+            cold: dict[str, list[str]] = {}
+            for finding in scan_api([root], root=root):
+                cold.setdefault((root / finding.span.path).resolve().as_uri(), []).append(finding.rule_id)
+            expected = {uri: sorted(ids) for uri, ids in cold.items()}
+
+            def published() -> dict[str, list[str]]:
+                return {uri: sorted(map(str, codes)) for uri, codes in s.codes().items() if codes}  # type: ignore[union-attr]
+
+            try:
+                await s.wait_for(lambda: published() == expected, timeout=30)
+            except AssertionError:
+                assert published() == expected  # (the difference, shown)
+            assert await s.shutdown() == 0
 
     run(scenario())

@@ -9,6 +9,7 @@ thread (:mod:`resume_audit.server.worker`); nothing here speaks the protocol.
 
 from __future__ import annotations
 
+import gc
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,9 @@ class ProjectFolder:
             self.state = FolderState(problem=str(exc))
             return self.state
         options = scan_options(request, config, RepoPaths.for_scan(self.root, config.base_dir), progress)
+        self.live = None  # the previous scan's state, freed before the new one is built
         self.live = LiveScan.start([self.root], source, self.root, options)
+        _settle_heap()
         if self.buffers:
             self._apply(dict(self.buffers), restart=False)
         self.state = FolderState(result=self.live.result())
@@ -104,6 +107,15 @@ class ProjectFolder:
             return path.read_bytes()
         except OSError:
             return None
+
+
+def _settle_heap() -> None:
+    """After indexing, the project's syntax trees and indexes live as long as the server: move
+    them out of the cyclic collector's view (``gc.freeze``), so the collections an edit's
+    analysis triggers walk only what the edit made -- a full collection over a 5,000-file
+    project's heap costs more than the analysis of one file."""
+    gc.collect()
+    gc.freeze()
 
 
 def folder_for(folders: list[ProjectFolder], path: Path) -> ProjectFolder | None:
