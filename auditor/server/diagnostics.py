@@ -13,7 +13,7 @@ units the client chose (UTF-16 unless it said otherwise) -- converted with the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -37,13 +37,19 @@ LinesOf = Callable[[Path], "Sequence[str] | None"]
 
 @dataclass(frozen=True)
 class Located:
-    """Where a reported path lives: the folder's root joins a relative one."""
+    """Where a reported path lives: the folder's root joins a relative one. Each path is resolved
+    once (a publication names the same few files hundreds of times; resolving is a system call
+    per folder level)."""
 
     root: Path
+    _paths: dict[str, Path] = field(default_factory=dict, compare=False)
 
     def path(self, display: str) -> Path:
-        as_given = Path(display)
-        return as_given if as_given.is_absolute() else (self.root / as_given).resolve()
+        found = self._paths.get(display)
+        if found is None:
+            as_given = Path(display)
+            found = self._paths[display] = as_given if as_given.is_absolute() else (self.root / as_given).resolve()
+        return found
 
     def uri(self, display: str) -> str:
         return self.path(display).as_uri()
@@ -53,9 +59,13 @@ def span_range(span: Span, lines: Sequence[str] | None, codec: PositionCodec) ->
     """The LSP range of a finding's span (1-based characters, end exclusive) in client units."""
     start = lsp.Position(max(span.start_line - 1, 0), max(span.start_col - 1, 0))
     end = lsp.Position(max(span.end_line - 1, 0), max(span.end_col - 1, 0))
-    if lines is None:
-        return lsp.Range(start, end)
+    if lines is None or all(_ascii(lines, p.line) for p in (start, end)):
+        return lsp.Range(start, end)  # one unit per character in every encoding
     return codec.range_to_client_units(lines, lsp.Range(start, end))
+
+
+def _ascii(lines: Sequence[str], line: int) -> bool:
+    return line >= len(lines) or lines[line].isascii()
 
 
 def finding_diagnostic(finding: Finding, where: Located, lines_of: LinesOf, codec: PositionCodec) -> lsp.Diagnostic:

@@ -149,7 +149,7 @@ def _config_changed(ls: AuditServer, path: Path) -> None:
     """A ``pyproject.toml`` changed: every folder it can configure is scanned again (the nearest
     one with a ``[tool.resume-audit]`` table wins, so a folder above or below may be affected)."""
     for folder in ls.folders:
-        if folder.contains(path) or path.parent in folder.root.parents or path.parent == folder.root:
+        if folder.contains(path) or path.parent in folder.root.parents:
             ls.reindex(folder)
 
 
