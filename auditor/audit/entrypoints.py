@@ -11,8 +11,8 @@ pydantic-graph's module-level ``Graph(nodes=...)``.
 Files are read as the scan reads them (:class:`~resume_audit.facts.collect.ModuleFacts`, through
 :mod:`.modules`), never with a second parser. A candidate that cannot be swept as it stands (a factory
 that needs a database URL) is kept, with the reason, so the report can say why its findings were not
-exercised. Targets are named ``package.module:attr`` and swept from the folder above the top package, so
-the program's own imports resolve as they do in production.
+exercised. Targets are named ``package.module:attr`` by the module Python imports the file as, and swept from
+that module's import root (:mod:`.importroots`), so the program's own imports resolve as they do in production.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterable
 
+from resume_audit.audit.importroots import ImportRoots
 from resume_audit.audit.modules import Modules
 from resume_audit.audit.syntax import absolute_import_tops, top_level_statements
-from resume_audit.discovery.modulenames import module_name_for
 from resume_audit.discovery.walk import display_path
 from resume_audit.frameworks import registry
 
@@ -100,6 +100,7 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
     parsed modules (parsed here when not given)."""
     base = base or Path.cwd()
     modules = modules or Modules()
+    roots = ImportRoots(base.resolve(), modules)
     by_import = registry.by_import_name()
     with_manifest = [(fw.id, d) for fw in registry.frameworks() for d in [discovery(fw.id)] if d.manifest]
     found: list[EntryPoint] = []
@@ -112,7 +113,8 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
         framework = next((by_import[top] for top in imported if top in by_import), None)
         if framework is None:
             continue
-        module, root = module_and_root(path, imported)
+        placed = roots.place(path, imported)
+        module, root = placed.module, str(placed.root)
         found += [EntryPoint(f"{module}:{f.attr}", framework, f.kind, display, f.line, root, f.why_not, f.run_config)
                   for f in discovery(framework).find(facts)]
         for owner, d in with_manifest:
@@ -123,36 +125,11 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
                     break
     known = {(e.root, e.target) for e in found}
     for manifest in sorted(manifests):
-        found += [e for e in _manifest_entries(manifest, manifests[manifest], base, modules) if (e.root, e.target) not in known]
+        found += [e for e in _manifest_entries(manifest, manifests[manifest], base, modules, roots) if (e.root, e.target) not in known]
     return sorted(found, key=lambda e: (e.path, e.line, e.target))
 
 
-def module_and_root(path: Path, imported: Collection[str]) -> tuple[str, str]:
-    """How the program imports this file, and the folder to sweep it from (``imported``: the top-level
-    packages the file imports absolutely).
-
-    A package (``__init__.py`` folders) is imported under its dotted name from
-    above its top folder. A folder without ``__init__.py`` whose name the file
-    itself imports through (``from email_approval.tools import ...`` inside
-    ``email_approval/graph.py``) is a namespace package the app runs from its
-    parent. A file whose name is not an identifier (``hil-func.py``) is named
-    by its path: the sweep loads it from the file.
-    """
-    path = path.resolve()
-    module, _packaged = module_name_for(path)
-    parts = module.split(".")
-    folder = path.parent
-    for _ in parts[1:]:
-        folder = folder.parent
-    while folder.name in imported and folder.name.isidentifier() and folder.parent != folder:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    if not all(p.isidentifier() for p in parts):
-        return path.name, str(path.parent)  # a file target: "hil-func.py:graph", swept from its folder
-    return ".".join(parts), str(folder)
-
-
-def _manifest_entries(manifest: Path, framework: str, base: Path, modules: Modules) -> list[EntryPoint]:
+def _manifest_entries(manifest: Path, framework: str, base: Path, modules: Modules, roots: ImportRoots) -> list[EntryPoint]:
     """The programs a manifest serves (paths shown relative to ``base``)."""
     d = discovery(framework)
     out = []
@@ -160,7 +137,8 @@ def _manifest_entries(manifest: Path, framework: str, base: Path, modules: Modul
         facts = modules.facts(path)
         if facts is None:
             continue
-        module, root = module_and_root(path, absolute_import_tops(facts))
+        placed = roots.place(path, absolute_import_tops(facts))
+        module, root = placed.module, str(placed.root)
         line = next((facts.line(s) for s in top_level_statements(facts) if attr in _defined_names(s)), 1)
         out.append(EntryPoint(f"{module}:{attr}", framework, d.deployed_kind, display_path(path, base), line, root))
     return out
