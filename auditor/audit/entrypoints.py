@@ -191,6 +191,17 @@ def _module_level_name(facts: ModuleFacts, node: cst.CSTNode) -> str:
     return ""
 
 
+def _enclosing_top_level(facts: ModuleFacts, node: cst.CSTNode) -> str:
+    """The name of the module-level ``def`` or ``class`` that ``node`` is in (else "")."""
+    import libcst as cst
+
+    name = ""
+    for ancestor in facts.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            name = ancestor.name.value
+    return name
+
+
 #: the kinds whose callers discovery reads: the functions (and classes) that build a program
 _BUILDERS = ("factory", "builder function", "graph holder")
 
@@ -213,7 +224,7 @@ def _join_callers(found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: l
     for i, (entry, f, facts) in enumerate(found):
         if entry.kind not in _BUILDERS:
             continue
-        mine = [c for c in calls if by_name.get(c.callee) == i and c.facts is not facts]
+        mine = [c for c in calls if by_name.get(c.callee) == i]
         kwargs = first_kwargs(mine)
         missing = [n for n in f.needs if n not in kwargs]
         if kwargs and not missing:
@@ -236,6 +247,14 @@ def _join_callers(found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: l
                                         str(where.root)))
                 targets[target] = -1
             dropped.add(i)
+    # a builder function the project's other programs build on (inside their own defs) is swept through them
+    for call in calls:
+        i = by_name.get(call.callee, -1)
+        if i >= 0 and found[i][0].kind == "builder function":
+            where = placed.get(call.facts.path.resolve())
+            owner = _enclosing_top_level(call.facts, call.node)
+            if where is not None and owner and targets.get(f"{where.module}:{owner}", -1) not in (-1, i):
+                dropped.add(i)
     # a module-level graph built from a factory kept above is that factory's program
     kept_factories = {k for k, i in by_name.items() if i not in dropped and found[i][0].kind == "factory"}
     for call in calls:

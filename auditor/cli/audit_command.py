@@ -64,7 +64,10 @@ def audit(
         entries = discover_entries([(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))],
                                    root, targets=named)
         for e in entries:
-            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework} {e.kind}]" + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
+            called = ", ".join(f"{k}={v!r}" for k, v in e.factory_kwargs)
+            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework or 'detected when swept'} {e.kind}]"
+                       + (f"  called with {called}" if called else "")
+                       + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
         if not entries:
             typer.echo("no graph, flow or workflow found", err=True)
         raise typer.Exit(0)
