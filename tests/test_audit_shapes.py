@@ -61,6 +61,12 @@ def test_a_clone_folder_named_like_its_package_is_the_import_root(tmp_path):
     assert placed(clone, "invoicer/app.py", ("invoicer",)) == ("invoicer.app", ".", "layout")
 
 
+def test_a_package_defined_in_its_init_is_named_from_above_its_folder(tmp_path):
+    project = write(tmp_path / "cvmaker", {"app/__init__.py": "", "app/services/__init__.py": "",
+                                           "app/services/workflow/__init__.py": "from app.services import x\n"})
+    assert placed(project, "app/services/workflow/__init__.py", ("app",)) == ("app.services.workflow", ".", "layout")
+
+
 def test_a_namespace_folder_the_file_imports_itself_through_is_still_climbed(tmp_path):
     project = write(tmp_path / "demo", {"email_approval/graph.py": "from email_approval.tools import send\n",
                                         "email_approval/tools.py": ""})

@@ -137,10 +137,10 @@ def _module_parts(relative: Path) -> list[str] | None:
 
 def _layout(path: Path, imported: Collection[str]) -> tuple[str, Path]:
     """The module and root by the folders alone (see the module doc, point 3)."""
-    module, _package = module_name_for(path, resolved=True)
+    module, is_package = module_name_for(path, resolved=True)
     parts = module.split(".")
     folder = path.parent
-    for _ in parts[1:]:
+    for _ in parts[0 if is_package else 1:]:  # a package's __init__.py is in the package's own folder
         folder = folder.parent
     while (folder.name in imported and folder.name.isidentifier() and folder.parent != folder
            and not _importable_from(folder, folder.name)):

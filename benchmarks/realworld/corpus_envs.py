@@ -102,6 +102,7 @@ class EnvBuilder:
     def _requirements(self, repo: Path, scan_paths: list[str]) -> list[tuple[str, list[str]]]:
         """What the repository says to install, in the order a README would: requirement files first."""
         folders = [repo] + [repo / p for p in scan_paths if p not in (".", "") and (repo / p).is_dir()]
+        folders += sorted(p for p in repo.iterdir() if p.is_dir() and not p.name.startswith(".") and p not in folders)
         for folder in folders:
             files = sorted(p for p in folder.glob("requirements*.txt") if "dev" not in p.name and "test" not in p.name)
             files = files or sorted(folder.glob("requirements*.txt"))
@@ -139,10 +140,12 @@ class EnvBuilder:
         log.steps.append({"what": "resume-audit (langgraph-checkpoint-sqlite)", "ok": ok, "out": out[-600:]})
 
     def _installed(self, env: Path) -> dict[str, str]:
+        wanted = (*PINNED, "langgraph-checkpoint-sqlite")
         ok, out = _run([str(self.python_of(env)), "-c", "import importlib.metadata as m, json;"
-                        "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))"], env, 120)
+                        f"print(json.dumps({{d.metadata['Name'].lower(): d.version for d in m.distributions()"
+                        f" if (d.metadata['Name'] or '').lower() in {wanted!r}}}))"], env, 120)
         try:
-            return json.loads(out.strip().splitlines()[-1]) if ok else {}
+            return dict(json.loads(out.strip().splitlines()[-1])) if ok else {}
         except (ValueError, IndexError):
             return {}
 

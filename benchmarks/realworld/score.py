@@ -118,9 +118,9 @@ def load_corpus(path: Path | None) -> list[Entry]:
 
 #: what a scan reads: Python sources and project manifests
 SCAN_SUFFIXES = (".py", ".toml", ".json", ".cfg")
-#: what installing and running a repository also needs: requirement and lock files, the data and prompts
-#: its programs read by relative path
-RUN_SUFFIXES = (*SCAN_SUFFIXES, ".txt", ".in", ".lock", ".md", ".yaml", ".yml", ".ini", ".j2", ".jinja", ".prompt", ".csv")
+#: what installing and running a repository needs: every file (requirement and lock files, the templates,
+#: prompts and data its programs read by relative path)
+RUN_SUFFIXES: tuple[str, ...] = ()
 
 
 def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] = SCAN_SUFFIXES) -> Path:
@@ -146,7 +146,7 @@ def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] 
         meta, _, path = row.partition(b"\t")
         mode, kind, sha = meta.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and name.endswith(suffixes) and "node_modules/" not in name:
+        if kind == b"blob" and mode != b"120000" and (not suffixes or name.endswith(suffixes)) and "node_modules/" not in name:
             wanted.append((sha.decode(), name))
     batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
                            input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True).stdout
