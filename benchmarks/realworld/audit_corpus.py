@@ -41,9 +41,10 @@ from corpus_envs import EnvBuilder  # noqa: E402
 REASONS = ("missing service", "project import error", "needs input", "tool error", "program raised")
 _SERVICE = re.compile(r"connection refused|could not connect|connecterror|connectionerror|operationalerror|"
                       r"api[_ ]?key|only loopback is allowed|name lookup|credentials|environment variable|"
-                      r"is not set|getenv|os\.environ|no such host|\bauth", re.IGNORECASE)
+                      r"is not set|must be set|is required|field required|getenv|os\.environ|no such host|\bauth|"
+                      r"not NoneType", re.IGNORECASE)
 _IMPORT = re.compile(r"no module named|cannot import|importerror|syntaxerror", re.IGNORECASE)
-_INPUT = re.compile(r"factory needs|needs arguments|builder function needs|validationerror|input|"
+_INPUT = re.compile(r"factory needs|needs arguments|builder function needs|class needs|validationerror|input|"
                     r"set input|resume|keyerror", re.IGNORECASE)
 _TOOL = re.compile(r"resume-audit|sweep usage|protocol error|timed out|traceback|no report", re.IGNORECASE)
 
@@ -122,9 +123,16 @@ def main() -> int:
                     help="without --install: the interpreter that runs the audit (another checkout's, for a before/after)")
     ap.add_argument("--repos", help="comma-separated owner/name list (default: the whole corpus)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--from-json", type=Path, help="tabulate a stored run's --json again (the reason classes as now defined)")
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per repository's audit")
     args = ap.parse_args()
+    if args.from_json:
+        rows = [Row(**r) for r in json.loads(args.from_json.read_text())]
+        for r in rows:
+            r.not_swept = dict(Counter(reason_class(why) for why in r.why.values()))
+        print(markdown(rows))
+        return 0
     wanted = set(args.repos.split(",")) if args.repos else None
     builder = EnvBuilder(args.envs, step_timeout=args.install_timeout) if args.install else None
     rows: list[Row] = []
