@@ -12,6 +12,7 @@ project boundary: anything not parsed in this scan is opaque.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 import libcst as cst
@@ -21,6 +22,7 @@ from resume_audit.analysis.modules import ModuleIndex
 from resume_audit.analysis.queries import MAX_HELPER_DEPTH, NameResolver, ProjectQueries, Reached
 from resume_audit.analysis.summary_values import ProjectSummaries
 from resume_audit.analysis.symbols import Symbols
+from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummaryKind, register
 
@@ -220,6 +222,32 @@ class CallGraph:
             if not calls:
                 continue
             m = self._index.load(entry)
+            if m is not None:
+                out.append(m)
+        return out
+
+    def modules_calling_into(self, home: ModuleFacts, words: Iterable[str], name: str) -> list[ModuleFacts]:
+        """:meth:`modules_calling`, for a function of ``home`` found by its name through imports
+        (the resolver's way, not by following values): only the modules that can resolve a name to
+        ``home`` are asked (:meth:`ModuleIndex.reaching`), so a module that does not import it, or
+        a module on the way to it, is neither parsed nor summarised. The answer depends on the
+        content of the modules asked (their paths are charged) and on the word searches."""
+        reach = self._index.reaching(home)
+        if reach is None:
+            return self.modules_calling(words, name)
+        words = list(words)
+        self._index.search_together(words)
+        asked: dict[Path, SourceFile] = {}
+        for word in words:
+            for entry in self._index.files_mentioning(word):
+                if entry.path in reach:
+                    asked.setdefault(entry.path, entry)
+        self._ledger.charge(set(asked), frozenset())
+        out = []
+        for path in sorted(asked):
+            if name not in self._summaries.value(CALLED_NAMES.name, asked[path]):
+                continue
+            m = self._index.load(asked[path])
             if m is not None:
                 out.append(m)
         return out

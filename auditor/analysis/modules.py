@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
+from resume_audit.analysis.importreach import ImportReach
 from resume_audit.analysis.memo import Ledger
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.discovery.modulenames import SourceFile
@@ -64,6 +65,7 @@ class ModuleIndex:
         self._text_of = text_of
         #: (word, resolved path) -> does that file's text hold the word (files_mentioning_among)
         self._held: dict[tuple[str, Path], bool] = {}
+        self._reach: ImportReach | None = None
         self._files: dict[str, list[SourceFile]] = {}
         #: resolved path -> the parsed module (None: it cannot be parsed, or its analysis gave up)
         self.loaded: dict[Path, ModuleFacts | None] = {}
@@ -273,6 +275,18 @@ class ModuleIndex:
             if answer:
                 out.append(entry)
         return out
+
+    def reaching(self, module: ModuleFacts) -> frozenset[Path] | None:
+        """The resolved paths of the modules that can resolve a name to ``module`` (it included), by
+        the import graph read from their text (:mod:`~resume_audit.analysis.importreach`); None
+        without the engine's bytes (every module may then be asked)."""
+        entry = self._entries_by_path().get(module.path)
+        if self._text_of is None or entry is None:
+            return None
+        if self._reach is None:
+            every = [e for entries in self._files.values() for e in entries]
+            self._reach = ImportReach(self._ledger, lambda: every, self.files_mentioning, self._text_of)
+        return self._reach.reaching(entry)
 
     def _entries_by_path(self) -> dict[Path, SourceFile]:
         if self._by_path is None:

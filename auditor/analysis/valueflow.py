@@ -53,7 +53,7 @@ class ValueFlow:
         p = fn.param(param)
         if p is not None and p.default is not None:
             out.append(Argument(p.default, fn.parent, fn.module, None))
-        for module in self._calls.modules_calling(call_words(fn.name), fn.name):
+        for module in self._calls.modules_calling_into(fn.module, call_words(fn.name), fn.name):
             for call in module.all_calls:
                 if not may_call(call.node, fn.name):
                     continue
@@ -67,7 +67,7 @@ class ValueFlow:
         where a value ``fn`` returns is used. Memoised."""
         return self._ledger.cached("callers", id(fn), lambda: [
             (call, module)
-            for module in self._calls.modules_calling([f"{fn.name}("], fn.name)
+            for module in self._calls.modules_calling_into(fn.module, [f"{fn.name}("], fn.name)
             for call in module.all_calls
             if called_name(call.node) == fn.name and any(c is fn for c in self._calls.direct_callees(call, module))
         ])
