@@ -109,7 +109,8 @@ class Analyzer:
         #: which files mention a word (what the cache records for every word a result relied on)
         self.mentions = mentions
         self.summaries = KeptSummaries(summaries if summaries is not None else SummarySource(), self)
-        self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=self.summaries)
+        self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=self.summaries,
+                               handler_shapes=config.handler_shapes)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 
