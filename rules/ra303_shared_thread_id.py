@@ -312,9 +312,9 @@ def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Projec
             via = "" if handler.function is fn else f", which calls '{fn.qualname}'"
             return f"{handler.label} runs once per delivery{via}", handler.node, handler.module
     elif web.module_serves(module, project):
-        handler = next((h for h in web.handlers(project) if h.function.module is module), None)
-        if handler is not None:
-            return f"this module serves ({handler.label})", handler.node, handler.module
+        own = next((h for h in web.handlers(project) if h.function.module is module), None)
+        if own is not None:
+            return f"this module serves ({own.label})", own.node, own.module
     cur = fn
     resolver = project.resolver(module)
     while cur is not None:

@@ -89,10 +89,11 @@ class HandlerShape:
             return (f"def {self.name}(",) if not _is_glob(self.name) else (", ".join(self.parameters),)
         return tuple(dict.fromkeys(t.rsplit(".", 1)[-1] for t in self.targets if not _is_glob(t.rsplit(".", 1)[-1]))) or ("",)
 
-    def describe(self) -> str:
-        """The registration form, as a user would write it: ``@aiogram.Router.message``."""
-        where = self.targets[0] if self.targets else ""
-        more = f" (or {len(self.targets) - 1} more)" if len(self.targets) > 1 else ""
+    def describe(self, matched: str | None = None) -> str:
+        """The registration form, as a user would write it: ``@aiogram.Router.message`` (``matched``: the
+        qualified name that matched, shown instead of the entry's first target)."""
+        where = matched or (self.targets[0] if self.targets else "")
+        more = f" (or {len(self.targets) - 1} more)" if len(self.targets) > 1 and matched is None else ""
         if self.registration is Registration.DECORATOR:
             return f"@{where}{more}"
         if self.registration is Registration.CALL:

@@ -39,6 +39,8 @@ class Match:
     node: cst.CSTNode
     #: the module ``node`` is in (a ``urls.py`` registers a view of ``views.py``)
     module: ModuleFacts
+    #: the qualified name that matched one of the shape's targets (None: a script or a signature)
+    matched: str | None = None
 
 
 class Shapes:
@@ -121,9 +123,9 @@ class Matcher:
                     out.append(fn)
         if not out:
             for name in self.project.resolver(module).names(expr, scope):
-                fn = self.project.function(name, near=module)
-                if fn is not None:
-                    out.append(fn)
+                named = self.project.function(name, near=module)
+                if named is not None:
+                    out.append(named)
                     break
         return [fn for fn in out if fn.name != "__init__"]
 
@@ -168,19 +170,19 @@ class Matcher:
         for dec in fn.decorators:
             if not self.shapes.decorator_candidate(dec.target):
                 continue
-            for shape, _ in self.shapes.decorators.match(sorted(self.qualified_names(dec.target, fn.parent, module))):
-                yield Match(fn, shape, dec.node, module)
+            for shape, name in self.shapes.decorators.match(sorted(self.qualified_names(dec.target, fn.parent, module))):
+                yield Match(fn, shape, dec.node, module, name)
                 return
 
     def _subclass(self, cls: ClassInfo, module: ModuleFacts) -> Iterator[Match]:
         names = set(self.flow.external_bases(cls))
         for base in cls.node.bases:
             names |= self.project.resolver(module).names(base.value, None)
-        for shape, _ in self.shapes.bases.match(sorted(names)):
+        for shape, name in self.shapes.bases.match(sorted(names)):
             for method in shape.methods:
                 fn = cls.methods.get(method)
                 if fn is not None:
-                    yield Match(fn, shape, fn.node.name, module)
+                    yield Match(fn, shape, fn.node.name, module, name)
         if cls.name == ARQ_SETTINGS[0] and module.uses_any((ARQ_SETTINGS[2],)):
             yield from self._arq_settings(cls, module)
 
@@ -191,16 +193,16 @@ class Matcher:
         for binding in cls.body_bindings:
             if binding.name == ARQ_SETTINGS[1]:
                 for fn in self.functions(binding.value, None, module):
-                    yield Match(fn, shape, binding.value, module)
+                    yield Match(fn, shape, binding.value, module, f"{cls.name}.{ARQ_SETTINGS[1]}")
 
     def _registration(self, call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts) -> Iterator[Match]:
         seen: set[int] = set()
-        for shape, _ in self.shapes.calls.match(sorted(self.qualified_names(call.func, scope, module))):
+        for shape, name in self.shapes.calls.match(sorted(self.qualified_names(call.func, scope, module))):
             target = _argument(call, shape.position, shape.keyword)
             for fn in self.functions(target, scope, module):
                 if id(fn) not in seen:
                     seen.add(id(fn))
-                    yield Match(fn, shape, call, module)
+                    yield Match(fn, shape, call, module, name)
 
 
 def module_variable_type(qualified: str, project: "Project") -> str | None:

@@ -59,6 +59,8 @@ class Handler:
     concurrency: Concurrency = Concurrency.CONCURRENT
     #: the catalog entry that matched; None when found by shape (an untyped route, a consumer loop)
     shape: HandlerShape | None = None
+    #: the qualified name that matched the entry (``aiogram.Dispatcher.message``)
+    matched: str | None = None
 
     @property
     def label(self) -> str:
@@ -73,7 +75,7 @@ class Handler:
         if self.shape is None:
             return f"by shape: {self.kind}"
         origin = "" if self.shape.source == "built-in" else f" [{self.shape.source}]"
-        return f"{self.shape.framework}: {self.shape.describe()}{origin}"
+        return f"{self.shape.framework}: {self.shape.describe(self.matched)}{origin}"
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,11 @@ class _Index:
         self._serving[id(module)] = module
 
     def _add(self, fn: FunctionInfo | None, kind: str, node: cst.CSTNode, module: ModuleFacts,
-             shape: HandlerShape | None = None) -> None:
+             shape: HandlerShape | None = None, matched: str | None = None) -> None:
         if fn is None or id(fn) in self.handlers:
             return
         concurrency = shape.concurrency if shape is not None else Concurrency.CONCURRENT
-        self.handlers[id(fn)] = Handler(fn, kind, node, module, concurrency, shape)
+        self.handlers[id(fn)] = Handler(fn, kind, node, module, concurrency, shape, matched)
         self._serve(fn.module)
 
     def _index_module(self, module: ModuleFacts) -> None:
@@ -119,7 +121,7 @@ class _Index:
         if module.uses_any(HTTP_PACKAGES) and module.uses_any(("streamlit", "gradio", "chainlit", "langserve")):
             self._serve(module)
         for match in matcher.matches(module):
-            self._add(match.function, match.shape.kind, match.node, match.module, match.shape)
+            self._add(match.function, match.shape.kind, match.node, match.module, match.shape, match.matched)
         polls = module.uses_any(QUEUE_PACKAGES) or module.uses_any(SQS_PACKAGES)
         for fn in module.functions:
             if id(fn) in self.handlers:
