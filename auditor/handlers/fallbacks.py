@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import libcst as cst
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, keyword, string_value
+from resume_audit.facts.syntax import argument, keyword, positional, string_value
 from resume_audit.handlers.known.web import AIOHTTP_ADD, PACKAGES as WEB_PACKAGES, ROUTE_DECORATORS, ROUTE_REGISTRATIONS
 
 if TYPE_CHECKING:
@@ -109,13 +109,8 @@ def _keyword_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 
 def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
-    i = 0
-    for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            if i == index:
-                return arg.value
-            i += 1
-    return None
+    arg = positional(call, index)
+    return arg.value if arg is not None else None
 
 
 def _iter_fors(node: cst.CSTNode) -> Iterator[cst.For]:

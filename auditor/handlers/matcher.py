@@ -21,7 +21,7 @@ import libcst as cst
 from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.flow.values import Bound, Function, Lambda, Partial, Value
 from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import keyword
+from resume_audit.facts.syntax import iter_subtree_calls, keyword, positional
 from resume_audit.handlers.catalog import HandlerShape, Registration, TargetSet
 from resume_audit.handlers.known.queues import ARQ_SETTINGS
 
@@ -137,7 +137,7 @@ class Matcher:
         if isinstance(value, Lambda):
             # ``btn.click(lambda x: respond(x, cfg))``: the lambda runs what it calls
             out: list[FunctionInfo] = []
-            for node in _calls_in(value.node.body):
+            for node in iter_subtree_calls(value.node.body):
                 info = value.module.call_info(node)
                 if info is not None:
                     out.extend(self.flow.callees(info))
@@ -232,26 +232,5 @@ def module_variable_type(qualified: str, project: "Project") -> str | None:
 
 
 def _argument(call: cst.Call, position: int | None, name: str | None) -> cst.BaseExpression | None:
-    if name is not None:
-        arg = keyword(call, name)
-        if arg is not None:
-            return arg.value
-    if position is None:
-        return None
-    i = 0
-    for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            if i == position:
-                return arg.value
-            i += 1
-    return None
-
-
-def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.Call):
-            yield cur
-        if not isinstance(cur, cst.Lambda) or cur is node:
-            stack.extend(cur.children)
+    arg = (keyword(call, name) if name is not None else None) or (positional(call, position) if position is not None else None)
+    return arg.value if arg is not None else None
