@@ -57,6 +57,9 @@ class Shapes:
         #: the last names a decorator or a registering callable must have (``message``, ``*CommandHandler``)
         self._decorator_last = _last_names(by_form[Registration.DECORATOR])
         self._call_last = _last_names(by_form[Registration.CALL])
+        #: the last names of registering *methods* (``rq.Queue.enqueue``, ``gradio.*.click``): only their receiver
+        #: needs the value-flow engine; a function or class (``aiohttp.web.get``, ``CommandHandler``) is named by imports
+        self._method_last = _last_names(by_form[Registration.CALL], methods_only=True)
         #: text a module must hold for any shape to match in it
         self.words = tuple(dict.fromkeys(w for s in self.all for w in s.words))
 
@@ -67,10 +70,22 @@ class Shapes:
         name = _last_name(expr)
         return name is not None and bool(self._call_last.match(name))
 
+    def method_candidate(self, expr: cst.BaseExpression) -> bool:
+        name = _last_name(expr)
+        return isinstance(expr, cst.Attribute) and name is not None and bool(self._method_last.match(name))
 
-def _last_names(shapes: Iterable[HandlerShape]) -> re.Pattern[str]:
-    patterns = {t.rsplit(".", 1)[-1] for s in shapes for t in s.targets}
+
+def _last_names(shapes: Iterable[HandlerShape], methods_only: bool = False) -> re.Pattern[str]:
+    patterns = {t.rsplit(".", 1)[-1] for s in shapes for t in s.targets if not methods_only or _is_method(t)}
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in sorted(patterns)) or "(?!)")
+
+
+def _is_method(target: str) -> bool:
+    """Is ``target`` a method of objects of a type (a class-like or glob segment before its last name)?
+    ``rq.Queue.enqueue``, ``gradio.*.click``, ``aiohttp.web.Application.router.add_post``: yes;
+    ``aiohttp.web.get``, ``telegram.ext.*CommandHandler``: no."""
+    owners = target.split(".")[:-1]
+    return any(part[:1].isupper() or "*" in part for part in owners[1:])
 
 
 def _last_name(expr: cst.BaseExpression) -> str | None:
@@ -92,16 +107,19 @@ class Matcher:
         self.flow = flow_of(project)
 
     # -- names ---------------------------------------------------------------------------------
-    def qualified_names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts) -> set[str]:
+    def qualified_names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts,
+                        follow_values: bool = True) -> set[str]:
         """What ``expr`` is, by qualified name: its import-resolved names, the type of a module variable
-        it names, and every type the value-flow engine finds for it (``aiogram.Router.message`` for
-        ``router.message`` where ``router = Router()`` anywhere in the project)."""
+        it names, and (``follow_values``) every type the value-flow engine finds for it
+        (``aiogram.Router.message`` for ``router.message`` where ``router = Router()`` anywhere in the project)."""
         out: set[str] = set()
         for name in self.project.resolver(module).names(expr, scope):
             out.add(name)
             followed = module_variable_type(name, self.project)
             if followed is not None:
                 out.add(followed)
+        if not follow_values:
+            return out
         for value in self.flow.values(expr, scope, module):
             typed = self.flow.type_name(value)
             if typed:
@@ -197,7 +215,12 @@ class Matcher:
 
     def _registration(self, call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts) -> Iterator[Match]:
         seen: set[int] = set()
-        for shape, name in self.shapes.calls.match(sorted(self.qualified_names(call.func, scope, module))):
+        names = self.qualified_names(call.func, scope, module, follow_values=False)
+        matched = self.shapes.calls.match(sorted(names))
+        if not matched and self.shapes.method_candidate(call.func):
+            # a method of an object made elsewhere (``queue.enqueue(fn)``): what the receiver is takes the engine
+            matched = self.shapes.calls.match(sorted(self.qualified_names(call.func, scope, module)))
+        for shape, name in matched:
             target = _argument(call, shape.position, shape.keyword)
             for fn in self.functions(target, scope, module):
                 if id(fn) not in seen:
