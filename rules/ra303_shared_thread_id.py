@@ -304,8 +304,10 @@ def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Projec
         if module.uses_any((root,)):
             imp = next((m for m in module.tree.body if _imports(m, root)), module.tree.body[0])
             return f"this module runs per user session ({root})", imp, module
-    if fn is not None:
-        # the handler catalog: a function some framework runs once per delivery, or one it calls
+    if fn is not None and fn.name != "__init__":
+        # the handler catalog: a function some framework runs once per delivery, or one it calls.
+        # (Not a constructor: an id set in ``__init__`` is per object, and whether the object -- and the
+        # store it may build beside it -- outlives one delivery is not what the handler says.)
         path = web.served_path(fn, project)
         if path is not None:
             handler = path.handler

@@ -186,3 +186,28 @@ def test_handlers_catalog_lists_built_in_and_own_entries(tmp_path: Path) -> None
     frameworks = {e["framework"] for e in entries}
     assert {"aiogram", "python-telegram-bot", "discord.py", "slack_bolt", "Celery", "RQ", "arq", "Streamlit", "Gradio",
             "Chainlit", "A2A", "MCP", "AWS Lambda", "EdgeOne Pages"} <= frameworks
+
+
+def test_a_constant_thread_set_in_a_constructor_is_not_called_shared_by_the_handler(tmp_path: Path) -> None:
+    """A Streamlit page reaching ``Machine.__init__`` (its own in-memory store, one object per session):
+    the handler does not say whether the object outlives a delivery, so RA303 does not claim it."""
+    write_tree(tmp_path, {
+        "machine.py": (
+            "import sqlite3\n\nfrom langgraph.checkpoint.sqlite import SqliteSaver\nfrom langgraph.graph import StateGraph\n\n\n"
+            "class Machine:\n"
+            "    def __init__(self, state, node):\n"
+            "        self.memory = SqliteSaver(sqlite3.connect(':memory:', check_same_thread=False))\n"
+            "        builder = StateGraph(state)\n"
+            "        builder.add_node('n', node)\n"
+            "        self.thread = {'configurable': {'thread_id': '2'}}\n"
+            "        self.chain = builder.compile(checkpointer=self.memory, interrupt_after=['n'])\n\n"
+            "    def start(self):\n"
+            "        return self.chain.invoke({}, self.thread)\n"
+        ),
+        "page.py": (
+            "import streamlit as st\n\nfrom machine import Machine\n\n"
+            "if 'machine' not in st.session_state:\n    st.session_state.machine = Machine(dict, lambda s: s)\n"
+            "st.session_state.machine.start()\n"
+        ),
+    })
+    assert not {f for f in _scan(tmp_path) if f[2] == "RA303"}
