@@ -87,6 +87,9 @@ class SweepRequest:
     shard: Shard | None = None
     #: sweep as if run from this directory (default: the current one)
     cwd: str | None = None
+    #: keyword arguments a factory target is called with, beside the sweep's checkpointer (``audit`` passes
+    #: the literal ones the project's own callers pass, e.g. ``interrupt_before=["approve"]``)
+    factory_kwargs: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:  # accept lists where tuples are kept (callers pass JSON-ish values)
         object.__setattr__(self, "effects", tuple(self.effects))

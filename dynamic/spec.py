@@ -38,6 +38,8 @@ class RunSpec:
     llm_script: dict[str, Any] | None = None
     #: address-space limit of every child in MB (RLIMIT_AS); 0: none
     memory_limit_mb: int = 0
+    #: keyword arguments a factory target is called with (``SweepRequest.factory_kwargs``)
+    factory_kwargs: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@
 
 ``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
 any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
-``stubs``, ``stub-llm``, ``skip``).
+``stubs``, ``stub-llm``, ``skip``); ``targets = ["module:attr", ...]`` in
+``[tool.resume-audit.audit]`` names the entry points to sweep instead of the
+ones discovery finds (as ``--target`` does).
 """
 
 from __future__ import annotations
@@ -64,7 +66,19 @@ class TargetConfig:
     skip: str = ""
 
 
-def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
+@dataclass(frozen=True)
+class AuditConfig:
+    """``[tool.resume-audit.audit]``: the entry points named to sweep, and each one's own table."""
+
+    per_target: dict[str, TargetConfig] = field(default_factory=dict)
+    #: ``targets = [...]``: sweep these instead of what discovery finds (empty: discover)
+    targets: tuple[str, ...] = ()
+
+    def get(self, target: str, default: TargetConfig) -> TargetConfig:
+        return self.per_target.get(target, default)
+
+
+def load_config(paths: list[Path]) -> AuditConfig:
     """The audit tables of the nearest ``pyproject.toml`` above the first path (none: empty)."""
     start = paths[0].resolve() if paths else Path.cwd()
     for folder in ([start] if start.is_dir() else []) + list(start.parents):
@@ -81,8 +95,12 @@ def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
                 continue
             if not isinstance(table, dict):
                 raise AuditConfigError(f"{candidate}: [tool.resume-audit.audit] must be a table of targets")
-            return {target: _target_config(candidate, target, value) for target, value in table.items()}
-    return {}
+            named = table.get("targets", [])
+            if not isinstance(named, list) or not all(isinstance(t, str) and ":" in t for t in named):
+                raise AuditConfigError(f'{candidate}: [tool.resume-audit.audit] targets must be a list of "module:attr"')
+            return AuditConfig({target: _target_config(candidate, target, value) for target, value in table.items()
+                                if target != "targets"}, tuple(named))
+    return AuditConfig()
 
 
 def _target_config(source: Path, target: str, value: Any) -> TargetConfig:

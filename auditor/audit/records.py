@@ -38,6 +38,10 @@ class EntryRecord:
     input: Any
     #: the effects the sweep recorded
     effects: list[str]
+    #: the ``crash-sweep`` command that reruns this entry point's failing cells, kept (empty: not swept)
+    rerun: str = omit_default("")
+    #: keyword arguments the factory was called with (the literal ones the project's own callers pass)
+    factory_kwargs: dict[str, Any] = omit_default({})
 
 
 @dataclass(frozen=True)

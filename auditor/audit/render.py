@@ -11,7 +11,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from resume_audit.audit.confirm import SweptEntry
 from resume_audit.audit.records import AuditSection, EntryRecord
+from resume_audit.audit.rerun import rerun_command
 from resume_audit.audit.run import AuditReport
 from resume_audit.codec import encode
 from resume_audit.findings import Confirmation
@@ -37,8 +39,22 @@ def entries_data(report: AuditReport) -> list[EntryRecord]:
             answers=list(s.answers), seconds=round(s.seconds, 1),
             input=r.protocol.input if r is not None else None,
             effects=list(r.protocol.effects) if r is not None else [],
+            rerun=rerun_command(s) if s.ran else "", factory_kwargs=dict(s.entry.factory_kwargs),
         ))
     return out
+
+
+def finished_line(done: int, total: int, swept: SweptEntry) -> str:
+    """One entry point's outcome, printed as it finishes when the output is not a terminal."""
+    head = f"[{done}/{total}] {swept.entry.target}"
+    if swept.elsewhere:
+        return f"{head}: {swept.why}"
+    if not swept.ran:
+        return f"{head}: not swept ({swept.seconds:.1f} s): {swept.why}"
+    report = swept.report
+    found = len(report.findings) if report is not None else 0
+    cells = len(report.cells) if report is not None else 0
+    return f"{head}: swept, {cells} cells, {found} dynamic finding(s) in {swept.seconds:.1f} s"
 
 
 def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: int | None = None) -> str:
@@ -58,6 +74,13 @@ def render_audit(report: AuditReport, fmt: str, *, color: bool = False, width: i
         table.add_row(e.target, e.framework, "yes" if e.swept else f"no: {e.why}", str(e.cells),
                       str(e.dynamic_findings), f"{e.seconds:.1f} s")
     console.print(table)
+    reruns = [e for e in entries_data(report) if e.rerun and e.dynamic_findings]
+    if reruns:
+        console.print("\n[bold]To rerun an entry point's failing cells[/bold] (kept on disk: the folder is printed "
+                      "at the end; each finding's witness is its `witness` in --format json)")
+        for e in reruns:
+            console.print(Text(f"  {e.target}:"))
+            console.print(Text("    " + e.rerun), soft_wrap=True)  # one line, never cut: it is copied
     for confirmation in ORDER:
         group = [f for f in report.findings if f.confirmation is confirmation]
         if not group:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: progress(done, total, what): told before each entry point's sweep
 Progress = Callable[[int, int, str], None]
+#: finished(done, total, swept): told after each entry point's sweep (the CLI prints a line per entry point)
+Finished = Callable[[int, int, SweptEntry], None]
 
 
 @dataclass
@@ -45,6 +47,10 @@ class AuditRequest:
     root: Path | None = None
     #: sweep only the entry points dealt to this slice (``resume-audit merge`` joins the slices)
     shard: Any = None
+    #: ``--target module:attr``: sweep these instead of what discovery finds (and the config's ``targets``)
+    targets: list[str] = field(default_factory=list)
+    #: let the program open connections beyond loopback (its effects are still stubbed)
+    allow_network: bool = False
 
 
 @dataclass
@@ -67,7 +73,7 @@ class AuditReport:
                           files_scanned=self.files_scanned, root=str(self.root), rules_run=self.rules_run)
 
 
-def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditReport:
+def run_audit(request: AuditRequest, progress: Progress | None = None, finished: Finished | None = None) -> AuditReport:
     started = time.monotonic()
     root = (request.root or default_root(request.paths)).resolve()
     scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
@@ -77,13 +83,13 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     # one parse of each file for everything below: the effect model's project loads them, the rest reads them
     analyzer = sink_analyzer(sources, scanned.config)
     modules = Modules(analyzer.project.load)
-    entries = discover([(sp.path, sp.display) for sp in sources], root, modules)
     config = load_config(request.paths)
+    entries = discover([(sp.path, sp.display) for sp in sources], root, modules, request.targets or config.targets)
     # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
     effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
     effects += effect_sinks(analyzer, sources, modules)
     swept: list[SweptEntry] = []
-    sweepable = sorted({e.framework for e in entries if e.sweepable and not config.get(e.target, TargetConfig()).skip})
+    sweepable = sorted({e.framework for e in entries if e.framework and e.sweepable and not config.get(e.target, TargetConfig()).skip})
     if sweepable:
         # one fork server for every sweep of the run, warm with each framework the project uses (the
         # first sweep's framework alone would leave the others to be imported in every child)
@@ -99,6 +105,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
         if progress:
             progress(n, len(entries), entry.target)
         swept.append(_sweep_entry(entry, config.get(entry.target, TargetConfig()), effects, root, request, modules))
+        if finished:
+            finished(n, len(entries), swept[-1])
     from resume_audit.rules import all_rules
 
     confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
@@ -132,7 +140,8 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
-        framework=entry.framework,
+        framework=entry.framework or None, factory_kwargs=dict(entry.factory_kwargs) or None,
+        allow_network=request.allow_network,
     )
     try:
         if cfg.resume is not None:

@@ -23,6 +23,7 @@ from typing import Callable
 from resume_audit import serialize
 from resume_audit.cache.fileresult import FileResult
 from resume_audit.cache.jsonfile import write_json_atomically
+from resume_audit.cache.validity import rests_unchanged
 from resume_audit.processes import pid_alive
 
 #: 2: entries carry the file's suppression comments and the suppressions each analysis used
@@ -90,11 +91,7 @@ class ResultCache:
         deps, words, parts = data["deps"], data["mentions"], data["summaries"]
         if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
             return None
-        if not all(hashes.get(dep) == h for dep, h in deps.items()):
-            return None
-        if not all(mentions(word) == files for word, files in words.items()):
-            return None
-        if not all(summary_digest(key) == digest for key, digest in parts.items()):
+        if not rests_unchanged(deps, words, parts, hashes, mentions, summary_digest):
             return None
         return FileResult(
             display=display,

@@ -12,14 +12,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.facts.summaries import SELECT, PartsIndex, SummarySource, parts_digest, split_summary_key
 from resume_audit.cache.jsonfile import write_json_atomically
+from resume_audit.cache.validity import rests_unchanged
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
+
+
+@dataclass(frozen=True)
+class KeptSummary:
+    """A module's summary with what it rested on: the modules parsed (path -> content hash), the
+    files mentioning each word searched, the digest of each summary part read."""
+
+    value: Any
+    deps: dict[str, str | None]
+    words: dict[str, list[str]]
+    parts: dict[str, str]
+
+    def holds(self, hashes: dict[str, str], mentions: Callable[[str], list[str]], project: "Project") -> bool:
+        """Whether everything it rested on is unchanged (``project`` answers the summary digests)."""
+        return rests_unchanged(self.deps, self.words, self.parts, hashes, mentions, project.summary_digest)
 
 
 class SummaryStore(SummarySource["Project"]):
@@ -38,10 +55,10 @@ class SummaryStore(SummarySource["Project"]):
         return self.directory / f"s-{hashlib.blake2b(name.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}.json"
 
     def lookup(self, kind: str, path: Path, project: "Project") -> Any | None:
+        entry = self.entry(kind, path)
         try:
-            data = json.loads(self._entry(kind, path).read_text(encoding="utf-8"))
-            value = self._valid(data, kind, path, project)
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            value = entry.value if entry is not None and entry.holds(self.hashes, self.mentions, project) else None
+        except (ValueError, TypeError, KeyError, AttributeError):  # a damaged entry: a miss
             value = None
         if value is None:
             self.misses += 1
@@ -49,19 +66,19 @@ class SummaryStore(SummarySource["Project"]):
             self.hits += 1
         return value
 
-    def _valid(self, data: object, kind: str, path: Path, project: "Project") -> Any | None:
-        if not (isinstance(data, dict) and data.get("key") == self.key and data.get("kind") == kind and data.get("path") == str(path)):
+    def entry(self, kind: str, path: Path) -> KeptSummary | None:
+        """The stored summary of ``kind`` of the module at ``path`` with what it rested on, valid
+        or not (None: none stored, or damaged or foreign)."""
+        try:
+            data = json.loads(self._entry(kind, path).read_text(encoding="utf-8"))
+            if not (isinstance(data, dict) and data.get("key") == self.key and data.get("kind") == kind and data.get("path") == str(path)):
+                return None
+            deps, words, parts = data["deps"], data["mentions"], data["summaries"]
+            if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
+                return None
+            return KeptSummary(data["value"], deps, words, parts)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
-        deps, words, parts = data["deps"], data["mentions"], data["summaries"]
-        if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
-            return None
-        if not all(self.hashes.get(dep) == h for dep, h in deps.items()):
-            return None
-        if not all(self.mentions(word) == files for word, files in words.items()):
-            return None
-        if not all(project.summary_digest(k) == d for k, d in parts.items()):
-            return None
-        return data["value"]
 
     def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
                summaries: dict[str, str], project: "Project") -> None:

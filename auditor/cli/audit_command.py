@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -36,6 +36,8 @@ def audit(
     cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
     list_only: bool = typer.Option(False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."),
     shard: Optional[str] = typer.Option(None, "--shard", metavar="K/N", help="Sweep only the entry points dealt to slice K of N (a CI matrix); join the --format json outputs with `resume-audit merge`."),
+    target: Optional[List[str]] = typer.Option(None, "--target", metavar="MODULE:ATTR", help="Sweep this entry point instead of the ones discovery finds (repeatable), e.g. --target myagent.app:graph; [tool.resume-audit.audit] targets = [...] does the same."),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Let the programs open connections beyond loopback (a database or service they need); their effects are still stubbed."),
 ) -> None:
     """Scan, then sweep every graph, flow and workflow found, and say of each static finding whether the sweep
     confirmed it, did not reproduce it, or could not exercise it. No configuration needed; user code runs only in
@@ -44,7 +46,7 @@ def audit(
     Example: resume-audit audit ./myagent --format sarif --output audit.sarif
     """
     from resume_audit.audit.entrypoints import discover as discover_entries
-    from resume_audit.audit.plan import AuditConfigError
+    from resume_audit.audit.plan import AuditConfigError, load_config
     from resume_audit.audit.render import render_audit
     from resume_audit.audit.run import AuditRequest, run_audit
     from resume_audit.discovery.walk import discover as discover_files
@@ -55,9 +57,17 @@ def audit(
             raise fail(f"path does not exist: {p}")
     if list_only:
         root = default_root(list(paths)).resolve()
-        entries = discover_entries([(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))], root)
+        try:
+            named = list(target or []) or list(load_config(list(paths)).targets)
+        except AuditConfigError as exc:
+            raise fail(str(exc))
+        entries = discover_entries([(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))],
+                                   root, targets=named)
         for e in entries:
-            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework} {e.kind}]" + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
+            called = ", ".join(f"{k}={v!r}" for k, v in e.factory_kwargs)
+            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework or 'detected when swept'} {e.kind}]"
+                       + (f"  called with {called}" if called else "")
+                       + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
         if not entries:
             typer.echo("no graph, flow or workflow found", err=True)
         raise typer.Exit(0)
@@ -69,9 +79,15 @@ def audit(
         raise fail(str(exc))
     request = AuditRequest(paths=list(paths), select=split_ids(select), ignore=split_ids(ignore),
                            exclude=list(exclude or []), timeout=timeout, live_effects=live_effects,
-                           cells=split_ids(cells), shard=slice_)
+                           cells=split_ids(cells), shard=slice_, targets=list(target or []), allow_network=allow_network)
+    from resume_audit.audit.render import finished_line
+
+    def finished(done: int, total: int, swept: Any) -> None:
+        # a line per entry point as it finishes, where nothing else shows the run is alive (a file, a pipe, CI)
+        typer.echo(finished_line(done, total, swept), err=True)
+
     try:
-        report = run_audit(request)
+        report = run_audit(request, finished=None if sys.stdout.isatty() else finished)
     except (ConfigError, PathNotFound, AuditConfigError) as exc:
         raise fail(str(exc))
     text = render_audit(report, format.value, color=output is None and stdout_styling().escapes)

@@ -69,6 +69,7 @@ def crash_sweep_command(
     cells: Optional[List[str]] = typer.Option(None, "--cells", help="Comma-separated probes to run (crash, parked, write-order, fork, stray, concurrent, validity, interrupt) [default: all]; the uninterrupted run always runs."),
     memory_limit: int = typer.Option(4096, "--memory-limit", help="Address-space limit of every child process in MB (RLIMIT_AS); a graph going over it gets MemoryError, reported as such. 0: no limit."),
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: sweep the K-th of N deterministic slices of the cells; write each with --format json and join them with `resume-audit merge`."),
+    factory_kwargs: Optional[str] = typer.Option(None, "--factory-kwargs", help="Keyword arguments a factory target is called with beside the checkpointer, as a JSON object, e.g. --factory-kwargs '{\"interrupt_before\": [\"approve\"]}'."),
 ) -> None:
     """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
@@ -89,6 +90,9 @@ def crash_sweep_command(
     extra = _json_option(config, "--config") or {}
     if not isinstance(extra, dict):
         raise fail("--config must be a JSON object of configurable keys, e.g. --config '{\"user_id\": \"u1\"}'")
+    bound = _json_option(factory_kwargs, "--factory-kwargs") or {}
+    if not isinstance(bound, dict):
+        raise fail("--factory-kwargs must be a JSON object, e.g. --factory-kwargs '{\"interrupt_before\": [\"approve\"]}'")
     stub_value: Any = NO_STUB
     per_effect: dict[str, Any] = {}
     for text in stub or []:
@@ -134,6 +138,7 @@ def crash_sweep_command(
                 shard=shard,
                 memory_limit=memory_limit,
                 cells=split_ids(cells),
+                factory_kwargs=bound or None,
             )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))

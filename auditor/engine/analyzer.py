@@ -77,7 +77,8 @@ class Analyzer:
                  hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
                  max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
                  in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED,
-                 summaries: SummarySource[Project] | None = None) -> None:
+                 summaries: SummarySource[Project] | None = None,
+                 parsed: dict[tuple[Path, str], ModuleFacts] | None = None) -> None:
         from resume_audit.analysis.configs import ConfigEvaluator
         from resume_audit.analysis.effects import EffectModel
         from resume_audit.analysis.project import Project
@@ -99,6 +100,9 @@ class Analyzer:
         #: never put the new content's result under the old hash, nor a deleted file go missing
         self.texts = texts if isinstance(texts, SourceBytes) else SourceBytes(dict(texts or {}), hashes)
         self.load_notes: dict[Path, Notification] = {}
+        #: modules parsed earlier, by (path, content hash): a project rebuilt after an edit
+        #: (:mod:`~resume_audit.engine.live`) parses only what changed. None: parse everything
+        self.parsed = parsed
         #: the file under analysis, and whether a module it needed could not be loaded in time
         self.current: Path | None = None
         self.incomplete = False
@@ -120,10 +124,17 @@ class Analyzer:
             loaded: ModuleFacts | Notification = load_module(entry.path, entry.display)
         elif len(raw) > self.max_file_bytes:
             return None  # never parse an oversized file, even as a dependency
-        elif entry.path != self.current and Alarm.running():
-            loaded = self._load_on_its_own_budget(entry, raw)
         else:
-            loaded = index_bytes(raw, entry)
+            known = (entry.path, self.hashes.get(str(entry.path), ""))
+            kept = self.parsed.get(known) if self.parsed is not None else None
+            if kept is not None:
+                return kept
+            if entry.path != self.current and Alarm.running():
+                loaded = self._load_on_its_own_budget(entry, raw)
+            else:
+                loaded = index_bytes(raw, entry)
+            if self.parsed is not None and not isinstance(loaded, Notification) and entry.path not in self.texts.changed:
+                self.parsed[known] = loaded
         if isinstance(loaded, Notification):
             self.load_notes[entry.path] = loaded
             return None

@@ -26,26 +26,36 @@ class Candidates:
 def select_candidates(inventory: Inventory, max_file_bytes: int) -> Candidates:
     """The candidates of the inventory; a file over ``max_file_bytes`` is added to its notifications."""
     in_scan = frameworks_in_scan(inventory.matches.values())
-    prefilter, matches, group_of = inventory.prefilter, inventory.matches, inventory.group_of
-    read_rules = len(inventory.read_rule_ids)
     paths: list[Path] = []
     for entry in inventory.files:
-        match = matches.get(entry.path)
-        if match is None or not prefilter.is_candidate(match, in_scan):
+        if not worth_parsing(inventory, entry.path, in_scan):
             continue
-        group = group_of[entry.path]
-        if len(group.rule_ids) < read_rules and not prefilter.is_candidate_for(group.rule_types, match, in_scan):
-            continue  # worth parsing for another package's rules, not for its own
-        size = inventory.sizes[entry.path]
-        if size > max_file_bytes:
-            inventory.notifications.append(
-                Notification(
-                    NotificationKind.SKIPPED,
-                    f"{size / 1048576:.1f} MB is over the {max_file_bytes / 1048576:.1f} MB limit "
-                    f"(generated code?); file skipped (raise it with --max-file-size)",
-                    entry.display,
-                )
-            )
+        too_big = oversized(inventory.sizes[entry.path], max_file_bytes, entry.display)
+        if too_big is not None:
+            inventory.notifications.append(too_big)
             continue
         paths.append(entry.path)
     return Candidates(paths, in_scan)
+
+
+def worth_parsing(inventory: Inventory, path: Path, in_scan: frozenset[str]) -> bool:
+    """Whether the pre-filter matched the file for a rule its own configuration group runs."""
+    match = inventory.matches.get(path)
+    if match is None or not inventory.prefilter.is_candidate(match, in_scan):
+        return False
+    group = inventory.group_of[path]
+    if len(group.rule_ids) < len(inventory.read_rule_ids) and not inventory.prefilter.is_candidate_for(group.rule_types, match, in_scan):
+        return False  # worth parsing for another package's rules, not for its own
+    return True
+
+
+def oversized(size: int, max_file_bytes: int, display: str) -> Notification | None:
+    """The notification of a candidate too big to parse, or None."""
+    if size <= max_file_bytes:
+        return None
+    return Notification(
+        NotificationKind.SKIPPED,
+        f"{size / 1048576:.1f} MB is over the {max_file_bytes / 1048576:.1f} MB limit "
+        f"(generated code?); file skipped (raise it with --max-file-size)",
+        display,
+    )

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from resume_audit.engine.analyzer import Analyzer
     from resume_audit.engine.loading import index_source, load_module
     from resume_audit.engine.rulesets import active_rule_infos, active_rules, prefilter_of
+    from resume_audit.engine.stages import Stages
 
 #: what other packages import from here, and the module each lives in (imported on first use, as
 #: the stages are: a scan answered by its replay record defines none of their classes)
@@ -61,7 +62,7 @@ _ELSEWHERE = {
 }
 
 __all__ = [
-    "DEFAULT_MAX_FILE_BYTES", "DEFAULT_TIME_LIMIT", "ScanOptions", "ScanSettings", "scan",
+    "DEFAULT_MAX_FILE_BYTES", "DEFAULT_TIME_LIMIT", "ScanOptions", "ScanSettings", "run_stages", "scan",
     # (from _ELSEWHERE)
     "Analyzer", "FileResult", "index_source", "load_module", "active_rule_infos", "active_rules", "prefilter_of",
 ]
@@ -109,16 +110,27 @@ def scan(paths: Sequence[Path], config: Config | ConfigSource, root: Path, optio
     check = replay.check() if replay is not None else ReplayCheck()
     if check.result is not None:  # nothing changed since the last scan
         return check.result
-    # the stages, imported here: a scan answered above needs none of them
+    stages = run_stages(scope, options, check, recording=replay is not None)
+    result = stages.combined()
+    if replay is not None:
+        stages.inventory.record(replay, result, complete=all(r.complete for r in stages.results.values()))
+    return result
+
+
+def run_stages(scope: ScanScope, options: ScanOptions, check: ReplayCheck, recording: bool) -> Stages:
+    """Stages 1-4 of a scan not answered by its replay record: what combining (stage 5) needs,
+    kept together so that a caller holding the project warm between edits
+    (:mod:`~resume_audit.engine.live`) starts from exactly the scan's state."""
+    # the stages, imported here: a scan answered by its replay record needs none of them
     from resume_audit.engine.analysing import analyse_files
     from resume_audit.engine.cached import ScanCache
     from resume_audit.engine.candidates import select_candidates
-    from resume_audit.engine.combine import combine
     from resume_audit.engine.grouping import GroupAnalyzers
     from resume_audit.engine.inventory import take_inventory
+    from resume_audit.engine.stages import Stages
     from resume_audit.engine.workspace import Workspace
 
-    inventory = take_inventory(scope, options, check, recording=replay is not None)
+    inventory = take_inventory(scope, options, check, recording=recording)
     candidates = select_candidates(inventory, options.max_file_bytes)
     workspace = Workspace.of(inventory, candidates, scope.repo, options)
     cache = ScanCache(scope, options, inventory.groups.all, workspace)
@@ -128,7 +140,4 @@ def scan(paths: Sequence[Path], config: Config | ConfigSource, root: Path, optio
     results, todo = cache.lookup(candidates.paths, inventory.group_of, analyzers, options)
     analyse_files(todo, results, len(candidates.paths), analyzers, inventory.groups.all, workspace, cache, options)
     inventory.save_table()
-    result = combine(scope, inventory, candidates, results)
-    if replay is not None:
-        inventory.record(replay, result, complete=all(r.complete for r in results.values()))
-    return result
+    return Stages(scope, inventory, candidates, workspace, cache, analyzers, results)

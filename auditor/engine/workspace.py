@@ -9,6 +9,7 @@ pool's workers (:mod:`resume_audit.engine.pool`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from resume_audit.discovery.modulenames import SourceFile
@@ -23,6 +24,7 @@ from resume_audit.reading.sourcebytes import Mentions, SourceBytes
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
+    from resume_audit.facts.model import ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,10 @@ class Workspace:
         return cls(inventory.files, inventory.hashes, texts, mentions, candidates.in_scan, repo,
                    options.time_limit, options.max_file_bytes)
 
-    def analyzer(self, group: Group, summaries: SummarySource[Project] | None) -> Analyzer:
-        """An analyser of ``group``'s files, keeping the summaries it computes in ``summaries``."""
+    def analyzer(self, group: Group, summaries: SummarySource[Project] | None,
+                 parsed: dict[tuple[Path, str], ModuleFacts] | None = None) -> Analyzer:
+        """An analyser of ``group``'s files, keeping the summaries it computes in ``summaries``
+        (and, given ``parsed``, the modules it parses there, for the next analyser)."""
         return Analyzer(self.files, group.config, list(group.rule_ids), self.time_limit, self.hashes, self.texts,
-                        self.max_file_bytes, self.mentions, in_scan=self.in_scan, repo=self.repo, summaries=summaries)
+                        self.max_file_bytes, self.mentions, in_scan=self.in_scan, repo=self.repo, summaries=summaries,
+                        parsed=parsed)

@@ -344,6 +344,9 @@ class Mentions:
         self._keys = [str(f.path) for f in files]
         self._present = set(self._keys)
         self._corpus: Corpus | None = None
+        #: files whose text changed after the corpus and the table took it (an editor's buffer):
+        #: their answers come from these bytes
+        self._edited: dict[str, bytes] = {}
 
     def __call__(self, word: str) -> list[str]:
         found = self._memo.get(word)
@@ -367,8 +370,40 @@ class Mentions:
         if missing:
             hits = self._whole_corpus().find_many([w.encode() for w in missing])
             for word in missing:
-                out[word] = self._keep(word, hits[word.encode()])
+                out[word] = self._keep(word, self._as_edited(word, hits[word.encode()]))
         return out
+
+    def replace(self, path: Path, raw: bytes) -> set[str]:
+        """The text of ``path`` (a file of this run) is now ``raw``: every answer, kept or to come,
+        says so. Returns the words kept so far whose answer changed -- the questions an analysis
+        that relied on them must ask again."""
+        key = str(path)
+        self._edited[key] = raw
+        self.table = None  # its answers are the files' as they were read: corrected below, not learned
+        words = list(self._memo)
+        held = files_holding([raw], words)[0]
+        changed: set[str] = set()
+        for word in words:
+            found = self._memo[word]
+            if (key in found) != (word in held):
+                # a new list: whoever kept the old answer (a result checked later) still sees it
+                self._memo[word] = sorted(set(found) ^ {key})
+                changed.add(word)
+        return changed
+
+    def _as_edited(self, word: str, found: list[str]) -> list[str]:
+        """A search's answer over the text as read, corrected for the files edited since."""
+        if not self._edited:
+            return found
+        keys = list(self._edited)
+        held = files_holding([self._edited[k] for k in keys], [word])
+        corrected = set(found)
+        for k, words in zip(keys, held):
+            if word in words:
+                corrected.add(k)
+            else:
+                corrected.discard(k)
+        return sorted(corrected)
 
     def remember(self, answers: dict[str, list[str]]) -> None:
         """Answers another process of this scan found (a pool worker, searching the same text):

@@ -116,8 +116,15 @@ def load_corpus(path: Path | None) -> list[Entry]:
     return [_entry(d, None) for d in raw]
 
 
-def checkout(mirrors: Path, entry: Entry, work: Path) -> Path:
-    """Extract the pinned commit of a mirrored repository into ``work`` (once)."""
+#: what a scan reads: Python sources and project manifests
+SCAN_SUFFIXES = (".py", ".toml", ".json", ".cfg")
+#: what installing and running a repository needs: every file (requirement and lock files, the templates,
+#: prompts and data its programs read by relative path)
+RUN_SUFFIXES: tuple[str, ...] = ()
+
+
+def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] = SCAN_SUFFIXES) -> Path:
+    """Extract the pinned commit of a mirrored repository into ``work`` (once); ``suffixes``: the files taken."""
     owner, name = entry.repo.split("/", 1)
     git_dir = mirrors / f"{owner}+{name}" / "repo"
     if not git_dir.exists():
@@ -139,7 +146,7 @@ def checkout(mirrors: Path, entry: Entry, work: Path) -> Path:
         meta, _, path = row.partition(b"\t")
         mode, kind, sha = meta.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and name.endswith((".py", ".toml", ".json", ".cfg")) and "node_modules/" not in name:
+        if kind == b"blob" and mode != b"120000" and (not suffixes or name.endswith(suffixes)) and "node_modules/" not in name:
             wanted.append((sha.decode(), name))
     batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
                            input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True).stdout

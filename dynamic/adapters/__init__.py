@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from resume_audit.dynamic.adapters.base import Adapter, ShapeError, required_parameters
+from resume_audit.dynamic.adapters.base import Adapter, ShapeError, required_parameters, settled
 from resume_audit.frameworks import registry
 
 #: framework id -> "module:Class" of its adapter (derived from the framework registry)
@@ -72,8 +72,8 @@ def detect(obj: Any, hint: str | None = None) -> tuple[Adapter, Any]:
         adapter = adapter_for(framework)
         if adapter.accepts(obj):
             return adapter, obj
-    if callable(obj) and not isinstance(obj, type):
-        required = required_parameters(obj)
+    if callable(obj) and not (isinstance(obj, type) and required_parameters(obj)):
+        required = required_parameters(obj) if not isinstance(obj, type) else []
         if required:
             return adapter_for("langgraph"), obj
         import contextlib
@@ -83,16 +83,53 @@ def detect(obj: Any, hint: str | None = None) -> tuple[Adapter, Any]:
             for framework, names in IMPORT_NAMES.items():
                 if any(n in sys.modules for n in names):
                     stack.enter_context(adapter_for(framework).building())
-            result = obj()
+            result = settled(obj())  # an ``async def`` factory is awaited
         for framework in order:
             adapter = adapter_for(framework)
             if adapter.accepts(result):
                 return adapter, (obj if adapter.keeps_factory else result)
+        held = _held_program(result, order)
+        if held is not None:  # ``self.graph = workflow.compile()``: the instance holds the program
+            adapter, name = held
+            if adapter.keeps_factory:
+                return adapter, _attribute_factory(obj, name)
+            return adapter, getattr(result, name)
         raise ShapeError(f"the factory returned {type(result).__name__}, which is not a program of a supported framework "
                          f"({', '.join(REGISTRY)})")
     raise ShapeError(f"{type(obj).__name__} is not a program of a supported framework ({', '.join(REGISTRY)}): expected a "
                      "LangGraph graph or factory, a CrewAI Flow subclass or factory, a LlamaIndex Workflow subclass, instance "
                      "or factory, or a pydantic-graph Graph with its start node")
+
+
+#: attribute names a class holding its program uses most, tried first
+_HOLDER_NAMES = ("graph", "app", "workflow", "compiled", "agent", "flow")
+
+
+def _held_program(instance: Any, order: list[str]) -> tuple[Adapter, str] | None:
+    """(adapter, attribute) of the program an instance holds on one of its attributes, if any."""
+    names = [n for n in _HOLDER_NAMES if n in vars(instance)] if hasattr(instance, "__dict__") else []
+    names += [n for n in (vars(instance) if hasattr(instance, "__dict__") else {}) if n not in names]
+    for name in names:
+        value = getattr(instance, name, None)
+        for framework in order:
+            adapter = adapter_for(framework)
+            if adapter.accepts(value):
+                return adapter, name
+    return None
+
+
+def _attribute_factory(cls: Any, name: str) -> Any:
+    """A factory building a fresh instance per run and handing over the program it holds, which keeps the
+    class's own name and line for the report."""
+    import functools
+
+    def build() -> Any:
+        return getattr(settled(cls()), name)
+
+    try:
+        return functools.update_wrapper(build, cls, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
+    except (AttributeError, TypeError):
+        return build
 
 
 __all__ = ["Adapter", "REGISTRY", "adapter_for", "detect", "installed", "sniff", "ShapeError"]

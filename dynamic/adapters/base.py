@@ -367,3 +367,27 @@ def required_parameters(func: Any) -> list[inspect.Parameter] | None:
         return None
     return [p for p in sig.parameters.values()
             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def with_arguments(target: Any, kwargs: dict[str, Any]) -> Any:
+    """A factory target with the keyword arguments the project's own callers pass bound (``audit`` finds
+    them statically: ``interrupt_before=["approve"]``); anything else as it is. The bound factory keeps
+    its other parameters, so the checkpointer is still passed as before."""
+    if not kwargs or not callable(target) or isinstance(target, type):
+        return target
+    import functools
+
+    return functools.update_wrapper(functools.partial(target, **kwargs), target)
+
+
+def settled(value: Any) -> Any:
+    """What an ``async def`` factory returns, awaited: a coroutine is run to completion on a loop of its
+    own (left open: what the factory built may keep a reference to it); anything else as it is."""
+    if not inspect.isawaitable(value):
+        return value
+    import asyncio
+
+    async def wait() -> Any:
+        return await value
+
+    return asyncio.new_event_loop().run_until_complete(wait())

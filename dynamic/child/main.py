@@ -20,7 +20,7 @@ from typing import Any
 
 from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import adapter_for, detect
-from resume_audit.dynamic.adapters.base import Instruments, ShapeError
+from resume_audit.dynamic.adapters.base import Instruments, ShapeError, with_arguments
 from resume_audit.dynamic.child import env as childenv
 from resume_audit.dynamic.child import llm_stub
 from resume_audit.dynamic.child.context import Context, ProtocolError
@@ -64,7 +64,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             llm_stub.install(LlmScript.parse(spec.run.llm_script), ledger.note)
         try:
             _module, obj = import_target(spec.run.target)
-            detected, program = detect(obj, hint)
+            detected, program = detect(with_arguments(obj, dict(spec.run.factory_kwargs)), hint)
             if detected is not adapter:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)

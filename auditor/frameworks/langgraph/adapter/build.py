@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from resume_audit.dynamic.adapters.base import ShapeError, StoreSettings
+from resume_audit.dynamic.adapters.base import ShapeError, StoreSettings, settled
 
 class GraphShapeError(ShapeError):
     """The target is not a LangGraph graph, builder or factory the sweep can drive."""
@@ -62,6 +62,7 @@ def build_graph(obj: Any, saver: Any) -> tuple[Any, str]:
         result, how = obj(saver), "called the factory with the checkpointer"
     else:
         raise GraphShapeError(f"the factory needs arguments the sweep cannot give: {', '.join(p.name for p in required)}")
+    result = settled(result)  # an ``async def`` factory is awaited
     if is_builder(result):
         return result.compile(checkpointer=saver), how + " and compiled the builder it returned"
     if is_compiled(result):
