@@ -13,6 +13,8 @@ from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none,
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.handlers import web
+from resume_audit.handlers.catalog import Concurrency
+from resume_audit.handlers.streamlit import session_shared
 
 from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
 from resume_audit.frameworks.langgraph.resume_plane import Delivery, decided_resume, deliveries, resume_calls, started_run_before
@@ -377,7 +379,8 @@ Also not flagged:
                 run, at = delivery.run, delivery.at
                 if self._remit_gate(run, ctx):
                     continue
-                if path.handler.kind != web.STREAMLIT_RUN and self._started_here(at, fn, ctx):
+                per_session = path.handler.concurrency is Concurrency.PER_SESSION
+                if not per_session and self._started_here(at, fn, ctx):
                     # (a Streamlit page starts the run under one button and resumes it under
                     # another: two different script runs, two deliveries)
                     continue
@@ -385,7 +388,7 @@ Also not flagged:
                     continue
                 if path.handler.kind.startswith("MCP ") and self._consumed_in_process(at, fn, ctx):
                     continue
-                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(self._thread_value(run, ctx), fn, ctx.module, project):
+                if per_session and not session_shared(self._thread_value(run, ctx), fn, ctx.module, project):
                     continue  # one script run per session at a time, and this session's own thread
                 handler = path.handler
                 where = (

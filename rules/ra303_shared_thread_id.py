@@ -17,16 +17,16 @@ from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.flow.values import Made
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.classes import instance_class, module_constant
-from resume_audit.handlers.web import session_state_values
+from resume_audit.handlers import web
+from resume_audit.handlers.streamlit import session_state_values
 
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
-#: Packages whose decorators mark a function as serving many callers (request
-#: handlers, queue consumers, chat-UI callbacks). Kept deliberately small and
-#: private; the served-code model of the LangGraph rules can replace it.
+#: Packages whose decorators mark a function as serving many callers where the handler catalog
+#: (:mod:`resume_audit.handlers.web`, asked first) does not know the registration.
 _SERVING_ROOTS = frozenset(
     {
         "fastapi", "flask", "starlette", "quart", "sanic", "aiohttp", "litestar", "django", "ninja",
@@ -298,22 +298,35 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
 # -- who shares it ----------------------------------------------------------------
 
 
-def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> tuple[str, cst.CSTNode] | None:
+def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> tuple[str, cst.CSTNode, ModuleFacts] | None:
     """Why the code at this scope runs for many different callers (and where that shows), or None."""
     for root in _SESSION_SCRIPT_ROOTS:
         if module.uses_any((root,)):
             imp = next((m for m in module.tree.body if _imports(m, root)), module.tree.body[0])
-            return f"this module runs per user session ({root})", imp
+            return f"this module runs per user session ({root})", imp, module
+    if fn is not None and fn.name != "__init__":
+        # the handler catalog: a function some framework runs once per delivery, or one it calls.
+        # (Not a constructor: an id set in ``__init__`` is per object, and whether the object -- and the
+        # store it may build beside it -- outlives one delivery is not what the handler says.)
+        path = web.served_path(fn, project)
+        if path is not None:
+            handler = path.handler
+            via = "" if handler.function is fn else f", which calls '{fn.qualname}'"
+            return f"{handler.label} runs once per delivery{via}", handler.node, handler.module
+    elif web.module_serves(module, project):
+        own = next((h for h in web.handlers(project) if h.function.module is module), None)
+        if own is not None:
+            return f"this module serves ({own.label})", own.node, own.module
     cur = fn
     resolver = project.resolver(module)
     while cur is not None:
         for dec in cur.decorators:
             for name in resolver.names(dec.target, cur.parent):
                 if name.split(".")[0] in _SERVING_ROOTS:
-                    return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node
+                    return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node, module
         for param in cur.param_names():
             if param not in ("self", "cls") and _IDENTITY_PARAM.search(param):
-                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param) or cur.node
+                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param) or cur.node, module
         cur = cur.parent
     return None
 
@@ -608,8 +621,8 @@ a ticket, a conversation); no rewrite can know which.
             served = serving_reason(site.scope, module, project)
             if served is None:
                 return
-            reason, where = served
-            related = [Related(ctx.span(where), reason)]
+            reason, where, where_module = served
+            related = [Related(ctx.span(where, where_module), reason)]
             if origin is not None:
                 related.append(Related(ctx.span(site.value), "the config that uses it"))
             yield ctx.finding(

@@ -39,6 +39,7 @@ from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummarySource
 from resume_audit.frameworks.langchain_tools import dispatch_targets, tool_callees
+from resume_audit.handlers.catalog import HandlerShape
 
 __all__ = ["MAX_HELPER_DEPTH", "Argument", "Project", "Reached"]
 
@@ -80,7 +81,11 @@ class Project:
         mentions: MentionSearch | None = None,
         summaries: SummarySource[Project] | None = None,
         text_of: Callable[[Path], bytes | None] | None = None,
+        handler_shapes: Sequence[HandlerShape] = (),
     ) -> None:
+        #: the project's own handler registrations (``handlers = [...]`` in [tool.resume-audit]),
+        #: matched beside the built-in handler catalog (:mod:`resume_audit.handlers.web`)
+        self.handler_shapes: tuple[HandlerShape, ...] = tuple(handler_shapes)
         self.ledger = Ledger()
         self.index = ModuleIndex(self.ledger, modules, files=files, loader=loader, mentions=mentions, text_of=text_of)
         self.summaries: ProjectSummaries[Project] = ProjectSummaries(self.ledger, self.index, summaries, self)

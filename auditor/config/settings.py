@@ -21,6 +21,10 @@ Example::
     safe-calls = ["myapp.audit.log_event"]
     safe-urls = ["*/rpc/search", "https://internal.example.com/query*"]   # POSTs that only read
     read-only-tools = ["get_*", "list_*", "search_*", "read_*", "lookup_*"]   # MCP / LangChain tool names
+    handlers = [                       # your own registrations of code run once per delivery (docs/handlers.md)
+        { decorator = "myapp.bus.EventBus.on", kind = "event-bus subscriber" },
+        { call = "myapp.jobs.schedule", argument = 0, concurrency = "retried" },
+    ]
 
     [tool.resume-audit.per-path-ignores]
     "tests/*" = ["RA101", "RA103"]
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from resume_audit.findings import Severity
+from resume_audit.handlers.catalog import HandlerConfigError, HandlerShape, config_entries, shapes_from_config
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,6 +76,8 @@ class Config:
     force_exclude: bool = False
     #: exit 1 when a ``# resume-audit: ignore`` comment suppresses nothing or names an unknown rule
     fail_on_unused_suppressions: bool = False
+    #: the project's own handler registrations, matched beside the built-in handler catalog
+    handler_shapes: tuple[HandlerShape, ...] = ()
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -106,6 +113,7 @@ class Config:
                 self.safe_calls,
                 self.safe_urls,
                 self.read_only_tools,
+                config_entries(self.handler_shapes),
             )
         )
 
@@ -123,6 +131,8 @@ _KEYS = {
     "respect-gitignore": "bool",
     "force-exclude": "bool",
     "fail-on-unused-suppressions": "bool",
+    # the project's own handler registrations (read and checked by resume_audit.handlers.catalog)
+    "handlers": "handlers",
     # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
@@ -200,6 +210,11 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
     cfg.safe_urls = list(table.get("safe-urls", []))
     if "read-only-tools" in table:
         cfg.read_only_tools = list(table["read-only-tools"])
+    if "handlers" in table:
+        try:
+            cfg.handler_shapes = shapes_from_config(table["handlers"], str(source) if source else "configuration")
+        except HandlerConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     if "fail-on" in table:
         cfg.fail_on = validate_fail_on(table["fail-on"], f"{where}: tool.resume-audit.fail-on")
     cfg.fail_on_unused_suppressions = table.get("fail-on-unused-suppressions", False)

@@ -114,7 +114,8 @@ class Analyzer:
         self.mentions = mentions
         self.summaries = KeptSummaries(summaries if summaries is not None else SummarySource(), self)
         self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=self.summaries,
-                               text_of=lambda path: self.texts.get(path, keep=False))
+                               text_of=lambda path: self.texts.get(path, keep=False),
+                               handler_shapes=config.handler_shapes)
         self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
         self.configs = ConfigEvaluator(self.project)
 

@@ -1,12 +1,13 @@
 """The packages that make a module serve requests or consume a queue, as plain data.
 
-Kept apart from :mod:`resume_audit.handlers.web` (which needs LibCST) so a scan knows, before
+Kept apart from :mod:`resume_audit.handlers.web` (which needs LibCST; the catalog's data does not) so a scan knows, before
 it reads any file, which import phrases the web index will search every file for
 (:mod:`resume_audit.reading.treewords`).
 """
 
 from __future__ import annotations
 
+from resume_audit.handlers.known import BUILTIN
 from resume_audit.reading.prefilter import import_words
 
 #: Top-level packages whose import marks a module as (part of) a served app.
@@ -21,9 +22,9 @@ QUEUE_PACKAGES = (
 #: SQS pollers: ``receive_message`` on a boto3 client
 SQS_PACKAGES = ("boto3", "aioboto3")
 
-#: the text of a module that can serve: an import of one of the packages above, or a
-#: Lambda-style ``handler(event, context)``
-SERVING_WORDS = (
+#: the text of a module that can serve: an import of one of the packages above or of a framework of
+#: the handler catalog, or a Lambda-style ``handler(event, context)``
+SERVING_WORDS = tuple(dict.fromkeys((
     *import_words((*HTTP_PACKAGES, *QUEUE_PACKAGES, *SQS_PACKAGES)),
-    "event, context",
-)
+    *(w for shape in BUILTIN for w in shape.words),
+)))
