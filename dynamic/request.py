@@ -69,8 +69,10 @@ class SweepRequest:
     timeout: float = 60.0
     #: replace every effect by a recorder returning this value (``NO_STUB``: run the real function)
     stub: Any = NO_STUB
-    #: one stub value per effect, ``{"tools:charge_card": {"id": "ch_1"}}``
+    #: one stub value per effect (or read), ``{"tools:charge_card": {"id": "ch_1"}}``
     stubs: Mapping[str, Any] | None = None
+    #: ``module:function`` calls stubbed (typed, or by ``stubs``) but not counted as effects: a search, a lookup
+    stub_reads: tuple[str, ...] = ()
     #: ``--stub-llm``: a script file, ``"plain"``, or a parsed ``LlmScript`` / its data
     stub_llm: Any = None
     allow_network: bool = False
@@ -90,6 +92,7 @@ class SweepRequest:
 
     def __post_init__(self) -> None:  # accept lists where tuples are kept (callers pass JSON-ish values)
         object.__setattr__(self, "effects", tuple(self.effects))
+        object.__setattr__(self, "stub_reads", tuple(self.stub_reads))
         object.__setattr__(self, "resume", tuple(self.resume))
         object.__setattr__(self, "crash_modes", tuple(self.crash_modes))
         if isinstance(self.shard, str):

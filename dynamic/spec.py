@@ -38,6 +38,8 @@ class RunSpec:
     llm_script: dict[str, Any] | None = None
     #: address-space limit of every child in MB (RLIMIT_AS); 0: none
     memory_limit_mb: int = 0
+    #: ``stub-reads``: calls stubbed like effects but never recorded (no ledger row, no kill point)
+    reads: tuple[EffectSpec, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
                  request: AuditRequest, modules: Modules) -> SweptEntry:
     from resume_audit.dynamic.spec import AUTO_INPUT
     from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
-    from resume_audit.dynamic.child.effects import NO_STUB
+    from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB
 
     if cfg.skip:
         return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
@@ -130,8 +130,8 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
     options: dict[str, Any] = dict(
         effects=tuple(dict.fromkeys([*effects_for(entry, effects, root, modules), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
-        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
-        stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
+        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else TYPED_STUB,
+        stubs=cfg.stubs or None, stub_reads=tuple(cfg.stub_reads), stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
         framework=entry.framework,
     )
     try:

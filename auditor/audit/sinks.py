@@ -98,10 +98,18 @@ def effect_sinks(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Mod
         for fn in module.functions:
             for call in fn.calls:
                 try:
-                    hit = analyzer.effects.classify(call, module, resolver)
+                    hit = analyzer.effects.classify_keyed(call, module, resolver)
                 except Exception:  # one odd call must not cost the plan
                     continue
                 if hit is None:
+                    continue
+                effect, keyed = hit
+                if keyed:
+                    # still an effect (the sandbox refuses it unstubbed), recorded where its key is visible:
+                    # the ledger counts a keyed call once per key, as the provider would
+                    library = _library_target(call.node, module.imports) or _addressable(effect.name)
+                    if library:
+                        out.setdefault(library, None)
                     continue
                 top = fn
                 while top.parent is not None:
@@ -139,6 +147,17 @@ def _library_target(call: object, imports: dict[str, str]) -> str | None:
     if module is not None and "." in module and module.rsplit(".", 1)[1] != func.value:
         return None  # a name imported from a module, not the module
     return library_effect(module, chain)
+
+
+def _addressable(qualified: str) -> str | None:
+    """A library effect's qualified name as ``--effect`` names it: ``requests.Session.post`` ->
+    ``requests:Session.post`` (the module is the part before the first class name), ``boto3.client`` ->
+    ``boto3:client``; None for a name-only match (``.execute()``) or the standard library."""
+    parts = qualified.split(".")
+    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        return None
+    cut = next((i for i, p in enumerate(parts) if i and p[:1].isupper()), len(parts) - 1)
+    return library_effect(".".join(parts[:cut]), parts[cut:])
 
 
 def library_effect(module: str | None, chain: list[str]) -> str | None:

@@ -69,7 +69,8 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)
             result.framework = adapter.name
-            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs))
+            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs),
+                            list(spec.run.reads))
             session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:
             result.target_error = str(exc)

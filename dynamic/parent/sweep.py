@@ -24,7 +24,7 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, sniff
 from resume_audit.dynamic.cells import DRY_RUN, ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference
 from resume_audit.dynamic.child_result import ChildResult
-from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import CRASH_MODES, Event
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
@@ -223,10 +223,11 @@ def _prepare(request: SweepRequest) -> _Prepared:
     hint = resolve_framework(tspec, request.framework)
     try:
         effect_specs = tuple(EffectSpec.parse(e) for e in request.effects)
+        read_specs = tuple(EffectSpec.parse(e) for e in request.stub_reads)
     except EffectSpecError as exc:
         raise SweepUsageError(str(exc)) from None
     stubs = request.stubs or {}
-    named = {f"{e.module}:{e.attr}" for e in effect_specs} | {e.display for e in effect_specs}
+    named = {f"{e.module}:{e.attr}" for e in effect_specs + read_specs} | {e.display for e in effect_specs + read_specs}
     stray_stubs = sorted(k for k in stubs if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
     if stray_stubs:
         raise SweepUsageError(f"a stub is given for {', '.join(stray_stubs)}, which is not an --effect of this sweep")
@@ -235,14 +236,15 @@ def _prepare(request: SweepRequest) -> _Prepared:
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
     config = dict(request.config or {})
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
-                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit)
+                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit, read_specs)
     synthesised = request.input is AUTO_INPUT
     protocol = SweepProtocol(
         input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
         resume=to_jsonable(list(resume)),
         fork_resume=to_jsonable(fork_value),
         effects=[e.display for e in effect_specs],
-        stub=None if request.stub is NO_STUB else to_jsonable(request.stub),
+        stub=None if request.stub is NO_STUB else "typed" if request.stub is TYPED_STUB else to_jsonable(request.stub),
+        stub_reads=[e.display for e in read_specs],
         stubs={k: to_jsonable(v) for k, v in per_effect},
         config=to_jsonable(config),
         cells=sorted(wanted),
