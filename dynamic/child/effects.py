@@ -15,16 +15,17 @@ graph module that did ``from tools import charge_card`` sees the wrapper too.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import os
 import re
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from resume_audit.dynamic.child.stub_values import NOTE_KIND, MadeUp, typed_value
-from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.child.stub_values import typed_value
+from resume_audit.dynamic.effect_spec import MADE_UP_NOTE, NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError, MadeUp
 from resume_audit.dynamic.killpoints import EventLog
 from resume_audit.dynamic.ledger import Ledger
 
@@ -32,6 +33,29 @@ __all__ = ["NO_STUB", "TYPED_STUB", "EffectSpec", "EffectSpecError", "idempotenc
 
 #: where an effect was called from: (node, step, task id)
 ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]
+
+#: the ledger note of an effect fired while the program was being built (its factory ran)
+BUILD_EFFECT_NOTE = "build-effect"
+
+
+class _BuildWindow:
+    """Whether the program is being built (the adapter calls its factory, compiles it): an effect fired then
+    belongs to no node and to no run -- every process that builds the program fires it once, the uninterrupted
+    run as much as a restarted worker. It is stubbed and noted, never counted nor made a kill point (a crash
+    "after" it, re-run by the restart, would be reported as a node ``?`` that ran again)."""
+
+    open = False
+
+    @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        self.open = True
+        try:
+            yield
+        finally:
+            self.open = False
+
+
+BUILD = _BuildWindow()
 
 
 #: a keyword argument carrying an idempotency key, and a header carrying one: what the static stage
@@ -178,13 +202,17 @@ def _make_wrapper(func: Callable[..., Any], spec: EffectSpec, ledger: Ledger, ev
 
     def record(kwargs: dict[str, Any], caller: Any) -> None:
         if made_up:
-            ledger.note(NOTE_KIND, made_up.pop().to_note())
+            ledger.note(MADE_UP_NOTE, made_up.pop().to_note())
         if read:
             return
         node, step, task = context()
         site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
         if definition and (caller is None or caller.f_code.co_filename.startswith(skip)):
             site = _user_site(caller, skip) or definition
+        if BUILD.open and node is None:
+            ledger.note(BUILD_EFFECT_NOTE, f"{name} fired while the program was built, outside any node"
+                                           f"{' (' + site + ')' if site else ''}: stubbed, not counted, no kill point")
+            return
         ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
         events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
 

@@ -24,7 +24,7 @@ from resume_audit.dynamic.adapters.base import Instruments, ShapeError
 from resume_audit.dynamic.child import env as childenv
 from resume_audit.dynamic.child import llm_stub
 from resume_audit.dynamic.child.context import Context, ProtocolError
-from resume_audit.dynamic.child.effects import EffectSpecError, install_effects
+from resume_audit.dynamic.child.effects import BUILD, EffectSpecError, install_effects
 from resume_audit.dynamic.child.roles import ROLES
 from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.child_result import ChildError, ChildResult
@@ -71,7 +71,8 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             result.framework = adapter.name
             install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs),
                             list(spec.run.reads))
-            session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
+            with BUILD.building():  # an effect of the factory itself is no node's (see BUILD)
+                session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:
             result.target_error = str(exc)
             return

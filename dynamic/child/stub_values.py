@@ -27,18 +27,13 @@ the program.
 from __future__ import annotations
 
 import dataclasses
-import json
 import typing
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from resume_audit.dynamic.child.synthesis import example_from_type
-from resume_audit.dynamic.values import to_jsonable
+from resume_audit.dynamic.effect_spec import MadeUp
 
-__all__ = ["MadeUp", "StubJson", "StubResponse", "StubText", "typed_value", "NOTE_KIND"]
-
-#: the ledger note that carries one made-up value (``MadeUp.to_note``)
-NOTE_KIND = "stub-value"
+__all__ = ["StubJson", "StubResponse", "StubText", "typed_value"]
 
 #: modules whose calls answer an HTTP response object
 _HTTP_CLIENTS = ("requests", "httpx", "aiohttp", "urllib3")
@@ -113,26 +108,6 @@ class StubResponse:
 
     def __repr__(self) -> str:
         return "<stub response 200>"
-
-
-@dataclass(frozen=True)
-class MadeUp:
-    """One value a stub made up for an effect, and where its type came from."""
-
-    effect: str
-    value: Any
-    how: str
-
-    def to_note(self) -> str:
-        return json.dumps({"effect": self.effect, "value": to_jsonable(self.value), "how": self.how}, sort_keys=True)
-
-    @classmethod
-    def from_note(cls, detail: str) -> "MadeUp | None":
-        try:
-            data = json.loads(detail)
-            return cls(str(data["effect"]), data["value"], str(data["how"]))
-        except (ValueError, KeyError, TypeError):
-            return None
 
 
 def typed_value(func: Callable[..., Any], module: str, attr: str, display: str) -> tuple[Any, MadeUp | None]:

@@ -31,6 +31,7 @@ from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
 from resume_audit.dynamic.parent.build import Locator, build_findings
 from resume_audit.dynamic.parent.notes import Note, collect_notes, notifications
 from resume_audit.dynamic.parent.runner import ChildRun, kill_all
+from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
 from resume_audit.dynamic.parent.workbench import SweepCancelled, Workbench
 from resume_audit.dynamic.probes import CellOutcome, Planning, Slot, cell_kinds, registry, validity
 from resume_audit.dynamic.protocol import SweepProtocol
@@ -299,9 +300,11 @@ def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list
     report.complete = False
     why = dry.failure_text()
     report.cells.append(Cell(DRY_RUN, "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
+    notes = list(notes)
     if validity.kind in prep.wanted and result.invalid:
         # what the failed run persisted is still worth reporting (a mid-graph invalid write)
         report.cells.append(validity.judge([("uninterrupted run", list(result.invalid))], False, result.schema))
+        notes = sorted({*notes, *drop_stub_artefacts(report.cells, notes)})
         report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
                                          prep.tspec.text)
     kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
@@ -386,6 +389,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         filled = [(s.label, s.resolve(outcomes)) for s in slots if s.shown]
         report.cells = [c for _label, c in filled if c is not None]
         notes = collect_notes(all_runs, cell_dirs)
+        notes = sorted({*notes, *drop_stub_artefacts(report.cells, notes)})
         if request.shard is not None:
             report.shard = ShardPart(
                 shard=request.shard,
