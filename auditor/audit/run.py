@@ -18,6 +18,7 @@ from resume_audit.findings import Confirmation, Finding, Notification, Notificat
 
 from resume_audit.audit.confirm import SweptEntry, judge
 from resume_audit.audit.entrypoints import EntryPoint, discover
+from resume_audit.audit.forks import fork_sites
 from resume_audit.audit.modules import Modules
 from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
 from resume_audit.audit.sinks import effect_sinks, sink_analyzer
@@ -102,8 +103,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     from resume_audit.rules import all_rules
 
     confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
-    findings = judge(static, swept, confirmed_by, root)
-    notifications = list(scanned.result.notifications)
+    judged = judge(static, swept, confirmed_by, root, fork_sites(analyzer, sources, modules))
+    findings = judged.findings
+    notifications = list(scanned.result.notifications) + judged.notes
     for s in swept:
         if s.report is None and not s.elsewhere:
             notifications.append(Notification(NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}",

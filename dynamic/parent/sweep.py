@@ -350,6 +350,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
         try:
             ref = Reference.from_dry(result, ledger, prep.run.resume)
+            report.effect_sites = frozenset(r.site for r in ledger.effects(phases=["run"]) if r.site)
             points = sorted((e for e in ref.events if e.kind != "park"), key=Event.sort_key)
             parks = sorted((e for e in ref.events if e.kind == "park"), key=Event.sort_key)
             planning = Planning(bench, ref, result, ledger, prep.wanted, prep.modes, tuple(sorted({request.racers, 4})),
