@@ -73,6 +73,8 @@ class SweepRequest:
     stubs: Mapping[str, Any] | None = None
     #: ``module:function`` calls stubbed (typed, or by ``stubs``) but not counted as effects: a search, a lookup
     stub_reads: tuple[str, ...] = ()
+    #: environment variables set in every child before the program is imported (a setting it reads at import)
+    env: Mapping[str, str] | None = None
     #: ``--stub-llm``: a script file, ``"plain"``, or a parsed ``LlmScript`` / its data
     stub_llm: Any = None
     allow_network: bool = False

@@ -40,6 +40,8 @@ class RunSpec:
     memory_limit_mb: int = 0
     #: ``stub-reads``: calls stubbed like effects but never recorded (no ledger row, no kill point)
     reads: tuple[EffectSpec, ...] = ()
+    #: environment variables the program needs at import (``env`` in the audit table), set before it loads
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,7 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
         return dataclasses.replace(
             f, confirmation=Confirmation.NOT_EXERCISED,
             confirmation_note=f"sweeping {s.entry.target}: {unprobed}, so the sweep could not show {'/'.join(rules)}")
-    cells = report.cells
+    cells, dry = report.cells, report.dry_run
     kinds = sorted({str(c.kind) for c in cells if c is not dry and c.verdict not in (NOT_APPLICABLE, ERROR)})
     where = f"`{units[0]}`" if units else "the program"
     return dataclasses.replace(

@@ -65,6 +65,8 @@ class TargetConfig:
     skip: str = ""
     #: calls stubbed but not counted as effects (a search, a CRM lookup the sandbox would refuse)
     stub_reads: list[str] = field(default_factory=list)
+    #: environment variables the program reads at import (``DATABASE_URL``), set in the sweep's children
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
@@ -92,7 +94,7 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     where = f'{source}: [tool.resume-audit.audit."{target}"]'
     if not isinstance(value, dict):
         raise AuditConfigError(f"{where} must be a table")
-    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip", "stub-reads"}
+    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip", "stub-reads", "env"}
     unknown = sorted(set(value) - known)
     if unknown:
         raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -101,7 +103,8 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
         raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
     return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
                         list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
-                        str(value.get("skip", "")), list(value.get("stub-reads", [])))
+                        str(value.get("skip", "")), list(value.get("stub-reads", [])),
+                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()})
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)

@@ -19,6 +19,7 @@ from resume_audit.findings import Confirmation, Finding, Notification, Notificat
 from resume_audit.audit.confirm import SweptEntry, judge
 from resume_audit.audit.entrypoints import EntryPoint, discover
 from resume_audit.audit.forks import fork_sites
+from resume_audit.audit.needs import explain
 from resume_audit.audit.modules import Modules
 from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
 from resume_audit.audit.sinks import effect_sinks, sink_analyzer
@@ -133,7 +134,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         effects=tuple(dict.fromkeys([*effects_for(entry, effects, root, modules), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else TYPED_STUB,
-        stubs=cfg.stubs or None, stub_reads=tuple(cfg.stub_reads), stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
+        stubs=cfg.stubs or None, stub_reads=tuple(cfg.stub_reads), env=cfg.env or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
         framework=entry.framework,
     )
     try:
@@ -142,15 +143,16 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         else:
             answers, trial = _choose_answers(entry.target, options)
             if trial is not None and not trial.complete:  # the uninterrupted run itself fails: no sweep would do better
-                why = trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed"
+                why = explain(trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed",
+                              entry.target)
                 return SweptEntry(entry, trial, why, time.monotonic() - started, answers)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
-        why = str(exc)
+        why = explain(str(exc), entry.target)
         if "No module named" in why:
             why += " (audit runs the program: install its dependencies in the environment resume-audit runs in)"
         return SweptEntry(entry, why=why, seconds=time.monotonic() - started)
-    why = "" if report.complete or report.dry_run is None else report.dry_run.detail
+    why = "" if report.complete or report.dry_run is None else explain(report.dry_run.detail, entry.target)
     if cfg.resume is None and answers:
         _drop_guess_artefacts(report, answers)
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)

@@ -22,6 +22,7 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import adapter_for, detect
 from resume_audit.dynamic.adapters.base import Instruments, ShapeError
 from resume_audit.dynamic.child import env as childenv
+from resume_audit.dynamic.child import fake_credentials
 from resume_audit.dynamic.child import llm_stub
 from resume_audit.dynamic.child.context import Context, ProtocolError
 from resume_audit.dynamic.child.effects import BUILD, EffectSpecError, install_effects
@@ -38,6 +39,8 @@ from resume_audit.dynamic.target import TargetError, import_target
 def main(spec: ChildSpec, barrier: Any = None) -> None:
     """Entry point of every sweep child (runs in a fork of the fork server)."""
     childenv.apply()
+    os.environ.update(dict(spec.run.env))  # what the user configured first: a real value is never replaced
+    fake_credentials.apply()  # clients built at import (OpenAI(), boto3.client(...)) need a key to exist
     lifetime.bind_to_parent(spec.workdir)  # descendants carry the tag; die with the fork server
     if spec.run.memory_limit_mb:
         import resource

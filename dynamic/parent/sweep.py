@@ -237,7 +237,8 @@ def _prepare(request: SweepRequest) -> _Prepared:
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
     config = dict(request.config or {})
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
-                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit, read_specs)
+                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit, read_specs,
+                  tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())))
     synthesised = request.input is AUTO_INPUT
     protocol = SweepProtocol(
         input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
