@@ -24,7 +24,8 @@ _ENV_PATTERNS = (
     re.compile(r"[`'\"]?([A-Z][A-Z0-9_]{2,})[`'\"]? (?:environment variable|env var)"),
     re.compile(r"(?:missing|not set|required)[^A-Z]{0,20}[`'\"]?([A-Z][A-Z0-9_]*_[A-Z0-9_]+)"),
 )
-_REFUSED_PORT = re.compile(r"(?:Connection refused|connect(?:ion)? to [^\s]*?)[^\d]{0,40}?(?:port |:)(\d{2,5})")
+_REFUSED = re.compile(r"connection refused|could not connect|failed to connect|connect call failed", re.IGNORECASE)
+_PORT = re.compile(r"(?:port |:)(\d{2,5})\b")
 _SANDBOX_NETWORK = re.compile(r"resume-audit sandbox refused (?:connect|sendto|sendmsg) to \(?'?([^',)]+)'?,? ?(\d+)?|"
                               r"resume-audit sandbox refused name lookup of '([^']+)'")
 
@@ -45,7 +46,7 @@ def explain(why: str, target: str) -> str:
         return (f"{why} -- it calls {host.strip()} while it runs, which the sweep never lets out; stub that call "
                 f'(a read: {table} stub-reads = ["module:function"]; a write: effects = ["module:function"], '
                 f'with its answer in stubs = {{ "module:function" = ... }})')
-    refused = _REFUSED_PORT.search(why)
+    refused = _PORT.search(why) if _REFUSED.search(why) else None
     if refused and int(refused.group(1)) in _SERVICES:
         service = _SERVICES[int(refused.group(1))]
         return (f"{why} -- it needs {service} (port {refused.group(1)}) while it loads; run one where audit runs "

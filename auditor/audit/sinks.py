@@ -107,7 +107,7 @@ def effect_sinks(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Mod
                 if keyed:
                     # still an effect (the sandbox refuses it unstubbed), recorded where its key is visible:
                     # the ledger counts a keyed call once per key, as the provider would
-                    library = _library_target(call.node, module.imports) or _addressable(effect.name)
+                    library = _library_target(call.node, module.imports) or _addressable(effect.label)
                     if library:
                         out.setdefault(library, None)
                     continue
