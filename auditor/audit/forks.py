@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-import libcst as cst
-
 from resume_audit.analysis.configs import ConfigEvaluator
 from resume_audit.discovery.walk import SourcePath
 from resume_audit.facts.syntax import argument
@@ -48,22 +46,14 @@ def fork_sites(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Modul
     """Every call in the project that runs, resumes or updates a thread at a ``checkpoint_id``."""
     evaluator = ConfigEvaluator(analyzer.project)
     out: list[ForkSite] = []
-    for sp in sources:
-        facts = modules.facts(sp.path, sp.display)
-        if facts is None:
+    for display, facts, info, method in modules.method_calls([(sp.path, sp.display) for sp in sources], _FORKING_METHODS):
+        config = argument(info.node, 0 if method in ("update_state", "aupdate_state") else 1, "config")
+        if config is None:
             continue
-        for info in facts.all_calls:
-            func = info.node.func
-            if not isinstance(func, cst.Attribute) or func.attr.value not in _FORKING_METHODS:
-                continue
-            index = 0 if func.attr.value in ("update_state", "aupdate_state") else 1
-            config = argument(info.node, index, "config")
-            if config is None:
-                continue
-            try:
-                shape = evaluator.shape(config, info.function, facts)
-            except Exception:  # one odd config must not cost the audit
-                continue
-            if "checkpoint_id" in shape.keys:
-                out.append(ForkSite(sp.display, facts.line(info.node), f".{func.attr.value}(...)"))
+        try:
+            shape = evaluator.shape(config, info.function, facts)
+        except Exception:  # one odd config must not cost the audit
+            continue
+        if "checkpoint_id" in shape.keys:
+            out.append(ForkSite(display, facts.line(info.node), f".{method}(...)"))
     return out

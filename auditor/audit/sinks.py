@@ -185,14 +185,12 @@ def _registered_units(files: list[SourceFile], modules: Modules) -> set[str]:
     """Names passed to ``add_node`` or decorated as steps, tasks, flow methods: their bodies must run.
     (A LangChain ``@tool`` is not one: the sweep wraps tool objects like functions.)"""
     names: set[str] = set()
+    for _display, _facts, call, _method in modules.method_calls([(f.path, f.display) for f in files], ("add_node",)):
+        names.update(a.value.value for a in positional(call.node)[:2] if not a.star and isinstance(a.value, cst.Name))
     for f in files:
         facts = modules.facts(f.path, f.display)
         if facts is None:
             continue
-        for call in facts.all_calls:
-            func = call.node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "add_node":
-                names.update(a.value.value for a in positional(call.node)[:2] if not a.star and isinstance(a.value, cst.Name))
         for fn in facts.functions:
             for d in fn.decorators:
                 target = d.target
