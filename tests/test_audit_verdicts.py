@@ -10,6 +10,7 @@ verdicts are compared with.
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -188,3 +189,37 @@ def test_what_a_program_needed_is_named_with_the_snippet():
                        "port 5432 failed: Connection refused", target)
     assert "a PostgreSQL server" in postgres and "skip" in postgres
     assert explain("the graph raised ValueError: bad", target) == "the graph raised ValueError: bad"
+
+
+def test_a_hazard_no_probe_could_show_is_not_exercised_not_reproduced(tmp_path):
+    """A route resuming a graph that never parks (the server's `interrupt_before` is not the factory's): no
+    concurrent resume can be set up, so RA302 was never tested -- before, it came out `not-reproduced`."""
+    shutil.copytree(REPO / "fixtures" / "audit-desk", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "ticketdesk" / "api.py").write_text(textwrap.dedent("""
+        import sqlite3
+
+        from fastapi import FastAPI
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.types import Command
+
+        from .graph import build_graph
+
+        app = FastAPI()
+        graph = build_graph().compile(checkpointer=SqliteSaver(sqlite3.connect("d.db", check_same_thread=False)),
+                                      interrupt_before=["file_ticket"])
+
+
+        @app.post("/tickets/{ticket}/decision")
+        def decide(ticket: str, decision: str) -> dict:
+            return graph.invoke(Command(resume=decision), {"configurable": {"thread_id": ticket}})
+    """))
+    (tmp_path / "ticketdesk" / "graph.py").write_text(
+        (tmp_path / "ticketdesk" / "graph.py").read_text().replace(
+            'return {"decision": interrupt({"summary": state["summary"], "question": "open a ticket?"})}',
+            'return {"decision": "approve"}'))
+    proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    ra302 = [f for f in json.loads(proc.stdout)["findings"] if f["rule_id"] == "RA302"]
+    assert [f["confirmation"] for f in ra302] == ["not-exercised"]
+    assert "no concurrent cell could run" in ra302[0]["confirmation_note"]
