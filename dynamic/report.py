@@ -49,6 +49,9 @@ class SweepReport:
     shard: ShardPart | None = None
     #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
+    #: ``file:line`` of every effect call the uninterrupted run made (``audit`` tells a reached effect line from
+    #: a node that ran without reaching it); not in the JSON
+    effect_sites: frozenset[str] = frozenset()
 
     # -- outputs ---------------------------------------------------------------------
     def stable(self) -> dict[str, Any]:

@@ -40,6 +40,10 @@ class RunSpec:
     memory_limit_mb: int = 0
     #: keyword arguments a factory target is called with (``SweepRequest.factory_kwargs``)
     factory_kwargs: tuple[tuple[str, Any], ...] = ()
+    #: ``stub-reads``: calls stubbed like effects but never recorded (no ledger row, no kill point)
+    reads: tuple[EffectSpec, ...] = ()
+    #: environment variables the program needs at import (``env`` in the audit table), set before it loads
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 - **effects**: every effect the static stage found -- the function of the
   user's that performs it (``helpdesk.payments:issue_refund``), or the
   library call itself (``requests:post``) when a node makes it directly --
-  is recorded by the ledger and stubbed (returns ``None``), so nothing real
-  fires; ``--live-effects`` lets them through;
+  is recorded by the ledger and stubbed (returning a value of the type the
+  code expects, :mod:`resume_audit.dynamic.child.stub_values`), so nothing
+  real fires; ``--live-effects`` lets them through;
 - **model calls**: answered by the scripted fake chat model (``--stub-llm plain``);
 - **input**: synthesised in the child from the graph's input schema;
 - **interrupt answers**: a few usual answers are tried on the uninterrupted
@@ -12,7 +13,7 @@
 
 ``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
 any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
-``stubs``, ``stub-llm``, ``skip``); ``targets = ["module:attr", ...]`` in
+``stubs``, ``stub-reads``, ``stub-llm``, ``skip``); ``targets = ["module:attr", ...]`` in
 ``[tool.resume-audit.audit]`` names the entry points to sweep instead of the
 ones discovery finds (as ``--target`` does).
 """
@@ -64,6 +65,10 @@ class TargetConfig:
     stubs: dict[str, Any] = field(default_factory=dict)
     stub_llm: str | None = None
     skip: str = ""
+    #: calls stubbed but not counted as effects (a search, a CRM lookup the sandbox would refuse)
+    stub_reads: list[str] = field(default_factory=list)
+    #: environment variables the program reads at import (``DATABASE_URL``), set in the sweep's children
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     where = f'{source}: [tool.resume-audit.audit."{target}"]'
     if not isinstance(value, dict):
         raise AuditConfigError(f"{where} must be a table")
-    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip"}
+    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip", "stub-reads", "env"}
     unknown = sorted(set(value) - known)
     if unknown:
         raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -116,7 +121,8 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
         raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
     return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
                         list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
-                        str(value.get("skip", "")))
+                        str(value.get("skip", "")), list(value.get("stub-reads", [])),
+                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()})
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)

@@ -22,9 +22,10 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import adapter_for, detect
 from resume_audit.dynamic.adapters.base import Instruments, ShapeError, with_arguments
 from resume_audit.dynamic.child import env as childenv
+from resume_audit.dynamic.child import fake_credentials
 from resume_audit.dynamic.child import llm_stub
 from resume_audit.dynamic.child.context import Context, ProtocolError
-from resume_audit.dynamic.child.effects import EffectSpecError, install_effects
+from resume_audit.dynamic.child.effects import BUILD, EffectSpecError, install_effects
 from resume_audit.dynamic.child.roles import ROLES
 from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.child_result import ChildError, ChildResult
@@ -38,6 +39,8 @@ from resume_audit.dynamic.target import TargetError, import_target
 def main(spec: ChildSpec, barrier: Any = None) -> None:
     """Entry point of every sweep child (runs in a fork of the fork server)."""
     childenv.apply()
+    os.environ.update(dict(spec.run.env))  # what the user configured first: a real value is never replaced
+    fake_credentials.apply()  # clients built at import (OpenAI(), boto3.client(...)) need a key to exist
     lifetime.bind_to_parent(spec.workdir)  # descendants carry the tag; die with the fork server
     if spec.run.memory_limit_mb:
         import resource
@@ -69,8 +72,10 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)
             result.framework = adapter.name
-            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs))
-            session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
+            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs),
+                            list(spec.run.reads))
+            with BUILD.building():  # an effect of the factory itself is no node's (see BUILD)
+                session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:
             result.target_error = str(exc)
             return
