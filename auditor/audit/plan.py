@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from resume_audit.config.settings import ConfigKey, KeyKind, KeyScope
 from resume_audit.discovery.modulenames import module_name_for
 from resume_audit.findings import Finding
 
@@ -47,6 +48,30 @@ else:  # pragma: no cover - 3.10
 ANSWER_CANDIDATES: tuple[Any, ...] = ("approve", True, "yes", {"approved": True}, "ok")
 #: how many parks a candidate answer list covers
 MAX_PARKS = 8
+
+
+#: every key of a ``[tool.resume-audit.audit."module:attr"]`` table (the configuration reference lists them)
+TARGET_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("input", KeyKind.ANY, KeyScope.PER_TARGET, "synthesised from the input schema",
+              "The graph's input (any TOML value the entry point takes; a table for a state dict)."),
+    ConfigKey("resume", KeyKind.ARRAY, KeyScope.PER_TARGET, "the answer whose trial run fires the most effects",
+              "The answers to the interrupts, one per interrupt, in order."),
+    ConfigKey("fork-resume", KeyKind.ANY, KeyScope.PER_TARGET, "derived: a negated bool, a different string",
+              "The second answer the fork probe (RA703) sends at the same park."),
+    ConfigKey("config", KeyKind.TABLE, KeyScope.PER_TARGET, "none", "Extra `configurable` keys of every run."),
+    ConfigKey("effects", KeyKind.LIST, KeyScope.PER_TARGET, "the static findings' effects",
+              "More effect functions (`module:function`) the ledger records and stubs."),
+    ConfigKey("stubs", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
+              "A table of effect (`module:function`) to the value its stub returns."),
+    ConfigKey("stub-llm", KeyKind.STR, KeyScope.PER_TARGET, "`plain`",
+              "The scripted fake chat model's script (a YAML file), or `plain`."),
+    ConfigKey("skip", KeyKind.STR, KeyScope.PER_TARGET, "not skipped",
+              "Do not sweep this entry point; the text is the reason the report shows."),
+    ConfigKey("stub-reads", KeyKind.LIST, KeyScope.PER_TARGET, "none",
+              "Calls (`module:function`) stubbed like effects but never counted as effects (a search, a lookup)."),
+    ConfigKey("env", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
+              "Environment variables the program reads at import (`DATABASE_URL`), set in the sweep's children."),
+)
 
 
 class AuditConfigError(ValueError):
@@ -112,7 +137,7 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     where = f'{source}: [tool.resume-audit.audit."{target}"]'
     if not isinstance(value, dict):
         raise AuditConfigError(f"{where} must be a table")
-    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip", "stub-reads", "env"}
+    known = {key.name for key in TARGET_KEYS}
     unknown = sorted(set(value) - known)
     if unknown:
         raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
