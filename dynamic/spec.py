@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.dynamic.adapters.base import StoreSettings
 from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
+from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.environment import ChildEnvironment
 from resume_audit.dynamic.target import TargetSpec
 
 if TYPE_CHECKING:
@@ -38,6 +40,10 @@ class RunSpec:
     llm_script: dict[str, Any] | None = None
     #: address-space limit of every child in MB (RLIMIT_AS); 0: none
     memory_limit_mb: int = 0
+    #: the child's whole environment (an allow-list, see :mod:`resume_audit.dynamic.environment`)
+    environment: ChildEnvironment = ChildEnvironment()
+    #: the kernel layers every child tries, and whether it must have them (``--require-confinement``)
+    confinement: ConfinementPolicy = ConfinementPolicy()
 
 
 @dataclass(frozen=True)

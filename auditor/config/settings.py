@@ -71,6 +71,8 @@ class Config:
     force_exclude: bool = False
     #: exit 1 when a ``# resume-audit: ignore`` comment suppresses nothing or names an unknown rule
     fail_on_unused_suppressions: bool = False
+    #: environment variables ``crash-sweep`` and ``audit`` pass to the program beside the allow-list (by name)
+    pass_env: list[str] = field(default_factory=list)
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -123,6 +125,8 @@ _KEYS = {
     "respect-gitignore": "bool",
     "force-exclude": "bool",
     "fail-on-unused-suppressions": "bool",
+    # environment variables the sweep's children get beside the allow-list (docs/sandbox.md)
+    "pass-env": "list",
     # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
     "audit": "table",
 }
@@ -198,6 +202,7 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
     cfg.safe_urls = list(table.get("safe-urls", []))
+    cfg.pass_env = list(table.get("pass-env", []))
     if "read-only-tools" in table:
         cfg.read_only_tools = list(table["read-only-tools"])
     if "fail-on" in table:

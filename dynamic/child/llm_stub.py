@@ -31,18 +31,15 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from resume_audit.dynamic.environment import FAKE_KEYS, FAKE_VALUE
 from resume_audit.dynamic.llm_script import LlmScript
 
 __all__ = ["LlmScript", "install"]
 
-#: environment variables provider constructors read; placeholders let `ChatOpenAI()` & co. be built
-#: without a real key (the stub never sends it anywhere, and the sandbox refuses the network anyway)
-PROVIDER_KEYS = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY",
-    "COHERE_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "AZURE_OPENAI_API_KEY",
-    "OPENROUTER_API_KEY", "PERPLEXITY_API_KEY",
-)
-PLACEHOLDER_KEY = "resume-audit-stub-llm"
+#: environment variables provider constructors read (the allow-list's fake keys): set when the stub is
+#: installed outside a sweep child too, so `ChatOpenAI()` & co. can be built without a real key
+PROVIDER_KEYS = FAKE_KEYS
+PLACEHOLDER_KEY = FAKE_VALUE
 
 
 def _current_node() -> str | None:
