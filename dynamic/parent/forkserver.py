@@ -18,6 +18,7 @@ executable is put back at once.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shlex
 import shutil
@@ -27,7 +28,7 @@ from multiprocessing import forkserver, spawn
 from typing import Any
 
 from resume_audit.dynamic.environment import base_variables
-from resume_audit.dynamic.lifetime import process_table
+from resume_audit.dynamic.lifetime import ROOT_PREFIX, process_table
 
 _LAUNCHED: int | None = None
 
@@ -50,16 +51,19 @@ def ensure_running() -> None:
         return  # started by someone else before the first sweep: nothing safe to do but use it
     env_program = shutil.which("env") or "/usr/bin/env"
     variables = base_variables(os.environ)
-    with tempfile.TemporaryDirectory(prefix="resume-audit-launch-") as folder:
-        launcher = os.path.join(folder, "python")
-        assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(variables.items()))
-        with open(launcher, "w", encoding="utf-8") as fh:
-            fh.write(f'#!/bin/sh\nexec {shlex.quote(env_program)} -i {assignments} {shlex.quote(sys.executable)} "$@"\n')
-        os.chmod(launcher, 0o700)
-        previous = spawn.get_executable()
-        spawn.set_executable(launcher)
-        try:
-            server.ensure_running()
-        finally:
-            spawn.set_executable(previous)
+    # kept until this process exits: the shell reads the script after exec returns. Named like a sweep's
+    # root, so a sweep killed outright has it removed by the next one (lifetime.remove_stale_roots)
+    folder = tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-launch-")
+    atexit.register(shutil.rmtree, folder, True)
+    launcher = os.path.join(folder, "python")
+    assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(variables.items()))
+    with open(launcher, "w", encoding="utf-8") as fh:
+        fh.write(f'#!/bin/sh\nexec {shlex.quote(env_program)} -i {assignments} {shlex.quote(sys.executable)} "$@"\n')
+    os.chmod(launcher, 0o700)
+    previous = spawn.get_executable()
+    spawn.set_executable(launcher)
+    try:
+        server.ensure_running()
+    finally:
+        spawn.set_executable(previous)
     _LAUNCHED = server._forkserver_pid
