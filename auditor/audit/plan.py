@@ -12,7 +12,7 @@
 
 ``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
 any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
-``stubs``, ``stub-llm``, ``skip``).
+``stubs``, ``stub-llm``, ``pass-env``, ``skip``).
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class TargetConfig:
     stubs: dict[str, Any] = field(default_factory=dict)
     stub_llm: str | None = None
     skip: str = ""
+    #: environment variables this entry point's children get beside the allow-list (docs/sandbox.md)
+    pass_env: list[str] = field(default_factory=list)
 
 
 def load_config(paths: list[Path]) -> dict[str, TargetConfig]:
@@ -89,16 +91,19 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     where = f'{source}: [tool.resume-audit.audit."{target}"]'
     if not isinstance(value, dict):
         raise AuditConfigError(f"{where} must be a table")
-    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip"}
+    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip", "pass-env"}
     unknown = sorted(set(value) - known)
     if unknown:
         raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     resume = value.get("resume")
     if resume is not None and not isinstance(resume, list):
         raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
+    pass_env = value.get("pass-env", [])
+    if not (isinstance(pass_env, list) and all(isinstance(n, str) for n in pass_env)):
+        raise AuditConfigError(f"{where}: pass-env must be a list of variable names")
     return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
                         list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
-                        str(value.get("skip", "")))
+                        str(value.get("skip", "")), list(pass_env))
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)

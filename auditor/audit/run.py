@@ -7,6 +7,8 @@ sandboxed children (:func:`resume_audit.dynamic.crash_sweep`).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,15 @@ class AuditRequest:
     root: Path | None = None
     #: sweep only the entry points dealt to this slice (``resume-audit merge`` joins the slices)
     shard: Any = None
+    #: environment variables every sweep's children get beside the allow-list (with ``pass-env`` of the
+    #: root ``[tool.resume-audit]`` table and of each entry point's audit table)
+    pass_env: list[str] = field(default_factory=list)
+    #: refuse to run any program when the kernel cannot confine the children here
+    require_confinement: bool = False
+
+
+class ConfinementUnavailableError(RuntimeError):
+    """``--require-confinement`` and the kernel layers do not hold here: nothing was run (exit 2)."""
 
 
 @dataclass
@@ -69,6 +80,13 @@ class AuditReport:
 
 def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditReport:
     started = time.monotonic()
+    if request.require_confinement:  # before anything of the user's runs: fail closed, with the reason
+        from resume_audit.dynamic.confinement import ConfinementPolicy
+        from resume_audit.dynamic.parent.doctor import probe
+
+        state = probe(ConfinementPolicy.from_environ(os.environ, require=True))
+        if not state.sufficient:
+            raise ConfinementUnavailableError(f"--require-confinement: no program was run: {state.shortfall()}")
     root = (request.root or default_root(request.paths)).resolve()
     scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
                                    exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
@@ -79,6 +97,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None) -> AuditR
     modules = Modules(analyzer.project.load)
     entries = discover([(sp.path, sp.display) for sp in sources], root, modules)
     config = load_config(request.paths)
+    # `pass-env` of the project's [tool.resume-audit] table, then the command line's
+    request = dataclasses.replace(request, pass_env=list(dict.fromkeys([*scanned.config.pass_env, *request.pass_env])))
     # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
     effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
     effects += effect_sinks(analyzer, sources, modules)
@@ -132,7 +152,8 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
         fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
         stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
-        framework=entry.framework,
+        framework=entry.framework, pass_env=tuple(dict.fromkeys([*request.pass_env, *cfg.pass_env])),
+        require_confinement=request.require_confinement,
     )
     try:
         if cfg.resume is not None:

@@ -215,3 +215,49 @@ def test_doctor_names_each_layer_and_why_one_is_off():
     assert "--require-confinement would refuse" in proc.stdout
     default = subprocess.run([sys.executable, "-m", "resume_audit", "doctor"], capture_output=True, text=True, timeout=120)
     assert default.returncode == 0 and "network namespace" in default.stdout
+
+
+AUDITED = '''import os
+from typing import TypedDict
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+
+NEEDED = os.environ["RA_AUDIT_NEEDED"]
+
+
+class S(TypedDict, total=False):
+    x: int
+
+
+def node(state: S) -> dict:
+    return {"x": 1}
+
+
+builder = StateGraph(S)
+builder.add_node("node", node)
+builder.add_edge(START, "node")
+builder.add_edge("node", END)
+graph = builder.compile(checkpointer=InMemorySaver())
+'''
+
+
+def _audit(project: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "resume_audit", "audit", str(project), "--format", "json", *args],
+                          env={**os.environ, "NO_COLOR": "1", **env}, capture_output=True, text=True, timeout=600)
+
+
+def test_audit_passes_an_entry_points_pass_env_and_names_a_withheld_one(tmp_path):
+    (tmp_path / "graph.py").write_text(AUDITED)
+    withheld = _audit(tmp_path, env={"RA_AUDIT_NEEDED": "1"})
+    note = next(n["message"] for n in json.loads(withheld.stdout)["notifications"] if "graph:graph" in n["message"])
+    assert "was not swept" in note and "--pass-env RA_AUDIT_NEEDED" in note
+    (tmp_path / "pyproject.toml").write_text('[tool.resume-audit.audit."graph:graph"]\npass-env = ["RA_AUDIT_NEEDED"]\n')
+    passed = _audit(tmp_path, env={"RA_AUDIT_NEEDED": "1"})
+    assert not any("graph:graph" in n["message"] for n in json.loads(passed.stdout)["notifications"]), passed.stdout
+
+
+def test_audit_require_confinement_refuses_before_running_anything(tmp_path):
+    (tmp_path / "graph.py").write_text(AUDITED)
+    proc = _audit(tmp_path, "--require-confinement", env={**UNCONFINED, "RA_AUDIT_NEEDED": "1"})
+    assert proc.returncode == 2 and "--require-confinement: no program was run" in proc.stderr
