@@ -19,7 +19,7 @@ import json
 import sys
 
 from resume_audit.codec import decode, encode
-from resume_audit.dynamic.child import landlock, netns, seccomp
+from resume_audit.dynamic.child import capabilities, landlock, netns, seccomp
 from resume_audit.dynamic.confinement import ConfinementPolicy, ConfinementState, Layer, LayerState
 
 _SWITCHED_OFF = "switched off ({})"
@@ -60,6 +60,10 @@ def apply(policy: ConfinementPolicy, writable_dirs: list[str], writable_files: l
         else:
             why = seccomp.deny_datagrams()
             layers.append(LayerState(Layer.SECCOMP, why is None, why or "no UDP, raw or packet sockets"))
+    if not namespace_held:  # root outside a user namespace could read the sweep's /proc/<pid>/environ
+        why = capabilities.drop_all()
+        if why is not None:
+            layers.append(LayerState(Layer.LANDLOCK_WRITES, False, f"root's capabilities could not be dropped: {why}"))
     state = ConfinementState(tuple(layers), policy.allow_network)
     if policy.require and not state.sufficient:
         raise ConfinementRefused(f"--require-confinement: {state.shortfall()}")
