@@ -23,6 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+#: in the fork server's environment: enter a user namespace first (:mod:`resume_audit.dynamic.child.userns`)
+FORKSERVER_USERNS = "RESUME_AUDIT_FORKSERVER_USERNS"
+
 SWITCHES = {"namespace": "RESUME_AUDIT_NETNS", "landlock": "RESUME_AUDIT_LANDLOCK", "seccomp": "RESUME_AUDIT_SECCOMP"}
 
 

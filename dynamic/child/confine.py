@@ -60,10 +60,12 @@ def apply(policy: ConfinementPolicy, writable_dirs: list[str], writable_files: l
         else:
             why = seccomp.deny_datagrams()
             layers.append(LayerState(Layer.SECCOMP, why is None, why or "no UDP, raw or packet sockets"))
-    if not namespace_held:  # root outside a user namespace could read the sweep's /proc/<pid>/environ
-        why = capabilities.drop_all()
-        if why is not None:
-            layers.append(LayerState(Layer.LANDLOCK_WRITES, False, f"root's capabilities could not be dropped: {why}"))
+    # last: no capability is left to the program -- root outside a user namespace could read the sweep's
+    # /proc/<pid>/environ, and inside the fork server's one it could ptrace the bridge, which is outside the network
+    # namespace (the bridge is not dumpable: tracing it needs CAP_SYS_PTRACE)
+    why = capabilities.drop_all()
+    if why is not None:
+        layers.append(LayerState(Layer.LANDLOCK_WRITES, False, f"root's capabilities could not be dropped: {why}"))
     state = ConfinementState(tuple(layers), policy.allow_network)
     if policy.require and not state.sufficient:
         raise ConfinementRefused(f"--require-confinement: {state.shortfall()}")

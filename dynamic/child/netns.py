@@ -46,6 +46,7 @@ _CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS = 0x8913, 0x8914
 _IFF_UP, _IFF_RUNNING = 0x1, 0x40
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _TCP_LISTEN = "0A"
 #: at most this many descriptors travel in one SCM_RIGHTS message (the kernel's SCM_MAX_FD is 253)
 _FDS_PER_MESSAGE = 200
@@ -114,23 +115,51 @@ def _write(path: str, text: str) -> None:
         fh.write(text)
 
 
-def _unshare() -> str | None:
-    """Leave the machine's network namespace; None on success, else why not."""
+def in_user_namespace() -> bool:
+    """Whether this process is in a user namespace other than the machine's (whose map is the identity on every id)."""
+    try:
+        with open("/proc/self/uid_map", encoding="ascii") as fh:
+            return fh.read().split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
+def enter_user_namespace() -> str | None:
+    """Move this (single-threaded) process into a new user namespace, its ids mapped to themselves: the
+    same owner on disk, the same uid for the program. None on success, else why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        try:  # map ourselves to ourselves: same owner on disk, same uid for the program
-            _write("/proc/self/setgroups", "deny")
-            _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
-            _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
-        except OSError as exc:
-            return f"cannot map ids in the new user namespace: {exc.strerror or exc}"
+    if libc.unshare(_CLONE_NEWUSER) != 0:
+        error = ctypes.get_errno()
+        return (f"unshare(CLONE_NEWUSER) refused: {os.strerror(error)} ({errno.errorcode.get(error, error)}; "
+                "unprivileged user namespaces disabled or restricted here, or the process has threads)")
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+    except OSError as exc:
+        return f"cannot map ids in the new user namespace: {exc.strerror or exc}"
+    return None
+
+
+def _unshare() -> str | None:
+    """Leave the machine's network namespace; None on success, else why not.
+
+    A new user namespace needs a single-threaded process, and a child forked from a fork server that
+    preloaded CrewAI is not (LanceDB starts a thread after every fork). So the fork server enters a
+    user namespace of its own when it starts (:mod:`.userns`), and its children need only
+    ``CLONE_NEWNET``, which its capabilities there allow. Otherwise: both at once, else (root)
+    ``CLONE_NEWNET`` alone.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not in_user_namespace():
+        why = enter_user_namespace()
+        if why is not None and os.geteuid() != 0:
+            return why
+    if libc.unshare(_CLONE_NEWNET) == 0:
         return None
-    userns_error = ctypes.get_errno()
-    if libc.unshare(_CLONE_NEWNET) == 0:  # root (CAP_SYS_ADMIN) where user namespaces are refused
-        return None
-    return (f"unshare(CLONE_NEWUSER|CLONE_NEWNET) refused: {os.strerror(userns_error)} "
-            f"({errno.errorcode.get(userns_error, userns_error)}; unprivileged user namespaces disabled or restricted here)")
+    error = ctypes.get_errno()
+    return f"unshare(CLONE_NEWNET) refused: {os.strerror(error)} ({errno.errorcode.get(error, error)})"
 
 
 def _loopback_up() -> str | None:
@@ -209,6 +238,7 @@ def _bridge(channel: socket.socket) -> None:
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # the program, in the same user namespace, cannot trace it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     taken: list[tuple[socket.socket, LoopbackPort]] = []
     while True:

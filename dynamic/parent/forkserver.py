@@ -27,6 +27,7 @@ import tempfile
 from multiprocessing import forkserver, spawn
 from typing import Any
 
+from resume_audit.dynamic.confinement import FORKSERVER_USERNS, ConfinementPolicy
 from resume_audit.dynamic.environment import base_variables
 from resume_audit.dynamic.lifetime import ROOT_PREFIX, process_table
 
@@ -51,6 +52,8 @@ def ensure_running() -> None:
         return  # started by someone else before the first sweep: nothing safe to do but use it
     env_program = shutil.which("env") or "/usr/bin/env"
     variables = base_variables(os.environ)
+    if ConfinementPolicy.from_environ(os.environ).namespace:  # the server enters a user namespace first
+        variables[FORKSERVER_USERNS] = "1"
     # kept until this process exits: the shell reads the script after exec returns. Named like a sweep's
     # root, so a sweep killed outright has it removed by the next one (lifetime.remove_stale_roots)
     folder = tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-launch-")

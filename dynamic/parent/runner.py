@@ -40,7 +40,9 @@ def context(preload: list[str]) -> Any:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
             # the probes too: a probe's own child role reaches the child by reference to its module
-            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main",
+            # the user namespace first, while the server has one thread (resume_audit.dynamic.child.userns)
+            ctx.set_forkserver_preload(["resume_audit.dynamic.child.userns", "resume_audit.dynamic.child.env",
+                                        "resume_audit.dynamic.child.main",
                                         "resume_audit.dynamic.probes", *preload])
             _CTX = ctx
         return _CTX

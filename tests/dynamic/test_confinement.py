@@ -115,26 +115,25 @@ class _Servers:
         for target in (self._echo, self._record_tcp, self._record_udp):
             threading.Thread(target=target, daemon=True).start()
 
-    def _echo(self) -> None:
-        self.loopback.settimeout(0.2)
+    def _accept(self, server: socket.socket, handle) -> None:
+        server.settimeout(0.2)
         while not self.stop.is_set():
             try:
-                conn, _ = self.loopback.accept()
+                conn, peer = server.accept()
             except OSError:
                 continue
             with conn:
-                conn.settimeout(5)
-                conn.sendall(b"pong:" + conn.recv(100))
+                handle(conn, peer)
+
+    def _echo(self) -> None:
+        def answer(conn: socket.socket, _peer) -> None:
+            conn.settimeout(5)
+            conn.sendall(b"pong:" + conn.recv(100))
+
+        self._accept(self.loopback, answer)
 
     def _record_tcp(self) -> None:
-        self.tcp.settimeout(0.2)
-        while not self.stop.is_set():
-            try:
-                conn, peer = self.tcp.accept()
-            except OSError:
-                continue
-            self.arrived.append(f"tcp from {peer}")
-            conn.close()
+        self._accept(self.tcp, lambda _conn, peer: self.arrived.append(f"tcp from {peer}"))
 
     def _record_udp(self) -> None:
         while not self.stop.is_set():
