@@ -78,6 +78,10 @@ class SweepRequest:
     #: ``--stub-llm``: a script file, ``"plain"``, or a parsed ``LlmScript`` / its data
     stub_llm: Any = None
     allow_network: bool = False
+    #: environment variables the children get besides the allow-list (``--pass-env NAME``), by name
+    pass_env: Collection[str] = ()
+    #: refuse to run the program when the kernel cannot confine its network and writes here
+    require_confinement: bool = False
     keep_artifacts: bool = False
     #: restrict the probes (see ``CELL_KINDS``); the uninterrupted run always runs
     cells: Collection[str] | None = None
@@ -100,5 +104,6 @@ class SweepRequest:
         object.__setattr__(self, "stub_reads", tuple(self.stub_reads))
         object.__setattr__(self, "resume", tuple(self.resume))
         object.__setattr__(self, "crash_modes", tuple(self.crash_modes))
+        object.__setattr__(self, "pass_env", tuple(self.pass_env))
         if isinstance(self.shard, str):
             object.__setattr__(self, "shard", Shard.parse(self.shard))

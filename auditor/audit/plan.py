@@ -13,7 +13,7 @@
 
 ``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
 any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
-``stubs``, ``stub-reads``, ``stub-llm``, ``skip``); ``targets = ["module:attr", ...]`` in
+``stubs``, ``stub-reads``, ``stub-llm``, ``env``, ``pass-env``, ``skip``); ``targets = ["module:attr", ...]`` in
 ``[tool.resume-audit.audit]`` names the entry points to sweep instead of the
 ones discovery finds (as ``--target`` does).
 """
@@ -71,6 +71,9 @@ TARGET_KEYS: tuple[ConfigKey, ...] = (
               "Calls (`module:function`) stubbed like effects but never counted as effects (a search, a lookup)."),
     ConfigKey("env", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
               "Environment variables the program reads at import (`DATABASE_URL`), set in the sweep's children."),
+    ConfigKey("pass-env", KeyKind.LIST, KeyScope.PER_TARGET, "none",
+              "Environment variables of the sweep's own environment this entry point's children also get "
+              "(beside the allow-list and the root table's `pass-env`; docs/sandbox.md)."),
 )
 
 
@@ -94,6 +97,8 @@ class TargetConfig:
     stub_reads: list[str] = field(default_factory=list)
     #: environment variables the program reads at import (``DATABASE_URL``), set in the sweep's children
     env: dict[str, str] = field(default_factory=dict)
+    #: environment variables this entry point's children get beside the allow-list (docs/sandbox.md)
+    pass_env: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -144,10 +149,13 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     resume = value.get("resume")
     if resume is not None and not isinstance(resume, list):
         raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
+    pass_env = value.get("pass-env", [])
+    if not (isinstance(pass_env, list) and all(isinstance(n, str) for n in pass_env)):
+        raise AuditConfigError(f"{where}: pass-env must be a list of variable names")
     return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
                         list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
                         str(value.get("skip", "")), list(value.get("stub-reads", [])),
-                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()})
+                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()}, list(pass_env))
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)

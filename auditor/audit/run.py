@@ -7,6 +7,8 @@ sandboxed children (:func:`resume_audit.dynamic.crash_sweep`).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,15 @@ class AuditRequest:
     targets: list[str] = field(default_factory=list)
     #: let the program open connections beyond loopback (its effects are still stubbed)
     allow_network: bool = False
+    #: environment variables every sweep's children get beside the allow-list (with ``pass-env`` of the
+    #: root ``[tool.resume-audit]`` table and of each entry point's audit table)
+    pass_env: list[str] = field(default_factory=list)
+    #: refuse to run any program when the kernel cannot confine the children here
+    require_confinement: bool = False
+
+
+class ConfinementUnavailableError(RuntimeError):
+    """``--require-confinement`` and the kernel layers do not hold here: nothing was run (exit 2)."""
 
 
 @dataclass
@@ -77,6 +88,13 @@ class AuditReport:
 
 def run_audit(request: AuditRequest, progress: Progress | None = None, finished: Finished | None = None) -> AuditReport:
     started = time.monotonic()
+    if request.require_confinement:  # before anything of the user's runs: fail closed, with the reason
+        from resume_audit.dynamic.confinement import ConfinementPolicy
+        from resume_audit.dynamic.parent.doctor import probe
+
+        state = probe(ConfinementPolicy.from_environ(os.environ, require=True))
+        if not state.sufficient:
+            raise ConfinementUnavailableError(f"--require-confinement: no program was run: {state.shortfall()}")
     root = (request.root or default_root(request.paths)).resolve()
     scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
                                    exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
@@ -87,6 +105,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
     modules = Modules(analyzer.project.load)
     config = load_config(request.paths)
     entries = discover([(sp.path, sp.display) for sp in sources], root, modules, request.targets or config.targets)
+    # `pass-env` of the project's [tool.resume-audit] table, then the command line's
+    request = dataclasses.replace(request, pass_env=list(dict.fromkeys([*scanned.config.pass_env, *request.pass_env])))
     # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
     effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
     effects += effect_sinks(analyzer, sources, modules)
@@ -146,6 +166,8 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
         framework=entry.framework or None, factory_kwargs=dict(entry.factory_kwargs) or None,
         allow_network=request.allow_network,
+        pass_env=tuple(dict.fromkeys([*request.pass_env, *cfg.pass_env])),
+        require_confinement=request.require_confinement,
     )
     try:
         if cfg.resume is not None:

@@ -72,6 +72,8 @@ class Config:
     force_exclude: bool = False
     #: exit 1 when a ``# resume-audit: ignore`` comment suppresses nothing or names an unknown rule
     fail_on_unused_suppressions: bool = False
+    #: environment variables ``crash-sweep`` and ``audit`` pass to the program beside the allow-list (by name)
+    pass_env: list[str] = field(default_factory=list)
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -170,6 +172,9 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
               "Apply `exclude` and `.gitignore` to files named on the command line too (as pre-commit needs)."),
     ConfigKey("fail-on-unused-suppressions", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
               "Exit 1 when a `# resume-audit: ignore` comment suppresses nothing or names an unknown rule id."),
+    ConfigKey("pass-env", KeyKind.LIST, KeyScope.SCAN_WIDE, "none",
+              "Environment variables the sweep's children get beside the allow-list (`resume-audit audit`, "
+              "`crash-sweep`; docs/sandbox.md). Secrets stay out unless named here."),
     ConfigKey("audit", KeyKind.TABLE, KeyScope.SCAN_WIDE, "none",
               "Per-entry-point sweep settings of `resume-audit audit`, one sub-table per target "
               "(read and checked by `resume_audit.audit.plan`; keys below)."),
@@ -248,6 +253,7 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
     cfg.safe_urls = list(table.get("safe-urls", []))
+    cfg.pass_env = list(table.get("pass-env", []))
     if "read-only-tools" in table:
         cfg.read_only_tools = list(table["read-only-tools"])
     if "fail-on" in table:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import sys
 import time
@@ -25,6 +26,9 @@ from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, snif
 from resume_audit.dynamic.cells import DRY_RUN, ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference
 from resume_audit.dynamic.child_result import ChildResult
 from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.environment import ChildEnvironment
+from resume_audit.dynamic.parent.doctor import probe
 from resume_audit.dynamic.killpoints import CRASH_MODES, Event
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
@@ -63,6 +67,10 @@ Progress = Callable[[int, int, str], None]
 
 class SweepUsageError(ValueError):
     """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+class ConfinementUnavailable(SweepUsageError):
+    """``--require-confinement`` and the kernel cannot confine the children here (exit 2, with the reason)."""
 
 
 class TooFewAnswers(SweepUsageError):
@@ -236,10 +244,20 @@ def _prepare(request: SweepRequest) -> _Prepared:
     fork_value = request.fork_resume if request.fork_resume is not None else (derive_fork_value(resume[0]) if resume else None)
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
     config = dict(request.config or {})
+    bad_names = [n for n in request.pass_env if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+    if bad_names:
+        raise SweepUsageError(f"--pass-env takes a variable's name, e.g. --pass-env DATABASE_URL; got {bad_names[0]!r}")
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
                   per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit,
                   factory_kwargs=tuple((request.factory_kwargs or {}).items()), reads=read_specs,
-                  env=tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())))
+                  env=tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())),
+                  environment=ChildEnvironment.build(os.environ, request.pass_env),
+                  confinement=ConfinementPolicy.from_environ(os.environ, allow_network=request.allow_network,
+                                                             require=request.require_confinement))
+    if request.require_confinement:  # fail closed before any child runs the program, with the reason
+        state = probe(run.confinement)
+        if not state.sufficient:
+            raise ConfinementUnavailable(f"--require-confinement: the program was not run: {state.shortfall()}")
     synthesised = request.input is AUTO_INPUT
     protocol = SweepProtocol(
         input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
@@ -338,11 +356,14 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         all_runs.append(dry)
         result = dry.result or ChildResult("dry", "run")
         if result.target_error:
-            raise TargetError(result.target_error)
+            hint = prep.run.environment.hint(result.target_error)  # imported fine but for a withheld variable
+            raise TargetError(result.target_error + (f" ({hint})" if hint else ""))
         if result.framework and result.framework != report.framework:
             report.framework = result.framework
             report.versions = _versions(result.framework)
         report.plane = result.describe
+        if result.confinement is not None:
+            report.confinement = result.confinement.summary()
         if prep.protocol.input_synthesised:
             report.protocol = dataclasses.replace(report.protocol, input=to_jsonable(result.input_used))
         if result.protocol_error:
