@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resume_audit.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
+from resume_audit.dynamic.confinement import ConfinementState
 from resume_audit.dynamic.killpoints import Event
 from resume_audit.codec import decode, encode, omit_default
 from resume_audit.dynamic.values import to_jsonable
@@ -105,6 +106,8 @@ class ChildResult:
     schedule_escaped: bool = False
     last_node: str | None = None
     reaped: int = 0
+    #: the kernel layers the child put itself under (None: it did not get that far)
+    confinement: ConfinementState | None = None
     #: the input the run was started with, when it was synthesised from the program's schema
     input_used: Any = None
     # -- dry: the uninterrupted run --------------------------------------------------------

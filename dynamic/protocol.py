@@ -31,6 +31,8 @@ class SweepProtocol:
     stub: Any
     #: per-effect stub values, ``module:function`` -> value
     stubs: dict[str, Any] = omit_default({})
+    #: calls stubbed but not recorded (``stub-reads``), ``module.function``
+    stub_reads: list[str] = omit_default([])
     #: extra ``configurable`` keys
     config: dict[str, Any] = field(default_factory=dict)
     #: the cell kinds asked for, sorted

@@ -49,6 +49,11 @@ class SweepReport:
     shard: ShardPart | None = None
     #: where each unit of the program is defined (``audit`` matches static findings to them); not in the JSON
     nodes: dict[str, SourceLocation] = field(default_factory=dict)
+    #: ``file:line`` of every effect call the uninterrupted run made (``audit`` tells a reached effect line from
+    #: a node that ran without reaching it); not in the JSON
+    effect_sites: frozenset[str] = frozenset()
+    #: the kernel layers the uninterrupted run's child was under, in a line (not in the stable JSON)
+    confinement: str = ""
 
     # -- outputs ---------------------------------------------------------------------
     def stable(self) -> dict[str, Any]:
@@ -77,6 +82,7 @@ class SweepReport:
         data = self.stable()
         data["timings"] = {k: round(v, 3) for k, v in sorted(self.timings.items())}
         data["artifacts"] = self.artifacts
+        data["confinement"] = self.confinement
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     @property
@@ -135,7 +141,8 @@ class SweepReport:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"crash-sweep {self.target} ({self.backend})", show_lines=False, expand=False)
+        table = Table(title=f"crash-sweep {self.target} ({self.backend})", show_lines=False, expand=False,
+                      caption=f"confinement: {self.confinement}" if self.confinement else None)
         table.add_column("cell", style="cyan", no_wrap=False)
         table.add_column("kill point / probe", overflow="fold")
         table.add_column("effects exp→obs", overflow="fold")

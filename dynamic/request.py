@@ -69,11 +69,19 @@ class SweepRequest:
     timeout: float = 60.0
     #: replace every effect by a recorder returning this value (``NO_STUB``: run the real function)
     stub: Any = NO_STUB
-    #: one stub value per effect, ``{"tools:charge_card": {"id": "ch_1"}}``
+    #: one stub value per effect (or read), ``{"tools:charge_card": {"id": "ch_1"}}``
     stubs: Mapping[str, Any] | None = None
+    #: ``module:function`` calls stubbed (typed, or by ``stubs``) but not counted as effects: a search, a lookup
+    stub_reads: tuple[str, ...] = ()
+    #: environment variables set in every child before the program is imported (a setting it reads at import)
+    env: Mapping[str, str] | None = None
     #: ``--stub-llm``: a script file, ``"plain"``, or a parsed ``LlmScript`` / its data
     stub_llm: Any = None
     allow_network: bool = False
+    #: environment variables the children get besides the allow-list (``--pass-env NAME``), by name
+    pass_env: Collection[str] = ()
+    #: refuse to run the program when the kernel cannot confine its network and writes here
+    require_confinement: bool = False
     keep_artifacts: bool = False
     #: restrict the probes (see ``CELL_KINDS``); the uninterrupted run always runs
     cells: Collection[str] | None = None
@@ -93,7 +101,9 @@ class SweepRequest:
 
     def __post_init__(self) -> None:  # accept lists where tuples are kept (callers pass JSON-ish values)
         object.__setattr__(self, "effects", tuple(self.effects))
+        object.__setattr__(self, "stub_reads", tuple(self.stub_reads))
         object.__setattr__(self, "resume", tuple(self.resume))
         object.__setattr__(self, "crash_modes", tuple(self.crash_modes))
+        object.__setattr__(self, "pass_env", tuple(self.pass_env))
         if isinstance(self.shard, str):
             object.__setattr__(self, "shard", Shard.parse(self.shard))

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.dynamic.adapters.base import StoreSettings
 from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
+from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.environment import ChildEnvironment
 from resume_audit.dynamic.target import TargetSpec
 
 if TYPE_CHECKING:
@@ -40,6 +42,14 @@ class RunSpec:
     memory_limit_mb: int = 0
     #: keyword arguments a factory target is called with (``SweepRequest.factory_kwargs``)
     factory_kwargs: tuple[tuple[str, Any], ...] = ()
+    #: ``stub-reads``: calls stubbed like effects but never recorded (no ledger row, no kill point)
+    reads: tuple[EffectSpec, ...] = ()
+    #: environment variables the program needs at import (``env`` in the audit table), set before it loads
+    env: tuple[tuple[str, str], ...] = ()
+    #: the child's whole environment (an allow-list, see :mod:`resume_audit.dynamic.environment`)
+    environment: ChildEnvironment = ChildEnvironment()
+    #: the kernel layers every child tries, and whether it must have them (``--require-confinement``)
+    confinement: ConfinementPolicy = ConfinementPolicy()
 
 
 @dataclass(frozen=True)

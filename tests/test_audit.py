@@ -67,11 +67,14 @@ def test_every_static_finding_gets_its_confirmation(report):
 def test_what_only_the_sweep_saw_is_reported_as_such(report):
     dynamic = [v for v in verdicts(report) if v[3] == "dynamic-only"]
     assert sorted({(rule, path) for rule, path, _line, _c in dynamic}) == [
-        ("RA703", "helpdesk/keyed_refunds.py"),   # LangGraph serves a fork the first answer (#6663), both desks
-        ("RA703", "helpdesk/refunds.py"),
         ("RA705", "helpdesk/hold_workflow.py"),   # two processes answering one LlamaIndex wait both ping
         ("RA708", "helpdesk/triage_graph.py"),    # pydantic-graph: a crash mid-node leaves a run it will not resume
     ]
+    # LangGraph serves a fork the first answer (#6663) at both desks' gates, but nothing here resumes at a
+    # checkpoint_id: a note of the run, not a result (issue 34; it was reported twice per gate before)
+    notes = [n["message"] for n in report["notifications"]]
+    assert any(n.startswith("RA703") and "helpdesk/refunds.py:19" in n and "helpdesk/keyed_refunds.py:18" in n
+               for n in notes), notes
 
 
 def test_entry_points_are_found_swept_or_explained(report):
@@ -87,7 +90,7 @@ def test_entry_points_are_found_swept_or_explained(report):
     assert "helpdesk.payments.issue_refund" in desk["effects"] and "helpdesk.notify.post_to_slack" in desk["effects"]
     reports = entries["helpdesk.reports:build_report_graph"]
     assert not reports["swept"] and "needs db_url" in reports["why"]
-    assert report["audit"]["confirmations"] == {"confirmed": 6, "dynamic-only": 7, "not-exercised": 1, "not-reproduced": 1}
+    assert report["audit"]["confirmations"] == {"confirmed": 6, "dynamic-only": 3, "not-exercised": 1, "not-reproduced": 1}
 
 
 def test_sarif_carries_the_confirmation_and_stays_valid(tmp_path):

@@ -239,6 +239,17 @@ def test_extra_args_patterns_are_not_glob_expanded(tmp_path: Path) -> None:
     assert result["report"]["returncode"] == 0
 
 
+def test_action_audit_mode_refuses_to_run_the_code_where_the_kernel_cannot_confine_it(tmp_path: Path, monkeypatch) -> None:
+    """Issue 37: `audit: true` runs the pull request's code; by default it fails closed, with the reason."""
+    monkeypatch.setenv("RESUME_AUDIT_NETNS", "off")  # as a runner refusing user namespaces, without Landlock
+    monkeypatch.setenv("RESUME_AUDIT_LANDLOCK", "off")
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    result = run_action(repo, tmp_path, {"paths": "agents", "audit": "true"}, pr_event(base_sha, head_sha))
+    assert result["scan"]["returncode"] == 2
+    assert "--require-confinement: no program was run" in result["scan"]["stderr"]
+    assert "RESUME_AUDIT_NETNS=off" in result["scan"]["stderr"]
+
+
 def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
     head = {"agents/many.py": "import requests\nfrom langgraph.types import interrupt\n" + MANY, "agents/warn.py": WARNING_ONLY}
     repo, base_sha, head_sha = make_repo(tmp_path, {"README.md": "agents\n"}, head)
@@ -572,7 +583,9 @@ def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_pac
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "suggest", "python-version", "extra-args"}
+    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "suggest", "python-version", "extra-args",
+                                      "require-confinement", "pass-env"}
+    assert action["inputs"]["require-confinement"]["default"] == "true"  # audit mode fails closed (issue 37)
     assert action["inputs"]["fail-on"]["default"] == "" and action["inputs"]["new-findings-only"]["default"] == "true"
     assert action["inputs"]["suggest"]["default"] == "false"  # posting review comments is opt-in
     assert action["inputs"]["upload-sarif"]["default"] == "true" and action["inputs"]["annotate"]["default"] == "true"

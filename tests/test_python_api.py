@@ -95,11 +95,15 @@ def test_scan_raises_what_the_cli_exits_2_for(tmp_path):
         scan([RA101], baseline=tmp_path / "missing.json")
 
 
-def test_readme_names_the_api_and_the_plugin():
+def test_the_docs_name_the_api_and_the_plugin():
+    """The API and the plugin moved from the README to their own pages, which the README links."""
+    api = (REPO / "docs" / "python-api.md").read_text(encoding="utf-8")
+    plugin = (REPO / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "from resume_audit import" in readme and "## In your test suite" in readme
+    assert "from resume_audit import" in api and "# pytest plugin" in plugin
+    assert "(docs/python-api.md)" in readme and "(docs/pytest-plugin.md)" in readme
     for name in ("resume_audit.crash_sweep(", "assert_exactly_once()", "assert_conformant(", "@pytest.mark.resume_contract(",
                  "--resume-audit-scan", "--resume-audit-baseline"):
-        assert name in readme, name
+        assert name in plugin, name
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "resume_audit.integrations.pytest_plugin"' in pyproject

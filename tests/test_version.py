@@ -13,13 +13,16 @@ import resume_audit
 from resume_audit.version import __version__
 
 
-def test_the_version_constant_is_the_installed_and_declared_version() -> None:
+def test_the_version_is_written_once_and_is_the_installed_version() -> None:
+    """pyproject.toml takes the version from auditor/version.py (no second copy to forget)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - the tests run on 3.11+, the package supports 3.10
         import tomli as tomllib
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    assert __version__ == declared == importlib.metadata.version("resume-audit")
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "resume_audit.version.__version__"}
+    assert __version__ == importlib.metadata.version("resume-audit")
     assert resume_audit.__version__ == __version__
 
 

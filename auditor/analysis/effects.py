@@ -96,6 +96,14 @@ class EffectModel:
 
     def classify(self, call: CallInfo, module: ModuleFacts, resolver: NameResolver) -> Effect | None:
         """The effect ``call`` performs, or None (not an effect, or keyed by an idempotency key)."""
+        found = self.classify_keyed(call, module, resolver)
+        return found[0] if found is not None and not found[1] else None
+
+    def classify_keyed(self, call: CallInfo, module: ModuleFacts, resolver: NameResolver) -> tuple[Effect, bool] | None:
+        """The effect ``call`` performs and whether it is keyed by an idempotency key, or None (not an effect).
+
+        The rules ask :meth:`classify` (a keyed call is no hazard); ``audit`` asks this, because a keyed
+        call still changes the world: the sweep records and stubs it, and checks the key."""
         node = call.node
         names = resolver.call_names(node, call.function)
         if any(p.match(n) for p in self._safe for n in names):
@@ -116,9 +124,7 @@ class EffectModel:
             return None
         if effect.kind == "mcp" and self.tool_reads_only(string_value(argument(node, 0, "name"))):
             return None
-        if is_keyed(node, resolver, call.function):
-            return None
-        return effect
+        return effect, is_keyed(node, resolver, call.function)
 
     def tool_reads_only(self, name: str | None) -> bool:
         """A tool whose name says it only reads (``get_*``, ``list_*``, ... or configured)."""

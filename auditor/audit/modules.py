@@ -7,13 +7,17 @@ A file that cannot be read or parsed is None here: the scan reports it, the audi
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+
+import libcst as cst
 
 from resume_audit.discovery.modulenames import SourceFile, module_name_for
 
 if TYPE_CHECKING:
     from resume_audit.facts.collect import ModuleFacts
+    from resume_audit.facts.model import CallInfo
 
 #: how a module is parsed: the scan's loader, or the audit's own (:func:`load_alone`)
 Loader = Callable[[SourceFile], "ModuleFacts | None"]
@@ -43,3 +47,17 @@ class Modules:
             name, is_package = module_name_for(resolved, resolved=True)
             self._facts[resolved] = self._loader(SourceFile(resolved, display or str(path), name, is_package))
         return self._facts[resolved]
+
+    def method_calls(self, files: Iterable[tuple[Path, str]], methods: Collection[str]
+                     ) -> Iterator[tuple[str, ModuleFacts, CallInfo, str]]:
+        """(display path, module, call, method name) for every ``x.<method>(...)`` call of one of ``methods``
+        in ``files`` ((path, display) pairs): the questions the audit asks of calls by name (``add_node``,
+        ``invoke`` at a ``checkpoint_id``) walk the modules once this way."""
+        for path, display in files:
+            facts = self.facts(path, display)
+            if facts is None:
+                continue
+            for info in facts.all_calls:
+                func = info.node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in methods:
+                    yield display, facts, info, func.attr.value

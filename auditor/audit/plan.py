@@ -3,8 +3,9 @@
 - **effects**: every effect the static stage found -- the function of the
   user's that performs it (``helpdesk.payments:issue_refund``), or the
   library call itself (``requests:post``) when a node makes it directly --
-  is recorded by the ledger and stubbed (returns ``None``), so nothing real
-  fires; ``--live-effects`` lets them through;
+  is recorded by the ledger and stubbed (returning a value of the type the
+  code expects, :mod:`resume_audit.dynamic.child.stub_values`), so nothing
+  real fires; ``--live-effects`` lets them through;
 - **model calls**: answered by the scripted fake chat model (``--stub-llm plain``);
 - **input**: synthesised in the child from the graph's input schema;
 - **interrupt answers**: a few usual answers are tried on the uninterrupted
@@ -12,7 +13,7 @@
 
 ``[tool.resume-audit.audit."module:attr"]`` in ``pyproject.toml`` overrides
 any of these (``input``, ``resume``, ``fork-resume``, ``config``, ``effects``,
-``stubs``, ``stub-llm``, ``skip``); ``targets = ["module:attr", ...]`` in
+``stubs``, ``stub-reads``, ``stub-llm``, ``env``, ``pass-env``, ``skip``); ``targets = ["module:attr", ...]`` in
 ``[tool.resume-audit.audit]`` names the entry points to sweep instead of the
 ones discovery finds (as ``--target`` does).
 """
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from resume_audit.config.settings import ConfigKey, KeyKind, KeyScope
 from resume_audit.discovery.modulenames import module_name_for
 from resume_audit.findings import Finding
 
@@ -48,6 +50,33 @@ ANSWER_CANDIDATES: tuple[Any, ...] = ("approve", True, "yes", {"approved": True}
 MAX_PARKS = 8
 
 
+#: every key of a ``[tool.resume-audit.audit."module:attr"]`` table (the configuration reference lists them)
+TARGET_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("input", KeyKind.ANY, KeyScope.PER_TARGET, "synthesised from the input schema",
+              "The graph's input (any TOML value the entry point takes; a table for a state dict)."),
+    ConfigKey("resume", KeyKind.ARRAY, KeyScope.PER_TARGET, "the answer whose trial run fires the most effects",
+              "The answers to the interrupts, one per interrupt, in order."),
+    ConfigKey("fork-resume", KeyKind.ANY, KeyScope.PER_TARGET, "derived: a negated bool, a different string",
+              "The second answer the fork probe (RA703) sends at the same park."),
+    ConfigKey("config", KeyKind.TABLE, KeyScope.PER_TARGET, "none", "Extra `configurable` keys of every run."),
+    ConfigKey("effects", KeyKind.LIST, KeyScope.PER_TARGET, "the static findings' effects",
+              "More effect functions (`module:function`) the ledger records and stubs."),
+    ConfigKey("stubs", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
+              "A table of effect (`module:function`) to the value its stub returns."),
+    ConfigKey("stub-llm", KeyKind.STR, KeyScope.PER_TARGET, "`plain`",
+              "The scripted fake chat model's script (a YAML file), or `plain`."),
+    ConfigKey("skip", KeyKind.STR, KeyScope.PER_TARGET, "not skipped",
+              "Do not sweep this entry point; the text is the reason the report shows."),
+    ConfigKey("stub-reads", KeyKind.LIST, KeyScope.PER_TARGET, "none",
+              "Calls (`module:function`) stubbed like effects but never counted as effects (a search, a lookup)."),
+    ConfigKey("env", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
+              "Environment variables the program reads at import (`DATABASE_URL`), set in the sweep's children."),
+    ConfigKey("pass-env", KeyKind.LIST, KeyScope.PER_TARGET, "none",
+              "Environment variables of the sweep's own environment this entry point's children also get "
+              "(beside the allow-list and the root table's `pass-env`; docs/sandbox.md)."),
+)
+
+
 class AuditConfigError(ValueError):
     """A malformed ``[tool.resume-audit.audit]`` table (the CLI's exit code 2)."""
 
@@ -64,6 +93,12 @@ class TargetConfig:
     stubs: dict[str, Any] = field(default_factory=dict)
     stub_llm: str | None = None
     skip: str = ""
+    #: calls stubbed but not counted as effects (a search, a CRM lookup the sandbox would refuse)
+    stub_reads: list[str] = field(default_factory=list)
+    #: environment variables the program reads at import (``DATABASE_URL``), set in the sweep's children
+    env: dict[str, str] = field(default_factory=dict)
+    #: environment variables this entry point's children get beside the allow-list (docs/sandbox.md)
+    pass_env: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -107,16 +142,20 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     where = f'{source}: [tool.resume-audit.audit."{target}"]'
     if not isinstance(value, dict):
         raise AuditConfigError(f"{where} must be a table")
-    known = {"input", "resume", "fork-resume", "config", "effects", "stubs", "stub-llm", "skip"}
+    known = {key.name for key in TARGET_KEYS}
     unknown = sorted(set(value) - known)
     if unknown:
         raise AuditConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     resume = value.get("resume")
     if resume is not None and not isinstance(resume, list):
         raise AuditConfigError(f"{where}: resume must be a list of answers, one per interrupt")
+    pass_env = value.get("pass-env", [])
+    if not (isinstance(pass_env, list) and all(isinstance(n, str) for n in pass_env)):
+        raise AuditConfigError(f"{where}: pass-env must be a list of variable names")
     return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
                         list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
-                        str(value.get("skip", "")))
+                        str(value.get("skip", "")), list(value.get("stub-reads", [])),
+                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()}, list(pass_env))
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)

@@ -7,6 +7,8 @@ sandboxed children (:func:`resume_audit.dynamic.crash_sweep`).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,8 @@ from resume_audit.findings import Confirmation, Finding, Notification, Notificat
 
 from resume_audit.audit.confirm import SweptEntry, judge
 from resume_audit.audit.entrypoints import EntryPoint, discover
+from resume_audit.audit.forks import fork_sites
+from resume_audit.audit.needs import explain
 from resume_audit.audit.modules import Modules
 from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
 from resume_audit.audit.sinks import effect_sinks, sink_analyzer
@@ -51,6 +55,15 @@ class AuditRequest:
     targets: list[str] = field(default_factory=list)
     #: let the program open connections beyond loopback (its effects are still stubbed)
     allow_network: bool = False
+    #: environment variables every sweep's children get beside the allow-list (with ``pass-env`` of the
+    #: root ``[tool.resume-audit]`` table and of each entry point's audit table)
+    pass_env: list[str] = field(default_factory=list)
+    #: refuse to run any program when the kernel cannot confine the children here
+    require_confinement: bool = False
+
+
+class ConfinementUnavailableError(RuntimeError):
+    """``--require-confinement`` and the kernel layers do not hold here: nothing was run (exit 2)."""
 
 
 @dataclass
@@ -75,6 +88,13 @@ class AuditReport:
 
 def run_audit(request: AuditRequest, progress: Progress | None = None, finished: Finished | None = None) -> AuditReport:
     started = time.monotonic()
+    if request.require_confinement:  # before anything of the user's runs: fail closed, with the reason
+        from resume_audit.dynamic.confinement import ConfinementPolicy
+        from resume_audit.dynamic.parent.doctor import probe
+
+        state = probe(ConfinementPolicy.from_environ(os.environ, require=True))
+        if not state.sufficient:
+            raise ConfinementUnavailableError(f"--require-confinement: no program was run: {state.shortfall()}")
     root = (request.root or default_root(request.paths)).resolve()
     scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
                                    exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
@@ -85,6 +105,8 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
     modules = Modules(analyzer.project.load)
     config = load_config(request.paths)
     entries = discover([(sp.path, sp.display) for sp in sources], root, modules, request.targets or config.targets)
+    # `pass-env` of the project's [tool.resume-audit] table, then the command line's
+    request = dataclasses.replace(request, pass_env=list(dict.fromkeys([*scanned.config.pass_env, *request.pass_env])))
     # every effect the plans may name, found once: the flagged ones, then the rest the effect model sees
     effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
     effects += effect_sinks(analyzer, sources, modules)
@@ -110,8 +132,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
     from resume_audit.rules import all_rules
 
     confirmed_by = {r.id: r.confirmed_by for r in all_rules()}
-    findings = judge(static, swept, confirmed_by, root)
-    notifications = list(scanned.result.notifications)
+    judged = judge(static, swept, confirmed_by, root, fork_sites(analyzer, sources, modules))
+    findings = judged.findings
+    notifications = list(scanned.result.notifications) + judged.notes
     for s in swept:
         if s.report is None and not s.elsewhere:
             notifications.append(Notification(NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}",
@@ -125,7 +148,7 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
                  request: AuditRequest, modules: Modules) -> SweptEntry:
     from resume_audit.dynamic.spec import AUTO_INPUT
     from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
-    from resume_audit.dynamic.child.effects import NO_STUB
+    from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB
 
     if cfg.skip:
         return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
@@ -138,10 +161,13 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
     options: dict[str, Any] = dict(
         effects=tuple(dict.fromkeys([*effects_for(entry, effects, root, modules), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
-        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else None,
-        stubs=cfg.stubs or None, stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
+        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else TYPED_STUB,
+        stubs=cfg.stubs or None, stub_reads=tuple(cfg.stub_reads), env=cfg.env or None,
+        stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
         framework=entry.framework or None, factory_kwargs=dict(entry.factory_kwargs) or None,
         allow_network=request.allow_network,
+        pass_env=tuple(dict.fromkeys([*request.pass_env, *cfg.pass_env])),
+        require_confinement=request.require_confinement,
     )
     try:
         if cfg.resume is not None:
@@ -149,15 +175,16 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         else:
             answers, trial = _choose_answers(entry.target, options)
             if trial is not None and not trial.complete:  # the uninterrupted run itself fails: no sweep would do better
-                why = trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed"
+                why = explain(trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed",
+                              entry.target)
                 return SweptEntry(entry, trial, why, time.monotonic() - started, answers)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
-        why = str(exc)
+        why = explain(str(exc), entry.target)
         if "No module named" in why:
             why += " (audit runs the program: install its dependencies in the environment resume-audit runs in)"
         return SweptEntry(entry, why=why, seconds=time.monotonic() - started)
-    why = "" if report.complete or report.dry_run is None else report.dry_run.detail
+    why = "" if report.complete or report.dry_run is None else explain(report.dry_run.detail, entry.target)
     if cfg.resume is None and answers:
         _drop_guess_artefacts(report, answers)
     return SweptEntry(entry, report, why, time.monotonic() - started, answers)

@@ -98,10 +98,18 @@ def effect_sinks(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Mod
         for fn in module.functions:
             for call in fn.calls:
                 try:
-                    hit = analyzer.effects.classify(call, module, resolver)
+                    hit = analyzer.effects.classify_keyed(call, module, resolver)
                 except Exception:  # one odd call must not cost the plan
                     continue
                 if hit is None:
+                    continue
+                effect, keyed = hit
+                if keyed:
+                    # still an effect (the sandbox refuses it unstubbed), recorded where its key is visible:
+                    # the ledger counts a keyed call once per key, as the provider would
+                    library = _library_target(call.node, module.imports) or _addressable(effect.label)
+                    if library:
+                        out.setdefault(library, None)
                     continue
                 top = fn
                 while top.parent is not None:
@@ -141,6 +149,17 @@ def _library_target(call: object, imports: dict[str, str]) -> str | None:
     return library_effect(module, chain)
 
 
+def _addressable(qualified: str) -> str | None:
+    """A library effect's qualified name as ``--effect`` names it: ``requests.Session.post`` ->
+    ``requests:Session.post`` (the module is the part before the first class name), ``boto3.client`` ->
+    ``boto3:client``; None for a name-only match (``.execute()``) or the standard library."""
+    parts = qualified.split(".")
+    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        return None
+    cut = next((i for i, p in enumerate(parts) if i and p[:1].isupper()), len(parts) - 1)
+    return library_effect(".".join(parts[:cut]), parts[cut:])
+
+
 def library_effect(module: str | None, chain: list[str]) -> str | None:
     """``requests`` + ``["post"]`` -> ``requests:post``: a library call as ``--effect`` names it; None
     outside a module, or inside the standard library (see :func:`is_stdlib`)."""
@@ -166,14 +185,12 @@ def _registered_units(files: list[SourceFile], modules: Modules) -> set[str]:
     """Names passed to ``add_node`` or decorated as steps, tasks, flow methods: their bodies must run.
     (A LangChain ``@tool`` is not one: the sweep wraps tool objects like functions.)"""
     names: set[str] = set()
+    for _display, _facts, call, _method in modules.method_calls([(f.path, f.display) for f in files], ("add_node",)):
+        names.update(a.value.value for a in positional(call.node)[:2] if not a.star and isinstance(a.value, cst.Name))
     for f in files:
         facts = modules.facts(f.path, f.display)
         if facts is None:
             continue
-        for call in facts.all_calls:
-            func = call.node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "add_node":
-                names.update(a.value.value for a in positional(call.node)[:2] if not a.star and isinstance(a.value, cst.Name))
         for fn in facts.functions:
             for d in fn.decorators:
                 target = d.target

@@ -35,6 +35,8 @@ def audit(
     live_effects: bool = typer.Option(False, "--live-effects", help="Let the effects run for real instead of recording stubs (they fire: use test credentials)."),
     cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
     list_only: bool = typer.Option(False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."),
+    pass_env: Optional[List[str]] = typer.Option(None, "--pass-env", metavar="NAME", help="Pass this environment variable to the programs (repeatable; also `pass-env` in [tool.resume-audit] and per entry point). They get an allow-list otherwise. See docs/sandbox.md."),
+    require_confinement: bool = typer.Option(False, "--require-confinement", help="Refuse to run any program (exit 2, with the reason) when the kernel cannot confine the sweep's children here (`resume-audit doctor`)."),
     shard: Optional[str] = typer.Option(None, "--shard", metavar="K/N", help="Sweep only the entry points dealt to slice K of N (a CI matrix); join the --format json outputs with `resume-audit merge`."),
     target: Optional[List[str]] = typer.Option(None, "--target", metavar="MODULE:ATTR", help="Sweep this entry point instead of the ones discovery finds (repeatable), e.g. --target myagent.app:graph; [tool.resume-audit.audit] targets = [...] does the same."),
     allow_network: bool = typer.Option(False, "--allow-network", help="Let the programs open connections beyond loopback (a database or service they need); their effects are still stubbed."),
@@ -48,7 +50,7 @@ def audit(
     from resume_audit.audit.entrypoints import discover as discover_entries
     from resume_audit.audit.plan import AuditConfigError, load_config
     from resume_audit.audit.render import render_audit
-    from resume_audit.audit.run import AuditRequest, run_audit
+    from resume_audit.audit.run import AuditRequest, ConfinementUnavailableError, run_audit
     from resume_audit.discovery.walk import discover as discover_files
     from resume_audit.findings import Confirmation
 
@@ -79,7 +81,8 @@ def audit(
         raise fail(str(exc))
     request = AuditRequest(paths=list(paths), select=split_ids(select), ignore=split_ids(ignore),
                            exclude=list(exclude or []), timeout=timeout, live_effects=live_effects,
-                           cells=split_ids(cells), shard=slice_, targets=list(target or []), allow_network=allow_network)
+                           cells=split_ids(cells), shard=slice_, targets=list(target or []), allow_network=allow_network,
+                           pass_env=list(pass_env or []), require_confinement=require_confinement)
     from resume_audit.audit.render import finished_line
 
     def finished(done: int, total: int, swept: Any) -> None:
@@ -88,7 +91,7 @@ def audit(
 
     try:
         report = run_audit(request, finished=None if sys.stdout.isatty() else finished)
-    except (ConfigError, PathNotFound, AuditConfigError) as exc:
+    except (ConfigError, PathNotFound, AuditConfigError, ConfinementUnavailableError) as exc:
         raise fail(str(exc))
     text = render_audit(report, format.value, color=output is None and stdout_styling().escapes)
     if output is None:

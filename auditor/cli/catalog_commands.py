@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import typer
 
@@ -64,24 +63,14 @@ def effects_command(
     """
     from rich.console import Console  # imported by the commands that draw, not at start-up
 
-    from resume_audit.analysis.effect_catalog import CATALOG, GENERIC_SINKS
+    from resume_audit.catalog.effect_rows import effect_rows
 
-    rows: list[dict[str, Any]] = [
-        {
-            "sdk": sdk.name,
-            "modules": list(sdk.modules),
-            "client": sdk.client,
-            "calls": [p for w in sdk.writes for p in w.patterns],
-            "any_receiver_methods": [m for w in sdk.writes for m in w.methods],
-            "why": "; ".join(dict.fromkeys(w.consequence for w in sdk.writes)),
-            "idempotency_key": sdk.idempotency_key,
-        }
-        for sdk in (*GENERIC_SINKS, *CATALOG)
-    ]
+    rows = effect_rows()
     if format == OutputFormat.json:
         import json
+        from dataclasses import asdict
 
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps([asdict(r) for r in rows], indent=2))
         return
     if format != OutputFormat.text:
         raise fail("effects supports --format text or json")
@@ -91,8 +80,8 @@ def effects_command(
     for col in ("SDK", "calls that write", "a repeat", "idempotency key"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        calls = list(r["calls"]) + [f".{m}() on any receiver" for m in r["any_receiver_methods"]]
-        table.add_row(str(r["sdk"]), "\n".join(calls), str(r["why"]), str(r["idempotency_key"] or "-"))
+        calls = list(r.calls) + [f".{m}() on any receiver" for m in r.any_receiver_methods]
+        table.add_row(r.sdk, "\n".join(calls), r.why, r.idempotency_key or "-")
     Console(width=max(Console().width, 140)).print(table)
 
 

@@ -56,6 +56,8 @@ def crash_sweep_command(
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds each child process may run before it and its process group are killed."),
     stub: Optional[List[str]] = typer.Option(None, "--stub", help="Replace every --effect with a recorder returning this JSON value, so nothing real is charged; or one effect's: --stub 'tools:charge_card={\"id\": \"ch_1\"}' (repeatable)."),
     allow_network: bool = typer.Option(False, "--allow-network", help="Let the graph open connections beyond loopback."),
+    pass_env: Optional[List[str]] = typer.Option(None, "--pass-env", metavar="NAME", help="Pass this environment variable to the program (repeatable; also `pass-env` in [tool.resume-audit]). The program gets an allow-list otherwise: PATH, locale, TZ, TERM, the Python/virtualenv variables, fake LLM keys. See docs/sandbox.md."),
+    require_confinement: bool = typer.Option(False, "--require-confinement", help="Refuse to run the program (exit 2, with the reason) when the kernel cannot confine its network and file writes here; `resume-audit doctor` says which layers hold."),
     keep_artifacts: bool = typer.Option(False, "--keep-artifacts", help="Keep each cell's temp directory (databases, ledgers) for debugging."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
@@ -129,6 +131,8 @@ def crash_sweep_command(
                 stub=stub_value,
                 stubs=per_effect,
                 allow_network=allow_network,
+                pass_env=tuple(dict.fromkeys([*settings.pass_env, *(pass_env or [])])),
+                require_confinement=require_confinement,
                 keep_artifacts=keep_artifacts,
                 progress=progress,
                 framework=framework,
@@ -309,3 +313,19 @@ def conformance_command(
         else:
             write_report(output, text)
     raise typer.Exit(0)
+
+
+@app.command("doctor", epilog="Example: resume-audit doctor --require-confinement")
+def doctor_command(
+    require_confinement: bool = typer.Option(False, "--require-confinement", help="Exit 2 when a sweep run with --require-confinement would be refused here."),
+) -> None:
+    """Say which kernel layers confine a sweep child on this machine, and why a layer does not.
+
+    Tries them in a throwaway process, as a child does: the network namespace (or, where it is refused, Landlock's TCP rules and the seccomp filter for UDP), Landlock for file writes, and the environment allow-list. See docs/sandbox.md.
+    """
+    from resume_audit.dynamic.confinement import ConfinementPolicy
+    from resume_audit.dynamic.parent.doctor import probe, render
+
+    state = probe(ConfinementPolicy.from_environ(os.environ))
+    sys.stdout.write(render(state))
+    raise typer.Exit(2 if require_confinement and not state.sufficient else 0)

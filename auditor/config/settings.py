@@ -35,6 +35,7 @@ from __future__ import annotations
 import fnmatch
 import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -78,6 +79,8 @@ class Config:
     fail_on_unused_suppressions: bool = False
     #: the project's own handler registrations, matched beside the built-in handler catalog
     handler_shapes: tuple[HandlerShape, ...] = ()
+    #: environment variables ``crash-sweep`` and ``audit`` pass to the program beside the allow-list (by name)
+    pass_env: list[str] = field(default_factory=list)
     #: the pyproject.toml the settings came from, if any
     source: Path | None = None
 
@@ -118,24 +121,78 @@ class Config:
         )
 
 
-_KEYS = {
-    "select": "list",
-    "ignore": "list",
-    "exclude": "list",
-    "per-path-ignores": "table",
-    "effect-sinks": "list",
-    "safe-calls": "list",
-    "safe-urls": "list",
-    "read-only-tools": "list",
-    "fail-on": "str",
-    "respect-gitignore": "bool",
-    "force-exclude": "bool",
-    "fail-on-unused-suppressions": "bool",
-    # the project's own handler registrations (read and checked by resume_audit.handlers.catalog)
-    "handlers": "handlers",
-    # per-target sweep settings of `resume-audit audit` (read and checked by resume_audit.audit.plan)
-    "audit": "table",
-}
+class KeyKind(str, Enum):
+    """The TOML type a key takes."""
+
+    LIST = "list of strings"
+    ARRAY = "list of values"
+    TABLE = "table"
+    STR = "string"
+    BOOL = "boolean"
+    ANY = "any TOML value"
+
+
+class KeyScope(str, Enum):
+    """Which table's value applies: every file its own nearest table, or the scan's root table."""
+
+    PER_FILE = "per file"
+    SCAN_WIDE = "scan-wide"
+    PER_TARGET = "per entry point"  # the sub-tables of [tool.resume-audit.audit]
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One key of ``[tool.resume-audit]``: the validator reads its kind, and the configuration
+    reference (``docs/reference/configuration.md``, rendered by :mod:`resume_audit.catalog.reference`)
+    every field, so a key cannot be accepted without being documented."""
+
+    name: str
+    kind: KeyKind
+    scope: KeyScope
+    default: str
+    help: str
+
+
+#: every key ``[tool.resume-audit]`` accepts, in the order the reference lists them
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("select", KeyKind.LIST, KeyScope.PER_FILE, "every rule",
+              "Rule ids or prefixes to run (`RA1` is RA101-RA199; `ALL` is every rule). An empty list is an error."),
+    ConfigKey("ignore", KeyKind.LIST, KeyScope.PER_FILE, "none", "Rule ids or prefixes not to run."),
+    ConfigKey("exclude", KeyKind.LIST, KeyScope.PER_FILE, "none",
+              "Paths to skip, gitignore syntax, relative to this file's folder (the table that applies to a "
+              "folder decides what in it is skipped)."),
+    ConfigKey("per-path-ignores", KeyKind.TABLE, KeyScope.PER_FILE, "none",
+              "A table of glob (relative to this file's folder) to the rule ids or prefixes not reported there."),
+    ConfigKey("effect-sinks", KeyKind.LIST, KeyScope.PER_FILE, "none",
+              "Qualified names or globs of your own functions that are effects (`myapp.billing.charge`, "
+              "`myapp.notify.*`)."),
+    ConfigKey("safe-calls", KeyKind.LIST, KeyScope.PER_FILE, "none",
+              "Qualified names or globs of calls that are never effects, whatever the catalog says."),
+    ConfigKey("safe-urls", KeyKind.LIST, KeyScope.PER_FILE, "none",
+              "URL globs of endpoints that only read although called with POST (RPC-style search APIs)."),
+    ConfigKey("read-only-tools", KeyKind.LIST, KeyScope.PER_FILE, ", ".join(f"`{g}`" for g in DEFAULT_READ_ONLY_TOOLS),
+              "Tool-name globs of MCP / LangChain tools that only read (setting it replaces the default)."),
+    ConfigKey("fail-on", KeyKind.STR, KeyScope.SCAN_WIDE, "`warning`",
+              f"Exit 1 when a finding is at or above this severity: {', '.join(FAIL_ON_CHOICES)}."),
+    ConfigKey("respect-gitignore", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`true`",
+              "Skip what `.gitignore` files and `.git/info/exclude` ignore."),
+    ConfigKey("force-exclude", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
+              "Apply `exclude` and `.gitignore` to files named on the command line too (as pre-commit needs)."),
+    ConfigKey("fail-on-unused-suppressions", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
+              "Exit 1 when a `# resume-audit: ignore` comment suppresses nothing or names an unknown rule id."),
+    ConfigKey("handlers", KeyKind.ARRAY, KeyScope.PER_FILE, "none",
+              "Your own registrations of code a framework runs once per delivery, matched beside the built-in "
+              "handler catalog: a list of tables, each with one of `decorator`, `call`, `subclass`, `script` or "
+              "`function` (read and checked by `resume_audit.handlers.catalog`; docs/handlers.md)."),
+    ConfigKey("pass-env", KeyKind.LIST, KeyScope.SCAN_WIDE, "none",
+              "Environment variables the sweep's children get beside the allow-list (`resume-audit audit`, "
+              "`crash-sweep`; docs/sandbox.md). Secrets stay out unless named here."),
+    ConfigKey("audit", KeyKind.TABLE, KeyScope.SCAN_WIDE, "none",
+              "Per-entry-point sweep settings of `resume-audit audit`, one sub-table per target "
+              "(read and checked by `resume_audit.audit.plan`; keys below)."),
+)
+
+_KEYS = {key.name: key.kind for key in CONFIG_KEYS}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -188,13 +245,13 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
         kind = _KEYS.get(key)
         if kind is None:
             raise ConfigError(f"{where}: unknown key tool.resume-audit.{key} (known: {', '.join(sorted(_KEYS))})")
-        if kind == "list" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        if kind is KeyKind.LIST and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a list of strings, got {value!r}")
-        if kind == "str" and not isinstance(value, str):
+        if kind is KeyKind.STR and not isinstance(value, str):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a string, got {value!r}")
-        if kind == "bool" and not isinstance(value, bool):
+        if kind is KeyKind.BOOL and not isinstance(value, bool):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be true or false, got {value!r}")
-        if kind == "table" and not isinstance(value, dict):
+        if kind is KeyKind.TABLE and not isinstance(value, dict):
             raise ConfigError(f"{where}: tool.resume-audit.{key} must be a table, got {value!r}")
     cfg = Config(source=source)
     if "select" in table:
@@ -208,6 +265,7 @@ def config_from_table(table: dict[str, Any], source: Path | None, known_rule_ids
     cfg.effect_sinks = list(table.get("effect-sinks", []))
     cfg.safe_calls = list(table.get("safe-calls", []))
     cfg.safe_urls = list(table.get("safe-urls", []))
+    cfg.pass_env = list(table.get("pass-env", []))
     if "read-only-tools" in table:
         cfg.read_only_tools = list(table["read-only-tools"])
     if "handlers" in table:

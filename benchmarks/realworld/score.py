@@ -96,7 +96,7 @@ def _entry(d: dict, source: Path | None) -> Entry:
         repo=d["repo"],
         commit=d["commit"],
         scan_paths=list(d.get("scan_paths") or ["."]),
-        labels=[Label(l["file"], int(l["line"]), l["rule"], l["verdict"], l.get("why", "")) for l in d.get("labels", [])],
+        labels=[Label(x["file"], int(x["line"]), x["rule"], x["verdict"], x.get("why", "")) for x in d.get("labels", [])],
         set=d.get("set", "tuned"),
         first_seen=d.get("first_seen"),
         source=source,

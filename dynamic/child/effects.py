@@ -15,32 +15,65 @@ graph module that did ``from tools import charge_card`` sees the wrapper too.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import os
+import re
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.child.stub_values import typed_value
+from resume_audit.dynamic.effect_spec import MADE_UP_NOTE, NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError, MadeUp
 from resume_audit.dynamic.killpoints import EventLog
 from resume_audit.dynamic.ledger import Ledger
 
-__all__ = ["NO_STUB", "EffectSpec", "EffectSpecError", "idempotency_key", "install_effects"]
+__all__ = ["NO_STUB", "TYPED_STUB", "EffectSpec", "EffectSpecError", "idempotency_key", "install_effects"]
 
 #: where an effect was called from: (node, step, task id)
 ContextProvider = Callable[[], tuple[str | None, int | None, str | None]]
 
+#: the ledger note of an effect fired while the program was being built (its factory ran)
+BUILD_EFFECT_NOTE = "build-effect"
+
+
+class _BuildWindow:
+    """Whether the program is being built (the adapter calls its factory, compiles it): an effect fired then
+    belongs to no node and to no run -- every process that builds the program fires it once, the uninterrupted
+    run as much as a restarted worker. It is stubbed and noted, never counted nor made a kill point (a crash
+    "after" it, re-run by the restart, would be reported as a node ``?`` that ran again)."""
+
+    open = False
+
+    @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        self.open = True
+        try:
+            yield
+        finally:
+            self.open = False
+
+
+BUILD = _BuildWindow()
+
+
+#: a keyword argument carrying an idempotency key, and a header carrying one: what the static stage
+#: accepts as a key (``resume_audit.analysis.keys``), so a call it calls keyed is counted once per key here
+_KEY_KEYWORD = re.compile(r"idempot|dedup|client_?(request_?)?token", re.IGNORECASE)
+_KEY_HEADER = re.compile(r"^(x-)?idempotency[-_ ]?key$", re.IGNORECASE)
+
 
 def idempotency_key(kwargs: dict[str, Any]) -> str | None:
-    for name in ("idempotency_key", "idempotencyKey", "IdempotencyKey"):
-        if kwargs.get(name):
-            return str(kwargs[name])
-    headers = kwargs.get("headers")
-    if isinstance(headers, dict):
-        for k, v in headers.items():
-            if str(k).lower() == "idempotency-key" and v:
-                return str(v)
+    for name, value in kwargs.items():
+        if _KEY_KEYWORD.search(name) and value and isinstance(value, (str, int)):
+            return str(value)
+    for field in ("headers", "extra_headers"):
+        headers = kwargs.get(field)
+        if isinstance(headers, dict):
+            for k, v in headers.items():
+                if _KEY_HEADER.match(str(k)) and v:
+                    return str(v)
     return None
 
 
@@ -95,26 +128,33 @@ def install_effects(
     context: ContextProvider,
     stub: Any = NO_STUB,
     stubs: dict[str, Any] | None = None,
+    reads: list[EffectSpec] | None = None,
 ) -> dict[str, str]:
     """Wrap every effect in place; returns {display name: source location} for reports.
-    ``stubs`` ("module:function" -> value) overrides ``stub`` for one effect."""
+    ``stubs`` ("module:function" -> value) overrides ``stub`` for one effect. ``reads`` (``stub-reads``)
+    are stubbed the same way but never recorded: no ledger row, no kill point -- a search or a lookup
+    the sandbox would refuse, which is not an effect."""
     replaced: dict[int, Any] = {}
     locations: dict[str, str] = {}
-    for spec in specs:
+    effects = [(spec, False) for spec in specs]
+    effects += [(spec, True) for spec in reads or () if spec not in specs]
+    for spec, read in effects:
         effect_stub = (stubs or {}).get(f"{spec.module}:{spec.attr}", stub)
+        if read and effect_stub is NO_STUB:
+            effect_stub = TYPED_STUB  # a read is stubbed whatever the effects do: that is what naming it asks
         owner, attr, raw = _resolve(spec)
         tool_attrs = _tool_functions(raw)
         if tool_attrs:
             # a LangChain tool: wrap its function(s) on the tool object every graph holds
             originals = [getattr(raw, name) for name in tool_attrs]
             for name, inner in zip(tool_attrs, originals):
-                object.__setattr__(raw, name, _make_wrapper(inner, spec.display, ledger, events, context, effect_stub,
-                                                            definition=_source_location(originals[0])))
+                object.__setattr__(raw, name, _make_wrapper(inner, spec, ledger, events, context, effect_stub,
+                                                            definition=_source_location(originals[0]), read=read))
                 replaced[id(inner)] = (inner, getattr(raw, name))
             locations[spec.display] = _source_location(originals[0])
             continue
         func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
-        wrapper = _make_wrapper(func, spec.display, ledger, events, context, effect_stub)
+        wrapper = _make_wrapper(func, spec, ledger, events, context, effect_stub, read=read)
         new_raw = type(raw)(wrapper) if isinstance(raw, (classmethod, staticmethod)) else wrapper
         setattr(owner, attr, new_raw)
         replaced[id(func)] = (func, wrapper)
@@ -139,17 +179,40 @@ def _user_site(caller: Any, skip: tuple[str, ...]) -> str | None:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
 
 
-def _make_wrapper(func: Callable[..., Any], name: str, ledger: Ledger, events: EventLog, context: ContextProvider,
-                  stub: Any, definition: str | None = None) -> Callable[..., Any]:
+def _stub_value(func: Callable[..., Any], spec: EffectSpec, stub: Any) -> tuple[Any, MadeUp | None]:
+    """What the stub of ``func`` returns: the given value, or with :data:`TYPED_STUB` a typed one, and what
+    of it was made up (noted in the ledger at the first call, so a finding resting on it can be told from
+    the program's own)."""
+    if stub is not TYPED_STUB:
+        return stub, None
+    return typed_value(func, spec.module, spec.attr, spec.display)
+
+
+def _make_wrapper(func: Callable[..., Any], spec: EffectSpec, ledger: Ledger, events: EventLog, context: ContextProvider,
+                  stub: Any, definition: str | None = None, read: bool = False) -> Callable[..., Any]:
     """The recorder around one effect. The call site recorded is the user's line that called it; an
-    effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``."""
+    effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``.
+    A ``read`` is only stubbed."""
+    name = spec.display
     skip = _library_roots() + _own_roots() if definition else ()
+    made_up: list[MadeUp] = []
+    if stub is not NO_STUB:
+        stub, first = _stub_value(func, spec, stub)
+        made_up += [first] if first is not None else []
 
     def record(kwargs: dict[str, Any], caller: Any) -> None:
+        if made_up:
+            ledger.note(MADE_UP_NOTE, made_up.pop().to_note())
+        if read:
+            return
         node, step, task = context()
         site = f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller is not None else None
         if definition and (caller is None or caller.f_code.co_filename.startswith(skip)):
             site = _user_site(caller, skip) or definition
+        if BUILD.open and node is None:
+            ledger.note(BUILD_EFFECT_NOTE, f"{name} fired while the program was built, outside any node"
+                                           f"{' (' + site + ')' if site else ''}: stubbed, not counted, no kill point")
+            return
         ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
         events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)
 

@@ -9,11 +9,16 @@ tracing are switched off by their documented opt-outs (checked in
 ``crewai/events/listeners/tracing/utils.py``: ``CREWAI_TRACING_ENABLED``), so
 a run neither depends on the network nor trips the sandbox's refusal of
 non-loopback connections.
+
+:func:`enter` then replaces the whole environment with the sweep's allow-list
+(:mod:`resume_audit.dynamic.environment`) before the user's program is imported.
 """
 
 from __future__ import annotations
 
 import os
+
+from resume_audit.dynamic.environment import ChildEnvironment
 
 QUIET_ENV: dict[str, str] = {
     "OTEL_SDK_DISABLED": "true",
@@ -30,6 +35,18 @@ def apply() -> None:
 
 
 apply()
+
+
+def enter(environment: ChildEnvironment) -> None:
+    """Make the allow-listed ``environment`` (plus the quiet settings) this process's whole environment.
+
+    ``os.environ.clear()`` unsets every variable in the C environment too, so what the program or a
+    process it starts reads is only this. The child's sandbox then adds the cell's HOME, TMPDIR and
+    XDG folders, and :mod:`resume_audit.dynamic.lifetime` its cell tag.
+    """
+    os.environ.clear()
+    os.environ.update(environment.as_dict())
+    apply()
 
 
 def _quiet_warnings() -> None:

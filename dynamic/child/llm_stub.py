@@ -28,21 +28,12 @@ call answers the text ``"OK"``.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
+from resume_audit.dynamic.child import fake_credentials
 from resume_audit.dynamic.llm_script import LlmScript
 
 __all__ = ["LlmScript", "install"]
-
-#: environment variables provider constructors read; placeholders let `ChatOpenAI()` & co. be built
-#: without a real key (the stub never sends it anywhere, and the sandbox refuses the network anyway)
-PROVIDER_KEYS = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY",
-    "COHERE_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "AZURE_OPENAI_API_KEY",
-    "OPENROUTER_API_KEY", "PERPLEXITY_API_KEY",
-)
-PLACEHOLDER_KEY = "resume-audit-stub-llm"
 
 
 def _current_node() -> str | None:
@@ -58,8 +49,7 @@ def install(script: LlmScript, note: Callable[[str, str], None]) -> None:
     ``note(kind, detail)`` is told once per model class that was stubbed, for the
     report. Streaming falls back to the (stubbed) invoke path.
     """
-    for key in PROVIDER_KEYS:
-        os.environ.setdefault(key, PLACEHOLDER_KEY)
+    fake_credentials.apply()  # `ChatOpenAI()` & co. are built without a real key (the stub never sends one)
     try:
         from langchain_core.language_models.chat_models import BaseChatModel
         from langchain_core.messages import AIMessage

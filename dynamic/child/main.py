@@ -16,15 +16,16 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import adapter_for, detect
 from resume_audit.dynamic.adapters.base import Instruments, ShapeError, with_arguments
 from resume_audit.dynamic.child import env as childenv
-from resume_audit.dynamic.child import llm_stub
+from resume_audit.dynamic.child import fake_credentials
+from resume_audit.dynamic.child import llm_stub, netns
 from resume_audit.dynamic.child.context import Context, ProtocolError
-from resume_audit.dynamic.child.effects import EffectSpecError, install_effects
+from resume_audit.dynamic.child.effects import BUILD, EffectSpecError, install_effects
 from resume_audit.dynamic.child.roles import ROLES
 from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.child_result import ChildError, ChildResult
@@ -37,7 +38,9 @@ from resume_audit.dynamic.target import TargetError, import_target
 
 def main(spec: ChildSpec, barrier: Any = None) -> None:
     """Entry point of every sweep child (runs in a fork of the fork server)."""
-    childenv.apply()
+    childenv.enter(spec.run.environment)  # the allow-list only, before anything of the user's runs
+    os.environ.update(dict(spec.run.env))  # what the user configured (`env`): a fake value never replaces it
+    fake_credentials.apply()  # clients built at import (OpenAI(), boto3.client(...)) need a key to exist
     lifetime.bind_to_parent(spec.workdir)  # descendants carry the tag; die with the fork server
     if spec.run.memory_limit_mb:
         import resource
@@ -48,13 +51,15 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
     result = ChildResult(spec.role, spec.phase)
     instruments: Instruments | None = None
     try:
-        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network, cwd=spec.program_dir)
+        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network, cwd=spec.program_dir,
+                          policy=spec.run.confinement)
         sandbox.install()
+        result.confinement = sandbox.confinement
         ledger = Ledger(spec.ledger_path)
         ledger.phase = spec.phase
         sandbox.report = ledger.note
         events = EventLog(kill_at=spec.kill_at, mode=spec.crash_mode)
-        events.on_kill = lambda: lifetime.reap_descendants(ledger.note)  # nothing the graph started survives the kill
+        events.on_kill = lambda: _reap(ledger.note)  # nothing the graph started survives the kill
         instruments = Instruments(ledger, events)
         hint = spec.run.framework
         adapter = adapter_for(hint) if hint else None
@@ -69,8 +74,10 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)
             result.framework = adapter.name
-            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs))
-            session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
+            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs),
+                            list(spec.run.reads))
+            with BUILD.building():  # an effect of the factory itself is no node's (see BUILD)
+                session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:
             result.target_error = str(exc)
             return
@@ -101,7 +108,7 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             last = list(instruments.task_nodes.values())
             result.last_node = last[-1][0] if last else None
         try:
-            result.reaped = lifetime.reap_descendants(instruments.ledger.note if instruments is not None else None)
+            result.reaped = _reap(instruments.ledger.note if instruments is not None else None)
         except Exception:
             pass
         result.write(spec.result_path)
@@ -111,6 +118,12 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
             except Exception:
                 pass
         os._exit(0)
+
+
+def _reap(note: Callable[[str, str], None] | None) -> int:
+    """Kill what the graph started; the loopback bridge (ours, not the graph's) first, uncounted."""
+    netns.stop_bridge()
+    return lifetime.reap_descendants(note)
 
 
 def _user_frame(exc: BaseException, roots: tuple[str, ...]) -> str | None:

@@ -12,12 +12,12 @@ therefore, before importing anything of the user's:
   deletions and renames outside the cell directory, and records every process
   the graph spawns so the report can say so.
 
-Audit hooks see Python-level operations only. Where the kernel offers Landlock
-(Linux 5.13+), the child also confines itself with it (:mod:`resume_audit.dynamic.child.landlock`):
-file creation, writes, truncation, renames and deletions outside the cell (and
-``/dev/shm``, ``/dev/null``) then fail with EACCES for the graph, the processes it
-starts and native code alike. Sockets opened by C libraries (libpq, a native SDK)
-are still not seen by the network rule.
+Audit hooks see Python-level operations only. Before installing the hook the
+child puts itself under the kernel's layers (:mod:`resume_audit.dynamic.child.confine`):
+a network namespace with loopback only, Landlock for file changes outside the
+cell (and ``/dev/shm``, ``/dev/null``), and where the namespace is refused
+Landlock's TCP rules with a seccomp filter for UDP -- for the graph, the
+processes it starts and native code alike. docs/sandbox.md says what each holds.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from resume_audit.dynamic.child import confine
+from resume_audit.dynamic.confinement import ConfinementPolicy, ConfinementState
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PATH_EVENTS_ARG0 = {
@@ -175,8 +178,12 @@ class Sandbox:
     cwd: str | None = None
     #: called with (kind, detail) for every refusal and spawn; must not itself write outside ``root``
     report: Callable[[str, str], None] | None = None
+    #: the kernel layers to try (default: every layer, the network as ``allow_network`` says)
+    policy: ConfinementPolicy | None = None
     #: whether Landlock enforces the write rule on this process and its children (see install)
     kernel_confined: bool = False
+    #: the kernel layers that took (see install)
+    confinement: ConfinementState = field(default_factory=ConfinementState)
     _guard: threading.local = field(default_factory=threading.local, repr=False)
 
     def install(self) -> None:
@@ -203,15 +210,16 @@ class Sandbox:
         # importing the user's modules must not drop __pycache__ next to their sources
         sys.dont_write_bytecode = True
         self.root = os.path.realpath(self.root)
+        # the kernel's own guards first, where there are any: subprocesses and native code included (the
+        # namespace's loopback bridge is forked here, before the hook that reports the graph's spawns)
+        policy = self.policy or ConfinementPolicy(allow_network=self.allow_network)
+        self.confinement = confine.apply(policy, [self.root, "/dev/shm"], list(_ALWAYS_WRITABLE))
+        self.kernel_confined = self.confinement.writes_confined
         # The hook is a closure over values fixed now: reassigning Sandbox.writable, a method, or
         # sandbox.root from the graph's code changes nothing about what the installed hook allows.
         writable = _writable_under(self.root)
         sys.addaudithook(_make_hook(writable, self.allow_network, self._tell, self._refuse, self._guard))
         _guard_device_nodes(writable, self._refuse)
-        # the kernel's own guard where there is one: subprocesses and native code included
-        from resume_audit.dynamic.child.landlock import confine_writes
-
-        self.kernel_confined = confine_writes([self.root, "/dev/shm"], list(_ALWAYS_WRITABLE))
 
     # -- policy (what install() captured; kept as methods for callers and tests) ---------
     def writable(self, path: Any) -> bool:

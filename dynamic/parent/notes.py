@@ -13,8 +13,10 @@ import os
 from collections.abc import Iterable
 
 from resume_audit.dynamic import lifetime
+from resume_audit.dynamic.effect_spec import MADE_UP_NOTE, MadeUp
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.parent.runner import ChildRun
+from resume_audit.dynamic.values import short
 from resume_audit.findings import Notification, NotificationKind
 
 #: (kind, detail)
@@ -56,6 +58,13 @@ def notifications(notes: Iterable[Note]) -> list[Notification]:
             out.append(Notification(NotificationKind.INFO, f"sandbox refused an operation of the graph: {detail}"))
         elif kind == "timeout":
             out.append(Notification(NotificationKind.TIMEOUT, detail))
+        elif kind == "build-effect":
+            out.append(Notification(NotificationKind.INFO, f"effect {detail}"))
+        elif kind == MADE_UP_NOTE:
+            made = MadeUp.from_note(detail)
+            if made is not None:
+                out.append(Notification(NotificationKind.INFO, f"the stub of {made.effect} answered a made-up "
+                                                               f"{short(made.value)} ({made.how})"))
         else:
             out.append(Notification(NotificationKind.INFO, detail))
     return out

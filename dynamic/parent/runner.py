@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from resume_audit.dynamic import lifetime
+from resume_audit.dynamic.parent import forkserver
 from resume_audit.dynamic.lifetime import process_table
 from resume_audit.dynamic.child_result import ChildResult
 from resume_audit.dynamic.spec import ChildSpec
@@ -39,7 +40,9 @@ def context(preload: list[str]) -> Any:
         if _CTX is None:
             ctx = multiprocessing.get_context("forkserver")
             # the probes too: a probe's own child role reaches the child by reference to its module
-            ctx.set_forkserver_preload(["resume_audit.dynamic.child.env", "resume_audit.dynamic.child.main",
+            # the user namespace first, while the server has one thread (resume_audit.dynamic.child.userns)
+            ctx.set_forkserver_preload(["resume_audit.dynamic.child.userns", "resume_audit.dynamic.child.env",
+                                        "resume_audit.dynamic.child.main",
                                         "resume_audit.dynamic.probes", *preload])
             _CTX = ctx
         return _CTX
@@ -98,6 +101,9 @@ class ChildRun:
         err = r.error
         if err is not None:
             where = f" at {err.where}" if err.where else ""
+            hint = self.spec.run.environment.hint(err.message)  # it failed on a variable the allow-list withheld
+            if hint:
+                where += f" ({hint})"
             if err.kind == "exit":
                 return f"the graph called {err.message}{where}"
             limit = self.spec.run.memory_limit_mb
@@ -158,6 +164,7 @@ def start(spec: ChildSpec, preload: list[str], barrier: Any = None) -> Any:
     ctx = context(preload)
     proc = ctx.Process(target=child.main, args=(spec, barrier), daemon=False)
     with _without_main_module():
+        forkserver.ensure_running()  # the allow-listed environment only, before it can start with the whole one
         proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = (proc, spec.cell_dir)

@@ -12,6 +12,7 @@ from typing import Any
 from resume_audit.codec import encode
 from resume_audit.dynamic.cells import Cell
 from resume_audit.dynamic.parent.build import Locator, build_findings
+from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
 from resume_audit.dynamic.parent.notes import notifications
 from resume_audit.dynamic.probes import validity
 from resume_audit.dynamic.report import SweepReport
@@ -55,6 +56,8 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
     if missing:
         raise MergeError(f"no shard swept {len(missing)} planned cell(s), e.g. {missing[0]!r}")
     cells = [by_slot[label] for label in first.order]
+    notes = sorted({note for part in parts for note in part.notes})
+    notes = sorted({*notes, *drop_stub_artefacts(cells, notes)})
     report = SweepReport(
         target=header.target, backend=header.backend, framework=header.framework, versions=dict(header.versions),
         protocol=header.protocol, cells=cells, findings=[], complete=header.complete, kill_points=header.kill_points,
@@ -63,6 +66,5 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
     locator = Locator(first.dry.nodes, first.dry.target_location, report.cwd)
     report.findings = build_findings(cells, locator, report.target)
     report.nodes = dict(first.dry.nodes)
-    notes = sorted({note for part in parts for note in part.notes})
     report.notifications = notifications(notes) + first.notifications
     return report

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import sys
 import time
@@ -24,13 +25,17 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, sniff
 from resume_audit.dynamic.cells import DRY_RUN, ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference
 from resume_audit.dynamic.child_result import ChildResult
-from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
+from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.environment import ChildEnvironment
+from resume_audit.dynamic.parent.doctor import probe
 from resume_audit.dynamic.killpoints import CRASH_MODES, Event
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
 from resume_audit.dynamic.parent.build import Locator, build_findings
 from resume_audit.dynamic.parent.notes import Note, collect_notes, notifications
 from resume_audit.dynamic.parent.runner import ChildRun, kill_all
+from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
 from resume_audit.dynamic.parent.workbench import SweepCancelled, Workbench
 from resume_audit.dynamic.probes import CellOutcome, Planning, Slot, cell_kinds, registry, validity
 from resume_audit.dynamic.protocol import SweepProtocol
@@ -62,6 +67,10 @@ Progress = Callable[[int, int, str], None]
 
 class SweepUsageError(ValueError):
     """Bad arguments to the sweep (the CLI's exit code 2)."""
+
+
+class ConfinementUnavailable(SweepUsageError):
+    """``--require-confinement`` and the kernel cannot confine the children here (exit 2, with the reason)."""
 
 
 class TooFewAnswers(SweepUsageError):
@@ -223,10 +232,11 @@ def _prepare(request: SweepRequest) -> _Prepared:
     hint = resolve_framework(tspec, request.framework)
     try:
         effect_specs = tuple(EffectSpec.parse(e) for e in request.effects)
+        read_specs = tuple(EffectSpec.parse(e) for e in request.stub_reads)
     except EffectSpecError as exc:
         raise SweepUsageError(str(exc)) from None
     stubs = request.stubs or {}
-    named = {f"{e.module}:{e.attr}" for e in effect_specs} | {e.display for e in effect_specs}
+    named = {f"{e.module}:{e.attr}" for e in effect_specs + read_specs} | {e.display for e in effect_specs + read_specs}
     stray_stubs = sorted(k for k in stubs if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
     if stray_stubs:
         raise SweepUsageError(f"a stub is given for {', '.join(stray_stubs)}, which is not an --effect of this sweep")
@@ -234,16 +244,28 @@ def _prepare(request: SweepRequest) -> _Prepared:
     fork_value = request.fork_resume if request.fork_resume is not None else (derive_fork_value(resume[0]) if resume else None)
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
     config = dict(request.config or {})
+    bad_names = [n for n in request.pass_env if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+    if bad_names:
+        raise SweepUsageError(f"--pass-env takes a variable's name, e.g. --pass-env DATABASE_URL; got {bad_names[0]!r}")
     run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
                   per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit,
-                  tuple((request.factory_kwargs or {}).items()))
+                  factory_kwargs=tuple((request.factory_kwargs or {}).items()), reads=read_specs,
+                  env=tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())),
+                  environment=ChildEnvironment.build(os.environ, request.pass_env),
+                  confinement=ConfinementPolicy.from_environ(os.environ, allow_network=request.allow_network,
+                                                             require=request.require_confinement))
+    if request.require_confinement:  # fail closed before any child runs the program, with the reason
+        state = probe(run.confinement)
+        if not state.sufficient:
+            raise ConfinementUnavailable(f"--require-confinement: the program was not run: {state.shortfall()}")
     synthesised = request.input is AUTO_INPUT
     protocol = SweepProtocol(
         input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
         resume=to_jsonable(list(resume)),
         fork_resume=to_jsonable(fork_value),
         effects=[e.display for e in effect_specs],
-        stub=None if request.stub is NO_STUB else to_jsonable(request.stub),
+        stub=None if request.stub is NO_STUB else "typed" if request.stub is TYPED_STUB else to_jsonable(request.stub),
+        stub_reads=[e.display for e in read_specs],
         stubs={k: to_jsonable(v) for k, v in per_effect},
         config=to_jsonable(config),
         cells=sorted(wanted),
@@ -298,9 +320,11 @@ def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list
     report.complete = False
     why = dry.failure_text()
     report.cells.append(Cell(DRY_RUN, "uninterrupted run", ERROR, detail=why, seconds=dry.seconds))
+    notes = list(notes)
     if validity.kind in prep.wanted and result.invalid:
         # what the failed run persisted is still worth reporting (a mid-graph invalid write)
         report.cells.append(validity.judge([("uninterrupted run", list(result.invalid))], False, result.schema))
+        notes = sorted({*notes, *drop_stub_artefacts(report.cells, notes)})
         report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
                                          prep.tspec.text)
     kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
@@ -332,11 +356,14 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         all_runs.append(dry)
         result = dry.result or ChildResult("dry", "run")
         if result.target_error:
-            raise TargetError(result.target_error)
+            hint = prep.run.environment.hint(result.target_error)  # imported fine but for a withheld variable
+            raise TargetError(result.target_error + (f" ({hint})" if hint else ""))
         if result.framework and result.framework != report.framework:
             report.framework = result.framework
             report.versions = _versions(result.framework)
         report.plane = result.describe
+        if result.confinement is not None:
+            report.confinement = result.confinement.summary()
         if prep.protocol.input_synthesised:
             report.protocol = dataclasses.replace(report.protocol, input=to_jsonable(result.input_used))
         if result.protocol_error:
@@ -346,6 +373,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         ledger = Ledger(os.path.join(dry_dir, "ledger.sqlite"))
         try:
             ref = Reference.from_dry(result, ledger, prep.run.resume)
+            report.effect_sites = frozenset(r.site for r in ledger.effects(phases=["run"]) if r.site)
             points = sorted((e for e in ref.events if e.kind != "park"), key=Event.sort_key)
             parks = sorted((e for e in ref.events if e.kind == "park"), key=Event.sort_key)
             planning = Planning(bench, ref, result, ledger, prep.wanted, prep.modes, tuple(sorted({request.racers, 4})),
@@ -385,6 +413,7 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         filled = [(s.label, s.resolve(outcomes)) for s in slots if s.shown]
         report.cells = [c for _label, c in filled if c is not None]
         notes = collect_notes(all_runs, cell_dirs)
+        notes = sorted({*notes, *drop_stub_artefacts(report.cells, notes)})
         if request.shard is not None:
             report.shard = ShardPart(
                 shard=request.shard,

@@ -18,7 +18,7 @@ def _sweep(target: str, marker, *extra: str) -> tuple[subprocess.CompletedProces
     env = {**os.environ, "RESUME_AUDIT_LANDLOCK": "off", "RA_TEST_MARKER_DIR": str(marker), "NO_COLOR": "1"}
     out = marker.parent / f"{target}.json"
     proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:{target}",
-                           "--format", "json", "--output", str(out), *extra],
+                           "--format", "json", "--output", str(out), "--pass-env", "RA_TEST_MARKER_DIR", *extra],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     data = json.loads(out.read_text()) if out.exists() else {}
     return proc, data
