@@ -80,7 +80,8 @@ def test_every_configuration_key_is_in_the_reference() -> None:
     # the table is the validator's: a key it does not list is refused, each key it lists is accepted
     with pytest.raises(ConfigError, match="unknown key"):
         config_from_table({"not-a-key": True}, None, ["RA101"])
-    values = {"list of strings": ["RA101"], "string": "error", "boolean": True, "table": {}}
+    values = {"list of strings": ["RA101"], "string": "error", "boolean": True, "table": {},
+              "list of tables": [{"decorator": "myapp.events.EventBus.on"}]}
     for key in CONFIG_KEYS:
         config_from_table({key.name: values[key.kind.value]}, None, ["RA101"])
 

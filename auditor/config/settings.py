@@ -126,6 +126,7 @@ class KeyKind(str, Enum):
 
     LIST = "list of strings"
     ARRAY = "list of values"
+    TABLES = "list of tables"
     TABLE = "table"
     STR = "string"
     BOOL = "boolean"
@@ -180,7 +181,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
               "Apply `exclude` and `.gitignore` to files named on the command line too (as pre-commit needs)."),
     ConfigKey("fail-on-unused-suppressions", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
               "Exit 1 when a `# resume-audit: ignore` comment suppresses nothing or names an unknown rule id."),
-    ConfigKey("handlers", KeyKind.ARRAY, KeyScope.PER_FILE, "none",
+    ConfigKey("handlers", KeyKind.TABLES, KeyScope.PER_FILE, "none",
               "Your own registrations of code a framework runs once per delivery, matched beside the built-in "
               "handler catalog: a list of tables, each with one of `decorator`, `call`, `subclass`, `script` or "
               "`function` (read and checked by `resume_audit.handlers.catalog`; docs/handlers.md)."),
