@@ -29,7 +29,19 @@ import libcst as cst
 
 from resume_audit.analysis.flow.callsites import CallSites
 from resume_audit.analysis.flow.values import (
-    Bound, Class, Constant, Container, External, Function, Instance, Lambda, Made, Member, Module, Partial, Value,
+    Bound,
+    Class,
+    Constant,
+    Container,
+    External,
+    Function,
+    Instance,
+    Lambda,
+    Made,
+    Member,
+    Module,
+    Partial,
+    Value,
 )
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import BUILTIN_NAMES, Binding, CallInfo, ClassInfo, FunctionInfo, ModuleFacts
@@ -61,6 +73,8 @@ def returns_receiver(types: Iterable[str], methods: Iterable[str]) -> None:
     methods = frozenset(methods)
     for t in types:
         _FLUENT[t] = _FLUENT.get(t, frozenset()) | methods
+
+
 _DICT_READS = frozenset({"get", "pop", "setdefault"})
 
 
@@ -73,19 +87,29 @@ class Flow:
         self._depth = 0
         #: the questions being answered, outermost first: (namespace, key) -> its place on the stack
         self._asking: dict[tuple[str, Hashable], int] = {}
-        #: per question on the stack: did it read an answer still being computed (a cycle)?
-        self._tainted: list[bool] = []
+        #: per question on the stack: the outermost place on the stack of a question whose answer it
+        #: read while that answer was still being computed (a cycle), or None
+        self._tainted: list[int | None] = []
+        #: per question on the stack: the provisional answers to drop when it is answered
+        self._pending: list[list[tuple[str, Hashable]]] = []
+        #: provisional answers (computed inside a cycle) -> the place of the cycle's head on the stack
+        self._provisional: dict[tuple[str, Hashable], int] = {}
         #: each module's calls by spelled name and its calls of local names (who may call a function)
         self._sites = CallSites()
         #: per module: its assignments list and the subscript stores worked out from it
-        self._subscripts: dict[Path, tuple[list[_Assignment], list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]]] = {}
+        self._subscripts: dict[
+            Path,
+            tuple[list[_Assignment], list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]],
+        ] = {}
 
     # -- the questions -----------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts) -> Values:
         """The objects ``expr`` (evaluated in ``scope`` of ``module``; None: module level) may hold."""
         if expr is None:
             return EMPTY
-        return self._ask("flow-values", (id(expr), id(scope)), lambda: self._values(expr, scope, module), in_progress=EMPTY)
+        return self._ask(
+            "flow-values", (id(expr), id(scope)), lambda: self._values(expr, scope, module), in_progress=EMPTY
+        )
 
     def call_values(self, call: CallInfo) -> Values:
         """The objects ``call`` may return."""
@@ -103,15 +127,21 @@ class Flow:
 
     def returns(self, fn: FunctionInfo) -> Values:
         """What ``fn`` returns (an ``async def``'s awaited value; a generator's yields are not returns)."""
-        return self._ask("flow-returns", id(fn), lambda: self._union(
-            self.values(r.value, fn, fn.module) for r in fn.returns if r.value is not None), in_progress=EMPTY)
+        return self._ask(
+            "flow-returns",
+            id(fn),
+            lambda: self._union(self.values(r.value, fn, fn.module) for r in fn.returns if r.value is not None),
+            in_progress=EMPTY,
+        )
 
     def parameter(self, fn: FunctionInfo, name: str) -> Values:
         """What ``fn``'s parameter ``name`` may hold: ``self``/``cls``, the annotation's type, the
         default, and what every call site in the project passes."""
         return self._ask("flow-parameter", (id(fn), name), lambda: self._parameter(fn, name), in_progress=EMPTY)
 
-    def arguments(self, fn: FunctionInfo, name: str) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, CallInfo]]:
+    def arguments(
+        self, fn: FunctionInfo, name: str
+    ) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, CallInfo]]:
         """Every argument expression a call site passes to ``fn``'s parameter ``name`` (positional,
         keyword, or a key of a ``**kwargs`` dict literal), with its scope, module and call."""
         return self._ask("flow-arguments", (id(fn), name), lambda: list(self._arguments(fn, name)), in_progress=[])
@@ -131,8 +161,12 @@ class Flow:
 
     def stored(self, owner: Value, name: str) -> Values:
         """What the project assigns to ``owner.name`` anywhere (``agent.checkpointer = saver``)."""
-        return self._ask("flow-stored", (owner, name), lambda: self._union(
-            self.values(value, scope, module) for value, scope, module in self.stores(owner, name)), in_progress=EMPTY)
+        return self._ask(
+            "flow-stored",
+            (owner, name),
+            lambda: self._union(self.values(value, scope, module) for value, scope, module in self.stores(owner, name)),
+            in_progress=EMPTY,
+        )
 
     def stores(self, owner: Value, name: str) -> list[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts]]:
         """The assignments ``x.name = value`` anywhere in the project where ``x`` may be ``owner``:
@@ -142,40 +176,70 @@ class Flow:
     def method_calls(self, owner: Value, method: str) -> list[CallInfo]:
         """Calls ``x.method(...)`` anywhere in the project where ``x`` may be ``owner``
         (``builder.add_node(...)`` in a helper the builder was handed to)."""
-        return self._ask("flow-method-calls", (owner, method), lambda: list(self._method_calls(owner, method)), in_progress=[])
+        return self._ask(
+            "flow-method-calls", (owner, method), lambda: list(self._method_calls(owner, method)), in_progress=[]
+        )
 
     # -- memo --------------------------------------------------------------------------------
     def _ask(self, namespace: str, key: Hashable, compute: Callable[[], T], in_progress: T) -> T:
         """``compute()`` memoised in the project. A question that meets itself (``a = b``, ``b = a``;
         a function handed to a caller of itself) gets ``in_progress`` there, and every answer on the
-        way from it is incomplete: those are returned but not kept, so a later question asks again
-        once the first has its answer."""
+        way from it is incomplete: *provisional*. A provisional answer is reused while the question
+        that heads its cycle is still being answered (dropping it at once made every sibling ask it
+        again, which grows exponentially with the size of a cycle of calls, parameters and
+        callers), and is dropped when that head has its answer, so a later question asks again.
+        An answer that used a provisional one is provisional under the same head; an answer cut at
+        :data:`MAX_DEPTH` is provisional under the outermost question."""
         token = (namespace, key)
         place = self._asking.get(token)
         if place is not None:
-            for i in range(place + 1, len(self._tainted)):
-                self._tainted[i] = True
+            self._taint_above(place)
             return in_progress
-        tainted = False
+        head_of = self._provisional.get(token)
+        if head_of is not None:
+            self._taint_above(head_of)
+        head: int | None = None
+        mine: list[tuple[str, Hashable]] = []
+        cut = False
 
         def bounded() -> T:
-            nonlocal tainted
+            nonlocal head, mine, cut
             if self._depth > MAX_DEPTH:
+                cut = True
+                self._taint_above(0)
                 return in_progress
             self._depth += 1
             self._asking[token] = len(self._tainted)
-            self._tainted.append(False)
+            self._tainted.append(None)
+            self._pending.append([])
             try:
                 return compute()
             finally:
                 self._depth -= 1
-                tainted = self._tainted.pop()
+                head = self._tainted.pop()
+                mine = self._pending.pop()
                 del self._asking[token]
 
         value: T = self.project.cached(namespace, key, bounded, in_progress=in_progress)
-        if tainted:
-            self.project.forget(namespace, key)
+        if cut and self._pending:
+            head = 0
+        if head is not None:
+            for provisional in [token, *mine]:
+                self._provisional[provisional] = head
+            self._pending[head].append(token)
+            self._pending[head].extend(mine)
+        else:
+            for provisional in mine:
+                self._provisional.pop(provisional, None)
+                self.project.forget(*provisional)
         return value
+
+    def _taint_above(self, place: int) -> None:
+        """Mark every question above ``place`` on the stack as resting on an answer of the question
+        at ``place`` that is not final yet."""
+        for i in range(place + 1, len(self._tainted)):
+            current = self._tainted[i]
+            self._tainted[i] = place if current is None else min(current, place)
 
     @staticmethod
     def _union(parts: Iterable[Values]) -> Values:
@@ -281,7 +345,9 @@ class Flow:
     def qualified(self, qualified: str, near: ModuleFacts) -> Values:
         """What an absolute dotted name denotes: a project function, class, module variable or module,
         else a name outside the project."""
-        return self._ask("flow-qualified", (qualified, near.path), lambda: self._qualified(qualified, near), in_progress=EMPTY)
+        return self._ask(
+            "flow-qualified", (qualified, near.path), lambda: self._qualified(qualified, near), in_progress=EMPTY
+        )
 
     def _qualified(self, qualified: str, near: ModuleFacts) -> Values:
         if not qualified:
@@ -296,8 +362,11 @@ class Flow:
         if owner:
             for entry in project.entries_named(owner):
                 target = project.load(entry)
-                if target is not None and target is not near and (
-                        any(b.name == var for b in target.module_bindings) or var in target.imports):
+                if (
+                    target is not None
+                    and target is not near
+                    and (any(b.name == var for b in target.module_bindings) or var in target.imports)
+                ):
                     return self._global(var, target)
         if project.knows_module(qualified):
             return frozenset({Module(qualified)})
@@ -432,8 +501,14 @@ class Flow:
         return False
 
     def _yields(self, fn: FunctionInfo) -> Values:
-        return self._ask("flow-yields", id(fn), lambda: self._union(
-            self.values(y.value, fn, fn.module) for y in _own_yields(fn) if isinstance(y.value, cst.BaseExpression)), in_progress=EMPTY)
+        return self._ask(
+            "flow-yields",
+            id(fn),
+            lambda: self._union(
+                self.values(y.value, fn, fn.module) for y in _own_yields(fn) if isinstance(y.value, cst.BaseExpression)
+            ),
+            in_progress=EMPTY,
+        )
 
     # -- attributes --------------------------------------------------------------------------
     def _attribute(self, owner: Value, name: str) -> Values:
@@ -477,7 +552,11 @@ class Flow:
                 if _is_static(method):
                     out.add(Function.of(method))
                 else:
-                    out.add(Bound.of(method, instance) if instance is not None or _is_classmethod(method) else Function.of(method))
+                    out.add(
+                        Bound.of(method, instance)
+                        if instance is not None or _is_classmethod(method)
+                        else Function.of(method)
+                    )
                 break
             body = [b for b in klass.body_bindings if b.name == name and b.kind == "assign"]
             if body:
@@ -525,6 +604,7 @@ class Flow:
 
     def _subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         """Project classes deriving from ``cls`` (modules that mention its name are searched)."""
+
         def find() -> list[ClassInfo]:
             out = []
             for module in self._near(Class.of(cls), [f"{cls.name})", f"{cls.name},", f"{cls.name}["]):
@@ -532,19 +612,26 @@ class Flow:
                     if klass is not cls and any(k is cls for k in self._mro(klass)[1:]):
                         out.append(klass)
             return out
+
         return self._ask("flow-subclasses", id(cls), find, in_progress=[])
 
     # -- stores ------------------------------------------------------------------------------
     def _stores(self, owner: Value, name: str) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts]]:
         for module in self._near(owner, [f".{name} =", f".{name}="]):
             for target, value, scope in self._assignments(module):
-                if isinstance(target, cst.Attribute) and target.attr.value == name and owner in self.values(target.value, scope, module):
+                if (
+                    isinstance(target, cst.Attribute)
+                    and target.attr.value == name
+                    and owner in self.values(target.value, scope, module)
+                ):
                     yield value, scope, module
 
     def _assignments(self, module: ModuleFacts) -> list[_Assignment]:
         return self._ask("flow-assignments", module.path, lambda: _assignments(module), in_progress=[])
 
-    def _subscript_assignments(self, module: ModuleFacts) -> list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]:
+    def _subscript_assignments(
+        self, module: ModuleFacts
+    ) -> list[tuple[cst.Subscript, Value | None, cst.BaseExpression, FunctionInfo | None]]:
         """The module's ``x[k] = v`` stores, with their literal key (None: not a literal), worked out
         once per list of assignments: every question about a container's items walked all the
         assignments again. (The list itself is asked as before, at the asker's depth.)"""
@@ -552,8 +639,11 @@ class Flow:
         kept = self._subscripts.get(module.path)
         if kept is not None and kept[0] is assignments:
             return kept[1]
-        stores = [(target, _subscript_key(target), value, scope)
-                  for target, value, scope in assignments if isinstance(target, cst.Subscript)]
+        stores = [
+            (target, _subscript_key(target), value, scope)
+            for target, value, scope in assignments
+            if isinstance(target, cst.Subscript)
+        ]
         self._subscripts[module.path] = (assignments, stores)
         return stores
 
@@ -570,7 +660,11 @@ class Flow:
         if isinstance(node, cst.Dict):
             for element in node.elements:
                 if isinstance(element, cst.DictElement):
-                    if key is None or not isinstance(key, Constant) or literal(element.key) in (key.value, _NOT_LITERAL):
+                    if (
+                        key is None
+                        or not isinstance(key, Constant)
+                        or literal(element.key) in (key.value, _NOT_LITERAL)
+                    ):
                         parts.append(self.values(element.value, scope, module))
                 elif isinstance(element, cst.StarredDictElement):
                     parts.append(self._union(self.items(v, key) for v in self.values(element.value, scope, module)))
@@ -586,7 +680,9 @@ class Flow:
             parts.append(self.values(node.value, scope, module))
         elif isinstance(node, cst.Call):  # dict(a=1, **base)
             for arg in node.args:
-                if arg.keyword is not None and (key is None or not isinstance(key, Constant) or key.value == arg.keyword.value):
+                if arg.keyword is not None and (
+                    key is None or not isinstance(key, Constant) or key.value == arg.keyword.value
+                ):
                     parts.append(self.values(arg.value, scope, module))
                 elif arg.star == "**":
                     parts.append(self._union(self.items(v, key) for v in self.values(arg.value, scope, module)))
@@ -599,7 +695,13 @@ class Flow:
         """``x[k] = v`` and ``x.update({...})`` / ``x.setdefault(k, v)`` / ``x.append(v)`` where ``x``
         may be ``owner``: searched in the module that made it, and for a module-level container in
         the modules that import it by name."""
-        module = owner.module if isinstance(owner, (Container, Made)) else owner.cls.module if isinstance(owner, Instance) else None
+        module = (
+            owner.module
+            if isinstance(owner, (Container, Made))
+            else owner.cls.module
+            if isinstance(owner, Instance)
+            else None
+        )
         if module is None:
             return EMPTY
         parts: list[Values] = []
@@ -616,8 +718,12 @@ class Flow:
             method = func.attr.value
             args = [a.value for a in call.node.args]
             if method == "update":
-                parts.extend(self._union(self.items(v, key) for v in self.values(a, call.function, module)) for a in args)
-                parts.extend(self.values(a.value, call.function, module) for a in call.node.args if a.keyword is not None)
+                parts.extend(
+                    self._union(self.items(v, key) for v in self.values(a, call.function, module)) for a in args
+                )
+                parts.extend(
+                    self.values(a.value, call.function, module) for a in call.node.args if a.keyword is not None
+                )
             elif method == "setdefault" and len(args) >= 2:
                 parts.append(self.values(args[1], call.function, module))
             elif method in ("append", "add") and args:
@@ -647,7 +753,9 @@ class Flow:
             parts.append(self.values(expr, scope, module))
         return self._union(parts)
 
-    def _arguments(self, fn: FunctionInfo, name: str) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, CallInfo]]:
+    def _arguments(
+        self, fn: FunctionInfo, name: str
+    ) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, ModuleFacts, CallInfo]]:
         names = fn.param_names()
         if name not in names:
             return
@@ -665,7 +773,7 @@ class Flow:
             if yielded:
                 continue
             positional = [a for a in call.node.args if a.keyword is None and not a.star]
-            if 0 <= index < len(positional) and not any(a.star == "*" for a in call.node.args[:index + 1]):
+            if 0 <= index < len(positional) and not any(a.star == "*" for a in call.node.args[: index + 1]):
                 yield positional[index].value, call.function, call.module, call
                 continue
             for arg in call.node.args:
@@ -743,13 +851,18 @@ class Flow:
             for entry in self.project.files_mentioning(tail):
                 paths.add(entry.path)
             return frozenset(paths)
+
         return self._ask("flow-neighbourhood", module.path, compute, in_progress=frozenset({module.path}))
 
     def _method_calls(self, owner: Value, method: str) -> Iterator[CallInfo]:
         for module in self._near(owner, [f".{method}("]):
             for call in module.all_calls:
                 func = call.node.func
-                if isinstance(func, cst.Attribute) and func.attr.value == method and owner in self.values(func.value, call.function, module):
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value == method
+                    and owner in self.values(func.value, call.function, module)
+                ):
                     yield call
 
 
@@ -813,7 +926,9 @@ def _annotation_names(annotation: cst.BaseExpression) -> Iterator[cst.BaseExpres
     """The type expressions an annotation names: ``Optional[Agent]`` -> ``Agent``; ``A | None`` -> ``A``."""
     if isinstance(annotation, cst.Subscript):
         head = annotation.value
-        head_text = head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) else ""
+        head_text = (
+            head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) else ""
+        )
         if head_text in ("Optional", "Union", "Annotated", "Type", "type"):
             for element in annotation.slice:
                 if isinstance(element.slice, cst.Index):
@@ -857,7 +972,13 @@ def _decorator_names(fn: FunctionInfo) -> set[str]:
     out = set()
     for dec in fn.decorators:
         target = dec.target
-        out.add(target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else "")
+        out.add(
+            target.attr.value
+            if isinstance(target, cst.Attribute)
+            else target.value
+            if isinstance(target, cst.Name)
+            else ""
+        )
     return out
 
 
