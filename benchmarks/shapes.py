@@ -31,14 +31,21 @@ TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time
 SETTLE_SECONDS = 2.2
 
 
-def timed_run(cmd: list[str], cwd: Path, env: dict[str, str], stdout: object = subprocess.DEVNULL) -> tuple[float, float, int]:
+def timed_run(
+    cmd: list[str], cwd: Path, env: dict[str, str], stdout: object = subprocess.DEVNULL
+) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, peak RSS in MB) of the command and the workers it waited for (GNU
     ``time``'s ``wait4`` rusage); a failure stops the run. CPU seconds (user + system) say what a
     run costs when the machine is shared: wall time then measures the neighbours as much as the run."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
-        proc = subprocess.run([TIME, "-f", "%U %S %M", "-o", rss.name, *cmd], cwd=cwd, env=env, stdout=stdout,  # type: ignore[arg-type]
-                              stderr=subprocess.PIPE)
+        proc = subprocess.run(
+            [TIME, "-f", "%U %S %M", "-o", rss.name, *cmd],
+            cwd=cwd,
+            env=env,
+            stdout=stdout,  # type: ignore[arg-type]
+            stderr=subprocess.PIPE,
+        )
         wall = time.perf_counter() - start
         user, system, peak_kb = (rss.read().strip().splitlines() or ["0 0 0"])[-1].split()
     if proc.returncode not in (0, 1):
@@ -61,9 +68,26 @@ def semgrep_run(semgrep: str, root: Path) -> tuple[float, float, int, int]:
     with tempfile.TemporaryDirectory(prefix="ra-bench-sg-") as tmp:
         out = Path(tmp) / "semgrep.json"
         with out.open("w") as fh:
-            wall, cpu, peak = timed_run([semgrep, "scan", "--config", str(HERE / "semgrep_rules.yml"), "--metrics", "off",
-                                    "--disable-version-check", "--json", "--quiet", "--no-git-ignore", "--timeout", "0",
-                                    str(root)], root, environment(""), stdout=fh)
+            wall, cpu, peak = timed_run(
+                [
+                    semgrep,
+                    "scan",
+                    "--config",
+                    str(HERE / "semgrep_rules.yml"),
+                    "--metrics",
+                    "off",
+                    "--disable-version-check",
+                    "--json",
+                    "--quiet",
+                    "--no-git-ignore",
+                    "--timeout",
+                    "0",
+                    str(root),
+                ],
+                root,
+                environment(""),
+                stdout=fh,
+            )
         report = json.loads(out.read_text())
     errors = [e for e in report.get("errors", []) if e.get("level") == "error"]
     if errors:
@@ -72,13 +96,19 @@ def semgrep_run(semgrep: str, root: Path) -> tuple[float, float, int, int]:
 
 
 def _findings(python: str, root: Path, env: dict[str, str]) -> int:
-    proc = subprocess.run([python, "-m", "resume_audit", "scan", str(root), "-f", "json", "--no-cache", "--fail-on", "never"],
-                          cwd=root, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [python, "-m", "resume_audit", "scan", str(root), "-f", "json", "--no-cache", "--fail-on", "never"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     return len(json.loads(proc.stdout).get("findings", []))
 
 
-def measure_shape(shape: str, root: Path, variants: list[tuple[str, str]], semgrep: str | None, rounds: int,
-                  jobs: int | None) -> dict:
+def measure_shape(
+    shape: str, root: Path, variants: list[tuple[str, str]], semgrep: str | None, rounds: int, jobs: int | None
+) -> dict:
     """One shape's row: per variant the medians of its runs, semgrep's, and the ratios."""
     python = sys.executable
     files = sum(1 for _ in root.rglob("*.py"))
@@ -87,7 +117,19 @@ def measure_shape(shape: str, root: Path, variants: list[tuple[str, str]], semgr
     for _ in range(rounds):
         for name, path in variants:
             env = environment(path)
-            exe = [python, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+            exe = [
+                python,
+                "-m",
+                "resume_audit",
+                "scan",
+                str(root),
+                "-f",
+                "json",
+                "-o",
+                os.devnull,
+                "--fail-on",
+                "never",
+            ]
             if jobs:
                 exe += ["--jobs", str(jobs)]
             with tempfile.TemporaryDirectory(prefix="ra-bench-cache-") as cache:
@@ -102,13 +144,23 @@ def measure_shape(shape: str, root: Path, variants: list[tuple[str, str]], semgr
                 samples[name].setdefault(f"{kind}_peak_mb", []).append(peak)
         if semgrep:
             sg_samples.append(semgrep_run(semgrep, root))
-    row: dict = {"shape": shape, "files": files, "megabytes": round(sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6, 1),
-                 "rounds": rounds}
+    row: dict = {
+        "shape": shape,
+        "files": files,
+        "megabytes": round(sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6, 1),
+        "rounds": rounds,
+    }
     sg_s = statistics.median(s[0] for s in sg_samples) if sg_samples else None
     sg_cpu = statistics.median(s[1] for s in sg_samples) if sg_samples else None
     if sg_samples:
-        row.update({"semgrep_s": round(sg_s, 2), "semgrep_cpu_s": round(sg_cpu, 2),
-                    "semgrep_peak_mb": max(s[2] for s in sg_samples), "semgrep_findings": sg_samples[0][3]})
+        row.update(
+            {
+                "semgrep_s": round(sg_s, 2),
+                "semgrep_cpu_s": round(sg_cpu, 2),
+                "semgrep_peak_mb": max(s[2] for s in sg_samples),
+                "semgrep_findings": sg_samples[0][3],
+            }
+        )
     for name, path in variants:
         med = {k: statistics.median(v) for k, v in samples[name].items()}
         out = {k: round(v, 2) if k.endswith("_s") else int(v) for k, v in med.items()}
@@ -123,8 +175,17 @@ def measure_shape(shape: str, root: Path, variants: list[tuple[str, str]], semgr
     return row
 
 
-def run_shapes(shapes: list[str], files: int, dense_files: int, variants: list[tuple[str, str]], semgrep: str | None,
-               rounds: int, jobs: int | None, mirrors: Path, work: Path) -> list[dict]:
+def run_shapes(
+    shapes: list[str],
+    files: int,
+    dense_files: int,
+    variants: list[tuple[str, str]],
+    semgrep: str | None,
+    rounds: int,
+    jobs: int | None,
+    mirrors: Path,
+    work: Path,
+) -> list[dict]:
     rows = []
     for shape in shapes:
         with tempfile.TemporaryDirectory(prefix=f"ra-bench-{shape}-") as tmp:

@@ -7,18 +7,22 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, receiver, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
+from resume_audit.frameworks.langgraph.resume_plane import (
+    Delivery,
+    decided_resume,
+    deliveries,
+    resume_calls,
+    started_run_before,
+)
+from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
 from resume_audit.handlers import web
 from resume_audit.handlers.catalog import Concurrency
 from resume_audit.handlers.streamlit import session_shared
-
-from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
-from resume_audit.frameworks.langgraph.resume_plane import Delivery, decided_resume, deliveries, resume_calls, started_run_before
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -35,9 +39,19 @@ _CLAIM_METHODS = frozenset({"select_for_update", "with_for_update", "get_or_crea
 #: Cross-process locks (by qualified name). File locks serialise one host only.
 _LOCK_CALLS = frozenset(
     {
-        "redis.lock.Lock", "redis.asyncio.lock.Lock", "pottery.Redlock", "redlock.Redlock", "aioredlock.Aioredlock",
-        "filelock.FileLock", "filelock.SoftFileLock", "fcntl.flock", "fcntl.lockf", "portalocker.lock", "portalocker.Lock",
-        "sherlock.Lock", "sherlock.RedisLock",
+        "redis.lock.Lock",
+        "redis.asyncio.lock.Lock",
+        "pottery.Redlock",
+        "redlock.Redlock",
+        "aioredlock.Aioredlock",
+        "filelock.FileLock",
+        "filelock.SoftFileLock",
+        "fcntl.flock",
+        "fcntl.lockf",
+        "portalocker.lock",
+        "portalocker.Lock",
+        "sherlock.Lock",
+        "sherlock.RedisLock",
     }
 )
 #: In-process locks: they do not stop a second worker process.
@@ -69,10 +83,15 @@ def claim_classifier(project: Project) -> Callable[[CallInfo, ModuleFacts], str 
         if nx is not None and bool_value(nx.value) is True:
             return "claim"
         if method == "lock" and isinstance(f, cst.Attribute):
-            receiver = " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
+            receiver = (
+                " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
+            )
             if "redis" in receiver.lower() or any(n.startswith(("redis", "aioredis")) for n in names):
                 return "lock"
-        if method in ("put_item", "update_item", "transact_write_items") and keyword(node, "ConditionExpression") is not None:
+        if (
+            method in ("put_item", "update_item", "transact_write_items")
+            and keyword(node, "ConditionExpression") is not None
+        ):
             return "claim"
         if method == "execute_command":
             args = [string_value(a.value) or "" for a in node.args]
@@ -444,8 +463,11 @@ Also not flagged:
                 continue
             at, run = delivery.at, delivery.run
             described = ctx.describe_call(at.node)
-            if self._updated_before(at, fn, ctx.module) or (run.function is not None and run.function is not fn
-                                                            and self._updated_before(run, run.function, run.module)):
+            if self._updated_before(at, fn, ctx.module) or (
+                run.function is not None
+                and run.function is not fn
+                and self._updated_before(run, run.function, run.module)
+            ):
                 yield delivery.report, delivery, f"{described} after update_state(...)"
                 continue
             obj = receiver(run.node)
@@ -459,7 +481,8 @@ Also not flagged:
     @staticmethod
     def _updated_before(at: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> bool:
         return any(
-            isinstance(c.node.func, cst.Attribute) and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
+            isinstance(c.node.func, cst.Attribute)
+            and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
             and completes_before(c, at, module, fn.node)
             for c in fn.calls
         )
@@ -513,8 +536,14 @@ Also not flagged:
                 return True
         return False
 
-    def _claim_in(self, fn: FunctionInfo, module: ModuleFacts, before: CallInfo,
-                  classify: Callable[[CallInfo, ModuleFacts], str | None], project: Project) -> bool:
+    def _claim_in(
+        self,
+        fn: FunctionInfo,
+        module: ModuleFacts,
+        before: CallInfo,
+        classify: Callable[[CallInfo, ModuleFacts], str | None],
+        project: Project,
+    ) -> bool:
         for call in fn.calls:
             if call is before or not completes_before(call, before, module, fn.node):
                 continue

@@ -8,18 +8,17 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
+from resume_audit.analysis.flow.engine import flow_of
+from resume_audit.analysis.flow.values import Made
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
 from resume_audit.facts.walk import visit_fast
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks.crewai import names as crewai
-from resume_audit.analysis.flow.engine import flow_of
-from resume_audit.analysis.flow.values import Made
-from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.classes import instance_class, module_constant
+from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.handlers import web
 from resume_audit.handlers.streamlit import session_state_values
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -29,9 +28,30 @@ if TYPE_CHECKING:
 #: (:mod:`resume_audit.handlers.web`, asked first) does not know the registration.
 _SERVING_ROOTS = frozenset(
     {
-        "fastapi", "flask", "starlette", "quart", "sanic", "aiohttp", "litestar", "django", "ninja",
-        "celery", "dramatiq", "rq", "huey", "faststream", "kombu", "socketio", "slack_bolt", "telegram",
-        "aiogram", "discord", "chainlit", "functions_framework", "azure", "modal",
+        "fastapi",
+        "flask",
+        "starlette",
+        "quart",
+        "sanic",
+        "aiohttp",
+        "litestar",
+        "django",
+        "ninja",
+        "celery",
+        "dramatiq",
+        "rq",
+        "huey",
+        "faststream",
+        "kombu",
+        "socketio",
+        "slack_bolt",
+        "telegram",
+        "aiogram",
+        "discord",
+        "chainlit",
+        "functions_framework",
+        "azure",
+        "modal",
     }
 )
 #: Modules whose top level re-runs per user session (Streamlit reruns the script; Gradio/Chainlit callbacks).
@@ -98,13 +118,18 @@ def _thread_id_sites(module: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, 
 
 def _thread_id_params(fn: FunctionInfo, project: Project) -> frozenset[str]:
     """Parameters of ``fn`` it puts in a run config as the ``thread_id`` itself."""
+
     def find() -> frozenset[str]:
         if "thread_id" not in fn.module.source:
             return frozenset()
         return frozenset(
-            value.value for value, _ in _thread_id_sites(fn.module)
-            if isinstance(value, cst.Name) and fn.module.enclosing_function(value) is fn and fn.param(value.value) is not None
+            value.value
+            for value, _ in _thread_id_sites(fn.module)
+            if isinstance(value, cst.Name)
+            and fn.module.enclosing_function(value) is fn
+            and fn.param(value.value) is not None
         )
+
     return project.cached("ra303-thread-id-params", id(fn), find)
 
 
@@ -212,7 +237,11 @@ class _Classifier:
     def _name(self, name: cst.Name, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
         resolver = self.project.resolver(self.module)
         found = resolver.binding_value(name.value, scope, self.module.order(name))
-        if scope is not None and (found is None or found[0].kind == "param-annotation") and scope.param(name.value) is not None:
+        if (
+            scope is not None
+            and (found is None or found[0].kind == "param-annotation")
+            and scope.param(name.value) is not None
+        ):
             return self._parameter(scope, name.value, depth)
         if found is None:
             # a constant from a project settings module
@@ -239,7 +268,11 @@ class _Classifier:
             other = self if arg.module is self.module else type(self)(arg.module, self.project)
             kind = other.classify(arg.value, arg.scope, depth + 1)
             if kind is not None and kind[0] != "constant":
-                where = f" (passed by {arg.module.display_path}:{arg.module.line(arg.value)})" if arg.call is not None else ""
+                where = (
+                    f" (passed by {arg.module.display_path}:{arg.module.line(arg.value)})"
+                    if arg.call is not None
+                    else ""
+                )
                 kinds.append((kind[0], f"{param}, which is {kind[1]}{where}"))
         return _worst(kinds)
 
@@ -288,7 +321,12 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
     class _V(cst.CSTVisitor):
         def visit_AugAssign(self, n: cst.AugAssign) -> None:
             t = n.target
-            if isinstance(t, cst.Attribute) and t.attr.value == attr and isinstance(t.value, cst.Name) and t.value.value == "self":
+            if (
+                isinstance(t, cst.Attribute)
+                and t.attr.value == attr
+                and isinstance(t.value, cst.Name)
+                and t.value.value == "self"
+            ):
                 hit.append(n)
 
     visit_fast(node, _V())
@@ -298,7 +336,9 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
 # -- who shares it ----------------------------------------------------------------
 
 
-def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> tuple[str, cst.CSTNode, ModuleFacts] | None:
+def serving_reason(
+    fn: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> tuple[str, cst.CSTNode, ModuleFacts] | None:
     """Why the code at this scope runs for many different callers (and where that shows), or None."""
     for root in _SESSION_SCRIPT_ROOTS:
         if module.uses_any((root,)):
@@ -326,7 +366,11 @@ def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Projec
                     return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node, module
         for param in cur.param_names():
             if param not in ("self", "cls") and _IDENTITY_PARAM.search(param):
-                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param) or cur.node, module
+                return (
+                    f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)",
+                    cur.param(param) or cur.node,
+                    module,
+                )
         cur = cur.parent
     return None
 
@@ -335,7 +379,9 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     for small in stmt.body:
-        if isinstance(small, cst.Import) and any(cst.Module([]).code_for_node(a.name).split(".")[0] == root for a in small.names):
+        if isinstance(small, cst.Import) and any(
+            cst.Module([]).code_for_node(a.name).split(".")[0] == root for a in small.names
+        ):
             return True
         if isinstance(small, cst.ImportFrom) and small.module is not None:
             if cst.Module([]).code_for_node(small.module).split(".")[0] == root:
@@ -344,12 +390,15 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
 
 
 def saver_kind(graph: langgraph.CompiledGraph | None, project: Project) -> str | None:
-    """"memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
+    """ "memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
     may be one of several savers (a factory's parameter given a durable saver by one caller and left
     to its in-memory default by another): durable when any may be, since that one keeps the state."""
     if graph is None or not graph.persisted:
         return None
-    kinds = {_kind_of(saver, project) for saver in langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, project)}
+    kinds = {
+        _kind_of(saver, project)
+        for saver in langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, project)
+    }
     return "durable" if "durable" in kinds else "memory" if "memory" in kinds else None
 
 
@@ -361,7 +410,11 @@ def _kind_of(saver: Made, project: Project) -> str | None:
     if names & langgraph.IN_MEMORY_SAVERS:
         return "memory"
     for n in names:
-        if n.endswith(".from_conn_string") and saver.call is not None and string_value(argument(saver.call, 0, "conn_string")) == ":memory:":
+        if (
+            n.endswith(".from_conn_string")
+            and saver.call is not None
+            and string_value(argument(saver.call, 0, "conn_string")) == ":memory:"
+        ):
             return "memory"
         if any(n == d or n.startswith(d + ".") for d in langgraph.DURABLE_SAVERS):
             return "durable"
@@ -578,13 +631,24 @@ a ticket, a conversation); no rewrite can know which.
                 if not by_param:
                     continue
                 names = callee.param_names()
-                if callee.class_info is not None and callee.parent is None and names[:1] in (["self"], ["cls"]) \
-                        and isinstance(call.node.func, cst.Attribute):
+                if (
+                    callee.class_info is not None
+                    and callee.parent is None
+                    and names[:1] in (["self"], ["cls"])
+                    and isinstance(call.node.func, cst.Attribute)
+                ):
                     names = names[1:]
                 positional = [a for a in call.node.args if a.keyword is None and not a.star]
                 for arg in literals:
-                    param = arg.keyword.value if arg.keyword is not None else (
-                        names[positional.index(arg)] if arg in positional and positional.index(arg) < len(names) else None)
+                    param = (
+                        arg.keyword.value
+                        if arg.keyword is not None
+                        else (
+                            names[positional.index(arg)]
+                            if arg in positional and positional.index(arg) < len(names)
+                            else None
+                        )
+                    )
                     if param in by_param:
                         yield Site(arg.value, call.function, "langgraph", call.node)
 
@@ -604,11 +668,17 @@ a ticket, a conversation); no rewrite can know which.
                 value = carried
                 flow = receiver(info.node)
                 cls = instance_class(flow, info.function, module, ctx.project) if flow is not None else None
-                if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
+                if (
+                    cls is None
+                    or not crewai.is_flow_class(cls, ctx.project)
+                    or not crewai.persistence_of(cls, ctx.project).any
+                ):
                     continue
                 yield Site(value, info.function, "crewai", info.node)
 
-    def _judge(self, ctx: RuleContext, site: Site, kind: str, what: str, origin: cst.CSTNode | None = None) -> Iterable[Finding]:
+    def _judge(
+        self, ctx: RuleContext, site: Site, kind: str, what: str, origin: cst.CSTNode | None = None
+    ) -> Iterable[Finding]:
         module = ctx.module
         project = ctx.project
         id_name = "thread_id" if site.kind == "langgraph" else "persisted flow id"
@@ -640,7 +710,9 @@ a ticket, a conversation); no rewrite can know which.
             if saver == "memory" and kind == "non-durable":
                 return
             if graph is not None and graph.checkpointer is not None:
-                related.append(Related(ctx.span(graph.checkpointer, graph.saver_module), f"checkpointer ({saver or 'unknown'})"))
+                related.append(
+                    Related(ctx.span(graph.checkpointer, graph.saver_module), f"checkpointer ({saver or 'unknown'})")
+                )
         if not related:
             related.append(Related(ctx.span(site.anchor), "the run this id addresses"))
         store = "checkpointer" if site.kind == "langgraph" else "flow persistence"
@@ -668,12 +740,18 @@ a ticket, a conversation); no rewrite can know which.
             while isinstance(base, cst.Subscript):
                 base = base.value
             var = base.value if isinstance(base, cst.Name) else None
-        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        elif (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
             var = parent.targets[0].target.value
         calls = site.scope.calls if site.scope is not None else module.module_calls
         for info in calls:
             f = info.node.func
-            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS | langgraph.GET_STATE_METHODS):
+            if not (
+                isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS | langgraph.GET_STATE_METHODS
+            ):
                 continue
             uses = any(
                 a.value is anchor or (var is not None and isinstance(a.value, cst.Name) and a.value.value == var)

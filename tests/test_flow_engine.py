@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
+from conftest import write_tree
 
 from resume_audit.analysis.flow.engine import flow_of, type_name
 from resume_audit.analysis.flow.values import Bound, Class, Constant, Function, Instance, Made, Value
@@ -19,8 +20,6 @@ from resume_audit.analysis.project import Project
 from resume_audit.discovery.modulenames import SourceFile, module_name_for
 from resume_audit.discovery.walk import discover
 from resume_audit.engine.scan import load_module
-
-from conftest import write_tree
 
 
 def _project(root: Path, files: dict[str, str]) -> Project:

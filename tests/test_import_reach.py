@@ -10,55 +10,58 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from resume_audit.analysis.importreach import import_words
 from resume_audit.analysis.project import Project
 from resume_audit.discovery.modulenames import SourceFile, module_name_for
 from resume_audit.discovery.walk import discover
 from resume_audit.engine.scan import load_module
 
-from conftest import write_tree
-
-AGENT = '''\
+AGENT = """\
 def run(thread_id):
     return thread_id
 
 
 def main():
     run("shared")
-'''
+"""
 
-CALLER = '''\
+CALLER = """\
 from app.agent import run
 
 
 def handle(request):
     run(request.user_id)
-'''
+"""
 
 # re-exported by the package, called through it
 REEXPORT = "from .agent import run\n"
-VIA_PACKAGE = '''\
+VIA_PACKAGE = """\
 import app
 
 
 def job():
     app.run(thread_id="job-1")
-'''
+"""
 
-UNRELATED = '''\
+UNRELATED = """\
 def run(x):
     return x
 
 
 run(1)
-'''
+"""
 
 
 def _project(root: Path, unrelated: int) -> tuple[Project, list[str]]:
     tree = {"app/__init__.py": REEXPORT, "app/agent.py": AGENT, "app/caller.py": CALLER, "jobs/nightly.py": VIA_PACKAGE}
     tree.update({f"lib/mod_{i:03d}.py": UNRELATED for i in range(unrelated)})
     write_tree(root, tree)
-    files = [SourceFile(s.resolved, s.display, *module_name_for(s.resolved, resolved=True)) for s in discover([root], root, [])]
+    files = [
+        SourceFile(s.resolved, s.display, *module_name_for(s.resolved, resolved=True))
+        for s in discover([root], root, [])
+    ]
     texts = {f.path: f.path.read_bytes() for f in files}
     parsed: list[str] = []
 
@@ -81,8 +84,11 @@ def _arguments(project: Project) -> list[tuple[str, str]]:
 
 def test_arguments_come_from_every_importer_and_no_unrelated_module_is_parsed(tmp_path: Path):
     project, parsed = _project(tmp_path, unrelated=6)
-    assert _arguments(project) == [("app/agent.py", '"shared"'), ("app/caller.py", "request.user_id"),
-                                   ("jobs/nightly.py", '"job-1"')]
+    assert _arguments(project) == [
+        ("app/agent.py", '"shared"'),
+        ("app/caller.py", "request.user_id"),
+        ("jobs/nightly.py", '"job-1"'),
+    ]
     assert not [p for p in parsed if p.startswith("lib/")]
 
 
@@ -94,7 +100,7 @@ def test_doubling_the_unrelated_callers_parses_nothing_more(tmp_path: Path):
 
 
 def test_import_words_cover_every_spelling_of_an_import():
-    source = b'''\
+    source = b"""\
 import os.path as osp, json
 from .tools import (
     charge,
@@ -105,8 +111,21 @@ from pkg.sub \\
 x = 1; from . import sibling
 def f():
     import lazy_mod
-'''
+"""
     words = import_words(source)
-    assert {"os", "path", "osp", "json", "tools", "charge", "refund", "give_back", "pkg", "sub", "helper",
-            "sibling", "lazy_mod"} <= words
+    assert {
+        "os",
+        "path",
+        "osp",
+        "json",
+        "tools",
+        "charge",
+        "refund",
+        "give_back",
+        "pkg",
+        "sub",
+        "helper",
+        "sibling",
+        "lazy_mod",
+    } <= words
     assert "f" not in words  # a line without the keyword adds nothing (one with it adds its other names: a superset)

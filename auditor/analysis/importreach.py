@@ -59,8 +59,13 @@ class ImportReach:
     file's bytes; ``files``: every file of the scan. The import lines read are charged as the
     content of their files (a changed import changes the answer)."""
 
-    def __init__(self, ledger: Ledger, files: Callable[[], list[SourceFile]],
-                 mentions: Callable[[str], list[SourceFile]], text_of: Callable[[Path], bytes | None]) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        files: Callable[[], list[SourceFile]],
+        mentions: Callable[[str], list[SourceFile]],
+        text_of: Callable[[Path], bytes | None],
+    ) -> None:
         self._ledger = ledger
         self._files = files
         self._mentions = mentions

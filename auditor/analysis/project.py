@@ -27,9 +27,9 @@ import libcst as cst
 
 from resume_audit.analysis.callgraph import CalleeHooks, CallGraph
 from resume_audit.analysis.effect_reads import graphql_read_call
+from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.memo import COMPUTING, Ledger
 from resume_audit.analysis.modules import MentionSearch, ModuleIndex
-from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.queries import MAX_HELPER_DEPTH, ProjectQueries, Reached
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.analysis.summary_values import ProjectSummaries
@@ -45,7 +45,10 @@ __all__ = ["MAX_HELPER_DEPTH", "Argument", "Project", "Reached"]
 
 T = TypeVar("T")
 
-def _objects(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
+
+def _objects(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo]:
     """What a call naming no project function runs all the same: a LangChain tool object's ``invoke``,
     else whatever the value-flow engine says its callee may hold (a method of an object a factory built
     or a registry holds, a function handed in as a parameter)."""
@@ -202,7 +205,9 @@ class Project:
     def resolver(self, module: ModuleFacts) -> Resolver:
         return self.symbols.resolver(module)
 
-    def lookup(self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0) -> FunctionInfo | ClassInfo | None:
+    def lookup(
+        self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0
+    ) -> FunctionInfo | ClassInfo | None:
         return self.symbols.lookup(qualified, near=near, depth=depth)
 
     def function(self, qualified: str, near: ModuleFacts | None = None) -> FunctionInfo | None:
@@ -218,12 +223,23 @@ class Project:
     def callees(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
         return self.calls.callees(call, module)
 
-    def reach(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], call: CallInfo, module: ModuleFacts,
-              budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def reach(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        call: CallInfo,
+        module: ModuleFacts,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         return self.calls.reach(key, classify, call, module, budget)
 
-    def function_reaches(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], fn: FunctionInfo,
-                         budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def function_reaches(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        fn: FunctionInfo,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         return self.calls.function_reaches(key, classify, fn, budget)
 
     # -- values -----------------------------------------------------------

@@ -20,8 +20,16 @@ if TYPE_CHECKING:
 def handlers_command(
     path: Path = typer.Argument(Path("."), help="The project (a folder or a file) to list the served functions of."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (a table) or json."),
-    config: Optional[Path] = typer.Option(None, "--config", help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one with the table]."),
-    catalog: bool = typer.Option(False, "--catalog", help="List the handler catalog (every registration form the tool knows, and your handlers = [...] entries) instead of the project's handlers."),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one with the table].",
+    ),
+    catalog: bool = typer.Option(
+        False,
+        "--catalog",
+        help="List the handler catalog (every registration form the tool knows, and your handlers = [...] entries) instead of the project's handlers.",
+    ),
 ) -> None:
     """List the functions of PATH that a framework runs once per delivery (web routes, bot callbacks,
     queue tasks, UI events, MCP/A2A handlers, serverless entry points): where each is defined, what
@@ -61,8 +69,13 @@ def handlers_command(
     found = served_functions([path], default_root([path]), settings)
     rows: list[dict[str, Any]] = [
         {
-            "path": s.path, "line": s.line, "function": s.function, "kind": s.kind, "concurrency": s.concurrency,
-            "registered_at": s.registered_at, "why": s.why,
+            "path": s.path,
+            "line": s.line,
+            "function": s.function,
+            "kind": s.kind,
+            "concurrency": s.concurrency,
+            "registered_at": s.registered_at,
+            "why": s.why,
             "framework": s.shape.framework if s.shape is not None else None,
             "source": s.shape.source if s.shape is not None else "shape",
         }
@@ -82,7 +95,9 @@ def handlers_command(
     for col in ("function", "defined at", "kind", "delivery", "registered at", "why"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["function"], f"{r['path']}:{r['line']}", r["kind"], r["concurrency"], r["registered_at"], r["why"])
+        table.add_row(
+            r["function"], f"{r['path']}:{r['line']}", r["kind"], r["concurrency"], r["registered_at"], r["why"]
+        )
     Console(width=max(Console().width, 160)).print(table)
 
 

@@ -87,7 +87,9 @@ class HandlerShape:
             return import_words(self.packages)
         if self.registration is Registration.SIGNATURE:
             return (f"def {self.name}(",) if not _is_glob(self.name) else (", ".join(self.parameters),)
-        return tuple(dict.fromkeys(t.rsplit(".", 1)[-1] for t in self.targets if not _is_glob(t.rsplit(".", 1)[-1]))) or ("",)
+        return tuple(
+            dict.fromkeys(t.rsplit(".", 1)[-1] for t in self.targets if not _is_glob(t.rsplit(".", 1)[-1]))
+        ) or ("",)
 
     def describe(self, matched: str | None = None) -> str:
         """The registration form, as a user would write it: ``@aiogram.Router.message`` (``matched``: the
@@ -97,8 +99,14 @@ class HandlerShape:
         if self.registration is Registration.DECORATOR:
             return f"@{where}{more}"
         if self.registration is Registration.CALL:
-            at = " / ".join(x for x in (f"argument {self.position}" if self.position is not None else "",
-                                       f"{self.keyword}=" if self.keyword else "") if x)
+            at = " / ".join(
+                x
+                for x in (
+                    f"argument {self.position}" if self.position is not None else "",
+                    f"{self.keyword}=" if self.keyword else "",
+                )
+                if x
+            )
             return f"{where}(...){more}, the function as {at}"
         if self.registration is Registration.SUBCLASS_METHOD:
             return f"class X({where}){more}: def {' / '.join(self.methods)}"
@@ -180,8 +188,9 @@ def _shape(entry: Any, index: int, source: str) -> HandlerShape:
     try:
         concurrency = Concurrency(concurrency_text)
     except ValueError:
-        raise HandlerConfigError(f"{where}.concurrency must be one of {', '.join(c.value for c in Concurrency)}, "
-                                 f"got {concurrency_text!r}") from None
+        raise HandlerConfigError(
+            f"{where}.concurrency must be one of {', '.join(c.value for c in Concurrency)}, got {concurrency_text!r}"
+        ) from None
     kind = entry.get("kind", f"{form} handler ({target})")
     position = entry.get("argument")
     keyword = entry.get("keyword")
@@ -207,19 +216,46 @@ def _shape(entry: Any, index: int, source: str) -> HandlerShape:
     if registration is Registration.SIGNATURE:
         if not parameters:
             raise HandlerConfigError(f"{where}: a function entry needs parameters = [...] (its exact parameter names)")
-        return HandlerShape("config", kind, registration, packages=tuple(packages), concurrency=concurrency,
-                            name=target, parameters=tuple(parameters), source=source)
-    return HandlerShape("config", kind, registration, targets=(target,), packages=tuple(packages),
-                        concurrency=concurrency, position=position, keyword=keyword, methods=tuple(methods), source=source)
+        return HandlerShape(
+            "config",
+            kind,
+            registration,
+            packages=tuple(packages),
+            concurrency=concurrency,
+            name=target,
+            parameters=tuple(parameters),
+            source=source,
+        )
+    return HandlerShape(
+        "config",
+        kind,
+        registration,
+        targets=(target,),
+        packages=tuple(packages),
+        concurrency=concurrency,
+        position=position,
+        keyword=keyword,
+        methods=tuple(methods),
+        source=source,
+    )
 
 
 def config_entries(shapes: Iterable[HandlerShape]) -> list[dict[str, object]]:
     """The shapes as plain data, for the configuration's cache fingerprint and ``handlers --format json``."""
     return [
         {
-            "framework": s.framework, "kind": s.kind, "registration": s.registration.value, "targets": list(s.targets),
-            "packages": list(s.packages), "concurrency": s.concurrency.value, "position": s.position, "keyword": s.keyword,
-            "methods": list(s.methods), "name": s.name, "parameters": list(s.parameters), "source": s.source,
+            "framework": s.framework,
+            "kind": s.kind,
+            "registration": s.registration.value,
+            "targets": list(s.targets),
+            "packages": list(s.packages),
+            "concurrency": s.concurrency.value,
+            "position": s.position,
+            "keyword": s.keyword,
+            "methods": list(s.methods),
+            "name": s.name,
+            "parameters": list(s.parameters),
+            "source": s.source,
         }
         for s in shapes
     ]

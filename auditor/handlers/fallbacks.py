@@ -22,7 +22,8 @@ import libcst as cst
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, keyword, positional, string_value
-from resume_audit.handlers.known.web import AIOHTTP_ADD, PACKAGES as WEB_PACKAGES, ROUTE_DECORATORS, ROUTE_REGISTRATIONS
+from resume_audit.handlers.known.web import AIOHTTP_ADD, ROUTE_DECORATORS, ROUTE_REGISTRATIONS
+from resume_audit.handlers.known.web import PACKAGES as WEB_PACKAGES
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -41,7 +42,9 @@ Names = Callable[[cst.BaseExpression, "FunctionInfo | None", ModuleFacts], set[s
 Functions = Callable[[cst.BaseExpression | None, "FunctionInfo | None", ModuleFacts], list[FunctionInfo]]
 
 
-def untyped_route(dec_target: cst.BaseExpression, call: cst.Call | None, owner_names: set[str], module: ModuleFacts) -> str | None:
+def untyped_route(
+    dec_target: cst.BaseExpression, call: cst.Call | None, owner_names: set[str], module: ModuleFacts
+) -> str | None:
     """``@x.post("/path")`` on an ``x`` nobody can type, in a module importing a web framework; and
     Chainlit's ``@cl.on_message`` where ``cl`` is not resolved."""
     if not isinstance(dec_target, cst.Attribute):
@@ -56,7 +59,9 @@ def untyped_route(dec_target: cst.BaseExpression, call: cst.Call | None, owner_n
     return None
 
 
-def registrations(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, functions: Functions) -> Iterator[tuple[FunctionInfo, str]]:
+def registrations(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, functions: Functions
+) -> Iterator[tuple[FunctionInfo, str]]:
     """Handlers registered by method name where the receiver is not typed: ``add_api_route``,
     ``add_url_rule``, aiohttp ``add_post`` in a web module; RabbitMQ and Pub/Sub callbacks."""
     f = call.func
@@ -76,14 +81,20 @@ def registrations(call: cst.Call, scope: FunctionInfo | None, module: ModuleFact
     elif method == "consume" and module.uses_any(("aio_pika",)):
         targets.append((_positional(call, 0) or _keyword_value(call, "callback"), "RabbitMQ consumer callback"))
     elif method == "subscribe" and module.uses_any(("google.cloud.pubsub", "google.cloud.pubsub_v1", "nats")):
-        targets.append((_keyword_value(call, "callback") or _keyword_value(call, "cb") or _positional(call, 1),
-                        "message subscriber callback"))
+        targets.append(
+            (
+                _keyword_value(call, "callback") or _keyword_value(call, "cb") or _positional(call, 1),
+                "message subscriber callback",
+            )
+        )
     for target, kind in targets:
         for fn in functions(target, scope, module)[:1]:
             yield fn, kind
 
 
-def consumer_loop(fn: FunctionInfo, module: ModuleFacts, project: "Project", names: Names) -> tuple[str, cst.CSTNode] | None:
+def consumer_loop(
+    fn: FunctionInfo, module: ModuleFacts, project: "Project", names: Names
+) -> tuple[str, cst.CSTNode] | None:
     """Is ``fn`` a consumer loop: it polls or iterates a Kafka consumer, polls SQS, iterates an aio-pika queue?"""
     resolver = project.resolver(module)
     for call in fn.calls:

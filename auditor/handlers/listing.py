@@ -53,14 +53,16 @@ def served_functions(paths: list[Path], root: Path, config: Config) -> list[Serv
     for handler in web.handlers(project):
         fn = handler.function
         where = handler.module
-        out.append(ServedFunction(
-            path=fn.module.display_path,
-            line=fn.module.line(fn.node) if fn is not fn.module.script_body else 1,
-            function=fn.qualname,
-            kind=handler.kind,
-            concurrency=handler.concurrency.value,
-            shape=handler.shape,
-            registered_at=f"{where.display_path}:{where.line(handler.node)}",
-            why=handler.why,
-        ))
+        out.append(
+            ServedFunction(
+                path=fn.module.display_path,
+                line=fn.module.line(fn.node) if fn is not fn.module.script_body else 1,
+                function=fn.qualname,
+                kind=handler.kind,
+                concurrency=handler.concurrency.value,
+                shape=handler.shape,
+                registered_at=f"{where.display_path}:{where.line(handler.node)}",
+                why=handler.why,
+            )
+        )
     return sorted(out, key=lambda s: (s.path, s.line, s.function))

@@ -107,8 +107,9 @@ class Matcher:
         self.flow = flow_of(project)
 
     # -- names ---------------------------------------------------------------------------------
-    def qualified_names(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts,
-                        follow_values: bool = True) -> set[str]:
+    def qualified_names(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, follow_values: bool = True
+    ) -> set[str]:
         """What ``expr`` is, by qualified name: its import-resolved names, the type of a module variable
         it names, and (``follow_values``) every type the value-flow engine finds for it
         (``aiogram.Router.message`` for ``router.message`` where ``router = Router()`` anywhere in the project)."""
@@ -126,7 +127,9 @@ class Matcher:
                 out.add(typed)
         return out
 
-    def functions(self, expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts) -> list[FunctionInfo]:
+    def functions(
+        self, expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts
+    ) -> list[FunctionInfo]:
         """The project functions ``expr`` may be when a framework calls it (the handler a registration receives)."""
         if expr is None:
             return []
@@ -188,7 +191,9 @@ class Matcher:
         for dec in fn.decorators:
             if not self.shapes.decorator_candidate(dec.target):
                 continue
-            for shape, name in self.shapes.decorators.match(sorted(self.qualified_names(dec.target, fn.parent, module))):
+            for shape, name in self.shapes.decorators.match(
+                sorted(self.qualified_names(dec.target, fn.parent, module))
+            ):
                 yield Match(fn, shape, dec.node, module, name)
                 return
 
@@ -255,5 +260,7 @@ def module_variable_type(qualified: str, project: "Project") -> str | None:
 
 
 def _argument(call: cst.Call, position: int | None, name: str | None) -> cst.BaseExpression | None:
-    arg = (keyword(call, name) if name is not None else None) or (positional(call, position) if position is not None else None)
+    arg = (keyword(call, name) if name is not None else None) or (
+        positional(call, position) if position is not None else None
+    )
     return arg.value if arg is not None else None

@@ -12,19 +12,43 @@ from resume_audit.reading.prefilter import import_words
 
 #: Top-level packages whose import marks a module as (part of) a served app.
 HTTP_PACKAGES = (
-    "fastapi", "starlette", "flask", "quart", "django", "rest_framework", "aiohttp",
-    "litestar", "sanic", "langserve", "chainlit", "gradio", "streamlit", "mcp", "fastmcp",
+    "fastapi",
+    "starlette",
+    "flask",
+    "quart",
+    "django",
+    "rest_framework",
+    "aiohttp",
+    "litestar",
+    "sanic",
+    "langserve",
+    "chainlit",
+    "gradio",
+    "streamlit",
+    "mcp",
+    "fastmcp",
 )
 QUEUE_PACKAGES = (
-    "celery", "dramatiq", "kafka", "aiokafka", "confluent_kafka", "pika", "aio_pika",
-    "google.cloud.pubsub", "google.cloud.pubsub_v1",
+    "celery",
+    "dramatiq",
+    "kafka",
+    "aiokafka",
+    "confluent_kafka",
+    "pika",
+    "aio_pika",
+    "google.cloud.pubsub",
+    "google.cloud.pubsub_v1",
 )
 #: SQS pollers: ``receive_message`` on a boto3 client
 SQS_PACKAGES = ("boto3", "aioboto3")
 
 #: the text of a module that can serve: an import of one of the packages above or of a framework of
 #: the handler catalog, or a Lambda-style ``handler(event, context)``
-SERVING_WORDS = tuple(dict.fromkeys((
-    *import_words((*HTTP_PACKAGES, *QUEUE_PACKAGES, *SQS_PACKAGES)),
-    *(w for shape in BUILTIN for w in shape.words),
-)))
+SERVING_WORDS = tuple(
+    dict.fromkeys(
+        (
+            *import_words((*HTTP_PACKAGES, *QUEUE_PACKAGES, *SQS_PACKAGES)),
+            *(w for shape in BUILTIN for w in shape.words),
+        )
+    )
+)

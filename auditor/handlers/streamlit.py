@@ -41,7 +41,12 @@ def session_state_values(module: ModuleFacts, key: str) -> list[cst.BaseExpressi
 
         def visit_Call(self, node: cst.Call) -> None:
             f = node.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "setdefault" and is_session_state(f.value) and len(node.args) == 2:
+            if (
+                isinstance(f, cst.Attribute)
+                and f.attr.value == "setdefault"
+                and is_session_state(f.value)
+                and len(node.args) == 2
+            ):
                 if string_value(node.args[0].value) == key:
                     out.append(node.args[1].value)
 
@@ -49,7 +54,13 @@ def session_state_values(module: ModuleFacts, key: str) -> list[cst.BaseExpressi
     return out
 
 
-def session_shared(value: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: "Project", depth: int = 0) -> bool:
+def session_shared(
+    value: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: "Project",
+    depth: int = 0,
+) -> bool:
     """Is a Streamlit page's ``thread_id`` the same for every browser session: a literal, a
     module constant, or a ``st.session_state`` entry only ever set to a literal? A per-session
     value (``str(uuid4())`` kept in session state) is not: Streamlit runs one script run per
@@ -60,11 +71,24 @@ def session_shared(value: cst.BaseExpression | None, scope: FunctionInfo | None,
         return isinstance(value, cst.Integer) or string_value(value) is not None
     if isinstance(value, cst.Name):
         found = project.resolver(module).binding_value(value.value, scope, module.order(value))
-        return found is not None and found[0].kind == "assign" and session_shared(found[0].value, found[1], module, project, depth + 1)
+        return (
+            found is not None
+            and found[0].kind == "assign"
+            and session_shared(found[0].value, found[1], module, project, depth + 1)
+        )
     key = None
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "session_state":
+    if (
+        isinstance(value, cst.Attribute)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "session_state"
+    ):
         key = value.attr.value
-    elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "session_state" and value.slice:
+    elif (
+        isinstance(value, cst.Subscript)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "session_state"
+        and value.slice
+    ):
         el = value.slice[0].slice
         key = string_value(el.value) if isinstance(el, cst.Index) else None
     if key is not None:

@@ -35,12 +35,25 @@ from resume_audit.handlers.packages import HTTP_PACKAGES, QUEUE_PACKAGES, SERVIN
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
-__all__ = ["HTTP_PACKAGES", "QUEUE_PACKAGES", "SERVING_WORDS", "SQS_PACKAGES", "STREAMLIT_RUN", "Handler", "ServedPath",
-           "handlers", "handler_for", "served_path", "module_serves", "module_is_served"]
+__all__ = [
+    "HTTP_PACKAGES",
+    "QUEUE_PACKAGES",
+    "SERVING_WORDS",
+    "SQS_PACKAGES",
+    "STREAMLIT_RUN",
+    "Handler",
+    "ServedPath",
+    "handlers",
+    "handler_for",
+    "served_path",
+    "module_serves",
+    "module_is_served",
+]
 
 #: Apps whose construction in a module makes that module a served app.
-APP_CONSTRUCTORS = frozenset({t for types in APPS.values() for t in types} | set(CELERY_APPS) | set(MCP_SERVERS)
-                             | {"dramatiq.Worker"})
+APP_CONSTRUCTORS = frozenset(
+    {t for types in APPS.values() for t in types} | set(CELERY_APPS) | set(MCP_SERVERS) | {"dramatiq.Worker"}
+)
 LANGSERVE_ADD_ROUTES = frozenset({"langserve.add_routes", "langserve.server.add_routes"})
 
 
@@ -108,8 +121,15 @@ class _Index:
         self.serving_modules.add(id(module))
         self._serving[id(module)] = module
 
-    def _add(self, fn: FunctionInfo | None, kind: str, node: cst.CSTNode, module: ModuleFacts,
-             shape: HandlerShape | None = None, matched: str | None = None) -> None:
+    def _add(
+        self,
+        fn: FunctionInfo | None,
+        kind: str,
+        node: cst.CSTNode,
+        module: ModuleFacts,
+        shape: HandlerShape | None = None,
+        matched: str | None = None,
+    ) -> None:
         if fn is None or id(fn) in self.handlers:
             return
         concurrency = shape.concurrency if shape is not None else Concurrency.CONCURRENT
@@ -127,7 +147,11 @@ class _Index:
             if id(fn) in self.handlers:
                 continue
             for dec in fn.decorators:
-                owner = matcher.qualified_names(dec.target.value, fn.parent, module) if isinstance(dec.target, cst.Attribute) else set()
+                owner = (
+                    matcher.qualified_names(dec.target.value, fn.parent, module)
+                    if isinstance(dec.target, cst.Attribute)
+                    else set()
+                )
                 kind = fallbacks.untyped_route(dec.target, dec.call, owner, module)
                 if kind is not None:
                     self._add(fn, kind, dec.node, module)

@@ -23,7 +23,7 @@ A cycle (``a = b``, ``b = a``) contributes nothing new; an answer too deep to fo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
+from typing import Callable, Hashable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 

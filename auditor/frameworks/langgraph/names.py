@@ -17,7 +17,6 @@ import libcst as cst
 from resume_audit.analysis.deployments import Deployment, deployment_of
 from resume_audit.analysis.flow.engine import flow_of, returns_receiver
 from resume_audit.analysis.flow.values import Bound, Container, Function, Made, Partial, Value
-
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import CallInfo, DecoratorInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
@@ -66,8 +65,16 @@ BASE_SAVER = frozenset({"langgraph.checkpoint.base.BaseCheckpointSaver"})
 #: builder methods that return the builder (``StateGraph(S).add_node(...).add_edge(...)``), and a compiled
 #: graph's that return a configured copy of it (checked against langgraph 1.2.24: ``StateGraph.add_node`` and
 #: friends end in ``return self``; ``Pregel.with_config`` returns a copy with the same nodes and saver)
-BUILDER_METHODS = ("add_node", "add_edge", "add_conditional_edges", "add_sequence", "set_entry_point",
-                   "set_finish_point", "set_conditional_entry_point", "validate")
+BUILDER_METHODS = (
+    "add_node",
+    "add_edge",
+    "add_conditional_edges",
+    "add_sequence",
+    "set_entry_point",
+    "set_finish_point",
+    "set_conditional_entry_point",
+    "validate",
+)
 GRAPH_COPY_METHODS = ("with_config", "with_retry", "with_listeners", "with_types", "copy")
 
 #: Methods of a compiled graph that take ``(input, config)`` and run it.
@@ -102,7 +109,6 @@ def is_fork_discriminator(configurable_key: str) -> bool:
 # -- graph structure ---------------------------------------------------------
 # Which expression is a compiled graph, with which checkpointer, built from
 # which StateGraph and state schema, with which node functions.
-
 
 
 @dataclass(frozen=True)
@@ -151,8 +157,13 @@ class CompiledGraph:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
-                    depth: int = 0) -> tuple[cst.Call, FunctionInfo | None] | None:
+def _follow_to_call(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> tuple[cst.Call, FunctionInfo | None] | None:
     """Follow names (and awaits) to the call that produced the value, with that call's scope."""
     if depth > 6:
         return None
@@ -171,20 +182,28 @@ def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None,
     return None
 
 
-def constructor_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
-                     ) -> tuple[cst.Call, FunctionInfo | None] | None:
+def constructor_call(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> tuple[cst.Call, FunctionInfo | None] | None:
     """The call an expression's value came from (``saver = SqliteSaver(conn)`` -> that call) and its scope."""
     return _follow_to_call(expr, scope, module, project)
 
 
-def made_values(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[Made]:
+def made_values(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[Made]:
     """The library-made objects ``expr`` may hold, wherever they were made (value-flow engine), in a
     stable order (by module and position)."""
     if expr is None:
         return []
     flow = flow_of(project)
     made = [v for v in flow.values(expr, scope, module) if isinstance(v, Made) and v.call is not None]
-    return sorted(made, key=lambda m: (str(m.module.path), m.module.order(m.call)) if m.module is not None and m.call is not None else ("", 0))
+    return sorted(
+        made,
+        key=lambda m: (
+            (str(m.module.path), m.module.order(m.call)) if m.module is not None and m.call is not None else ("", 0)
+        ),
+    )
 
 
 def is_compile_call(call: cst.Call) -> bool:
@@ -195,7 +214,9 @@ def _is_builder(value: Value, project: ProjectQueries) -> bool:
     return flow_of(project).type_name(value) in STATE_GRAPH
 
 
-def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
+def compiled_graph(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> CompiledGraph | None:
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``: the builder may reach the
     call any way the value-flow engine follows (a parameter, a factory, a subclass of StateGraph).
     A compile with no checkpointer whose graph is given one as an attribute at start-up
@@ -207,8 +228,9 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
     builders = tuple(v for v in flow.values(builder, scope, module) if _is_builder(v, project))
     if not builders:
         return None
-    builder_call = next((b.call for b in builders if isinstance(b, Made) and b.call is not None
-                         and b.module is module), None)
+    builder_call = next(
+        (b.call for b in builders if isinstance(b, Made) and b.call is not None and b.module is module), None
+    )
     builder_name = builder.value if isinstance(builder, cst.Name) else None
     cp = argument(call, 0, "checkpointer")
     cp_scope: FunctionInfo | None = None
@@ -220,11 +242,23 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
             if not is_none(value):
                 cp, cp_scope, cp_module = value, store_scope, store_module
                 break
-    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"),
-                         builders, cp_scope, cp_module)
+    return CompiledGraph(
+        call,
+        module,
+        scope,
+        cp,
+        builder_call,
+        builder_name,
+        deployment_of(module, project, "langgraph-server"),
+        builders,
+        cp_scope,
+        cp_module,
+    )
 
 
-def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
+def graph_of(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> CompiledGraph | None:
     """The compiled graph an expression (``graph`` in ``graph.invoke``) may hold: whatever way the
     value-flow engine follows it there (names, factories, registries, attributes, parameters)."""
     for made in made_values(expr, scope, module, project):
@@ -269,7 +303,9 @@ def node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[
     return out
 
 
-def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.Call | None:
+def remit_wrap_call(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> cst.Call | None:
     """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
     for made in made_values(expr, scope, module, project):
         if made.type in REMIT_WRAP:
@@ -303,13 +339,18 @@ UPDATE_STATE_METHODS = frozenset({"update_state", "aupdate_state", "bulk_update_
 PUT_WRITES_METHODS = ("put_writes", "aput_writes")
 PUT_METHODS = ("put", "aput")
 #: Stock savers users subclass (their ``put_writes`` is synchronous and durable on return).
-STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
-    {
-        "langgraph.checkpoint.base.BaseCheckpointSaver",
-        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
-        "langgraph.checkpoint.postgres.base.BasePostgresSaver",
-        "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
-    }
+STOCK_SAVERS = (
+    BASE_SAVER
+    | IN_MEMORY_SAVERS
+    | DURABLE_SAVERS
+    | frozenset(
+        {
+            "langgraph.checkpoint.base.BaseCheckpointSaver",
+            "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+            "langgraph.checkpoint.postgres.base.BasePostgresSaver",
+            "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
+        }
+    )
 )
 
 
@@ -388,7 +429,12 @@ def node_targets(graph: CompiledGraph, project: ProjectQueries) -> list[NodeTarg
     flow = flow_of(project)
     out: list[NodeTarget] = []
     seen: set[int] = set()
-    calls = [c for b in graph.builders for method in (ADD_NODE_METHOD, ADD_SEQUENCE_METHOD) for c in flow.method_calls(b, method)]
+    calls = [
+        c
+        for b in graph.builders
+        for method in (ADD_NODE_METHOD, ADD_SEQUENCE_METHOD)
+        for c in flow.method_calls(b, method)
+    ]
     for info in sorted({id(c.node): c for c in calls}.values(), key=lambda c: (str(c.module.path), c.order)):
         method = info.node.func.attr.value if isinstance(info.node.func, cst.Attribute) else ""
         targets: list[cst.BaseExpression] = []
@@ -429,6 +475,7 @@ def all_node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tu
     node of the graph's builder (see :func:`node_targets`)."""
     return [(t.call.node, t.function) for t in node_targets(graph, project)]
 
+
 #: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
 #: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
 #: A tool's effect re-runs like any node's when the tools node re-runs on resume.
@@ -453,7 +500,13 @@ HITL_MIDDLEWARE = frozenset(
 )
 
 
-def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[FunctionInfo]:
+def tool_functions(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> list[FunctionInfo]:
     """Project functions in a tools list (``[send_email, search]``, anything the value-flow engine
     follows to one: a variable, a module constant, a registry, ``ToolNode(<that>)``)."""
     if expr is None:
@@ -472,7 +525,12 @@ def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, 
                     out.append(value.fn)
             elif isinstance(value, Container):
                 add(flow.items(value, None), depth + 1)
-            elif isinstance(value, Made) and value.type in TOOL_NODE and value.call is not None and value.module is not None:
+            elif (
+                isinstance(value, Made)
+                and value.type in TOOL_NODE
+                and value.call is not None
+                and value.module is not None
+            ):
                 add(flow.values(argument(value.call, 0, "tools"), value.scope, value.module), depth + 1)
 
     add(flow.values(expr, scope, module), depth)

@@ -15,10 +15,9 @@ import libcst as cst
 
 from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.flow.values import Constant, Made, Value
-
-from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.resolve import Resolver
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, contains_node, is_none, keyword
 from resume_audit.frameworks.langgraph import names as langgraph
 
@@ -125,7 +124,11 @@ def _bound_name(call: cst.Call, ctx: ModuleContext) -> str | None:
     parent = ctx.module.parent(node)
     if isinstance(parent, cst.Await):
         node, parent = parent, ctx.module.parent(parent)
-    if isinstance(parent, (cst.Assign,)) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+    if (
+        isinstance(parent, (cst.Assign,))
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+    ):
         return parent.targets[0].target.value
     if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and isinstance(parent.target, cst.Name):
         return parent.target.value
@@ -161,13 +164,21 @@ def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
     while changed:
         changed = False
         for b in fn.bindings:
-            if b.pos > after and b.name not in names and b.name != seed and b.kind == "assign" and _reads_park(b.value, seed, names, None):
+            if (
+                b.pos > after
+                and b.name not in names
+                and b.name != seed
+                and b.kind == "assign"
+                and _reads_park(b.value, seed, names, None)
+            ):
                 names.add(b.name)
                 changed = True
     return names
 
 
-def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cst.While)) -> Iterator[cst.If | cst.While | cst.IfExp]:
+def _decision_statements(
+    fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cst.While)
+) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """The ``if`` / ``while`` statements (and, when asked, conditional expressions) of ``fn``'s
     own body, not of functions or classes nested in it."""
     stack: list[cst.CSTNode] = [fn.node.body]
@@ -180,8 +191,9 @@ def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cs
         stack.extend(cur.children)
 
 
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
-               ) -> Iterator[cst.If | cst.While | cst.IfExp]:
+def _decisions(
+    fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
+) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """``if``/``while`` statements and conditional expressions whose test reads the snapshot's park status."""
     for cur in _decision_statements(fn, (cst.If, cst.While, cst.IfExp)):
         if _reads_park(cur.test, snapshot, derived, get_state):
@@ -207,7 +219,9 @@ def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> b
 def _guard_exits(stmt: cst.If) -> bool:
     body = stmt.body.body
     for s in body:
-        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
+        if isinstance(s, cst.SimpleStatementLine) and any(
+            isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body
+        ):
             return True
     return False
 
@@ -220,8 +234,9 @@ def _gates(decision: cst.CSTNode, resume: CallInfo, module: ModuleFacts) -> bool
     )
 
 
-def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
-                   ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
+def decided_resume(
+    call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
+) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
     """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
     parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
     clause that exits)."""
@@ -233,7 +248,9 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
         for resume in resumes:
             if resume.order < call.order:
                 continue
-            if _gates(decision, resume, ctx.module) or (isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision):
+            if _gates(decision, resume, ctx.module) or (
+                isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision
+            ):
                 return decision, resume
     return None
 
@@ -243,7 +260,9 @@ def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
     ``next`` / ``interrupts`` / ``tasks`` (``return bool(snap.next)``, ``return payload or None``
     where the payload came from ``snap.interrupts``) or what such a helper returns
     (``return _pending_payload(tid) is not None``)? Two helpers deep."""
-    return ctx.project.cached("resume-plane-returns-park", id(fn), lambda: _find_returns_park(fn, ctx, depth), in_progress=False)
+    return ctx.project.cached(
+        "resume-plane-returns-park", id(fn), lambda: _find_returns_park(fn, ctx, depth), in_progress=False
+    )
 
 
 def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool:
@@ -272,8 +291,9 @@ def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool
     return found
 
 
-def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
-                           ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
+def decided_through_helper(
+    fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
+) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
     """When ``fn`` returns a snapshot's park status, the (decision, resume, module) of a caller that
     resumes only if it says "parked": ``if not has_pending_interrupt(tid): raise ...`` followed by
     ``graph.invoke(Command(resume=...), cfg)`` -- check-then-act split over two functions."""
@@ -338,7 +358,12 @@ def run_input_values(run: CallInfo, project: Project) -> frozenset[Value]:
 
 
 def _resume_made(value: Value) -> bool:
-    return isinstance(value, Made) and value.type in langgraph.COMMAND and value.call is not None and keyword(value.call, "resume") is not None
+    return (
+        isinstance(value, Made)
+        and value.type in langgraph.COMMAND
+        and value.call is not None
+        and keyword(value.call, "resume") is not None
+    )
 
 
 def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
@@ -353,8 +378,14 @@ def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
             first = argument(call.node, 0, "input")
             command = resume_command(first, fn, ctx)
             if command is None:
-                command = next((v.call for v in run_input_values(call, project) if isinstance(v, Made) and _resume_made(v)
-                                and v.module is module and v.scope is fn), None)
+                command = next(
+                    (
+                        v.call
+                        for v in run_input_values(call, project)
+                        if isinstance(v, Made) and _resume_made(v) and v.module is module and v.scope is fn
+                    ),
+                    None,
+                )
             if command is not None:
                 reported.add(id(command))
                 out.append(Delivery(command, call, call, "command", command))
@@ -364,7 +395,9 @@ def deliveries(fn: FunctionInfo, ctx: ModuleContext) -> list[Delivery]:
                 continue
         names = project.resolver(module).call_names(call.node, fn)
         if names & langgraph.COMMAND and keyword(call.node, "resume") is not None and id(call.node) not in reported:
-            made = next((v for v in flow.values(call.node, fn, module) if isinstance(v, Made) and v.call is call.node), None)
+            made = next(
+                (v for v in flow.values(call.node, fn, module) if isinstance(v, Made) and v.call is call.node), None
+            )
             run = _run_taking(made, project) if made is not None else None
             if run is not None:
                 reported.add(id(call.node))
@@ -410,7 +443,13 @@ def _run_given_none(call: CallInfo, callee: FunctionInfo, project: Project) -> C
 
 def _params_given_none(call: CallInfo, callee: FunctionInfo) -> set[str]:
     names = callee.param_names()
-    if callee.class_info is not None and callee.parent is None and names and names[0] in ("self", "cls") and isinstance(call.node.func, cst.Attribute):
+    if (
+        callee.class_info is not None
+        and callee.parent is None
+        and names
+        and names[0] in ("self", "cls")
+        and isinstance(call.node.func, cst.Attribute)
+    ):
         names = names[1:]
     out = set()
     positional = [a for a in call.node.args if a.keyword is None and not a.star]
@@ -425,4 +464,6 @@ def _params_given_none(call: CallInfo, callee: FunctionInfo) -> set[str]:
 
 def _local_none(expr: cst.BaseExpression | None, fn: FunctionInfo) -> bool:
     """A local the function sets to ``None`` on the resume path (``inp = None  # resuming``)."""
-    return isinstance(expr, cst.Name) and any(b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings)
+    return isinstance(expr, cst.Name) and any(
+        b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings
+    )

@@ -22,10 +22,10 @@ from typing import Iterator, Protocol
 import libcst as cst
 
 from resume_audit.analysis.effects import Effect, EffectModel
-from resume_audit.analysis.order import completes_before
-from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
 from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.flow.values import Function
+from resume_audit.analysis.idempotency import done_check_guard, forwards_key, replays_harmlessly, write_target
+from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.project import Project
 from resume_audit.analysis.queries import Reached
 from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
@@ -77,6 +77,7 @@ def _uses_langgraph(module: ModuleFacts) -> bool:
 
 def module_entrypoints(project: Project, module: ModuleFacts) -> dict[int, langgraph.Entrypoint]:
     """``@entrypoint`` functions of ``module`` (by id), persisted or not; none outside langgraph modules."""
+
     def find() -> dict[int, langgraph.Entrypoint]:
         out: dict[int, langgraph.Entrypoint] = {}
         if not _uses_langgraph(module):
@@ -183,8 +184,11 @@ def is_checkpointed_node(project: Project, fn: FunctionInfo) -> bool:
     """Whether some graph compiled with a checkpointer runs ``fn`` as a node (LangGraph then hands
     it ``config``), read from every langgraph module's claim summary -- no module is parsed for it."""
     path, index = _function_key(fn)
-    return any(claim[0] == path and claim[1] == index and claim[2] == "node"
-               for _, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS) for claim in claims)
+    return any(
+        claim[0] == path and claim[1] == index and claim[2] == "node"
+        for _, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS)
+        for claim in claims
+    )
 
 
 def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
@@ -214,8 +218,9 @@ def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
     return out
 
 
-def effect_outside_tasks(ctx: UnitContext, call: CallInfo, module: ModuleFacts | None = None, *,
-                         overwrites: bool = False) -> Reached[Effect] | None:
+def effect_outside_tasks(
+    ctx: UnitContext, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False
+) -> Reached[Effect] | None:
     """The effect ``call`` performs outside any ``@task``: directly, or through project helpers
     that are not tasks, not guarded by a durable done-check, and not handed an idempotency key
     they forward. Writes that replay harmlessly (a file overwrite, an upsert of the statement's
@@ -295,8 +300,9 @@ def regressing_overwrites(ctx: UnitContext, fn: FunctionInfo) -> Iterator[tuple[
                 break
 
 
-def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
-                   ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
+def graph_anywhere(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
     """The compiled graph (or ``@entrypoint``) ``expr`` may hold, wherever the value-flow engine
     follows it (:func:`langgraph.graph_of`)."""
     graph = langgraph.graph_of(expr, scope, module, project)
@@ -310,8 +316,9 @@ def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module:
     return None
 
 
-def in_memory_constructor(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
-                          ) -> tuple[cst.Call, ModuleFacts] | None:
+def in_memory_constructor(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> tuple[cst.Call, ModuleFacts] | None:
     """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression may hold
     (followed by the value-flow engine: a parameter's default or callers, a module variable, an
     attribute), with its module."""
