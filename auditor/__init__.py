@@ -39,7 +39,8 @@ The pytest plugin (:mod:`resume_audit.integrations.pytest_plugin`) is registered
 from __future__ import annotations
 
 import importlib as _importlib
-from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 #: public name -> module it lives in (imported on first attribute access)
 _EXPORTS: dict[str, str] = {
@@ -81,14 +82,12 @@ __all__ = [*_EXPORTS]
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is imported at run time
     from resume_audit.api import ScanOutcome, ScanRequest, run_scan, scan
-    from resume_audit.version import __version__
-    from resume_audit.postprocess.baseline import BaselineError
     from resume_audit.config.settings import Config, ConfigError
     from resume_audit.discovery.walk import PathNotFound
     from resume_audit.dynamic.assertions import ResumeContractError, SweepIncomplete
     from resume_audit.dynamic.cells import Cell
-    from resume_audit.dynamic.report import SweepReport
     from resume_audit.dynamic.parent.sweep import BACKENDS, CELL_KINDS, NO_STUB, SweepUsageError, crash_sweep
+    from resume_audit.dynamic.report import SweepReport
     from resume_audit.dynamic.target import TargetError
     from resume_audit.findings import (
         PROPERTIES,
@@ -101,6 +100,8 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; nothing is 
         Severity,
         Span,
     )
+    from resume_audit.postprocess.baseline import BaselineError
+    from resume_audit.version import __version__
 
 
 def __getattr__(name: str) -> _Any:

@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from resume_audit.postprocess.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
+from resume_audit.catalog.ruleindex import rule_ids
 from resume_audit.config.settings import Config, load_config, validate_fail_on, validate_rule_ids
 from resume_audit.config.tree import ConfigSource, ConfigTree, FixedConfig, Overrides, root_config
+from resume_audit.discovery.repo_root import RepoPaths
 from resume_audit.discovery.walk import PathNotFound
 from resume_audit.engine.options import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIME_LIMIT, ScanOptions
 from resume_audit.engine.scan import scan as engine_scan
 from resume_audit.findings import Finding, ScanResult, Span
+from resume_audit.postprocess.baseline import apply_baseline, read_baseline, stale_baseline_note, write_baseline
 from resume_audit.postprocess.gitdiff import ChangedLines, changed_lines
 from resume_audit.reporters.progress import ScanProgress
-from resume_audit.discovery.repo_root import RepoPaths
-from resume_audit.catalog.ruleindex import rule_ids
 
 
 @dataclass
@@ -129,12 +129,18 @@ def only_changed(findings: list[Finding], changed: ChangedLines, root: Path) -> 
     return kept, len(findings) - len(kept)
 
 
-def scan_options(request: ScanRequest, config: Config, repo: RepoPaths, progress: ScanProgress | None = None) -> ScanOptions:
+def scan_options(
+    request: ScanRequest, config: Config, repo: RepoPaths, progress: ScanProgress | None = None
+) -> ScanOptions:
     """How the engine runs the request (``config``: the root configuration, whose scan-wide
     settings apply where the request leaves them open)."""
     return ScanOptions(
-        jobs=request.jobs, cache_dir=request.cache_dir, time_limit=request.file_timeout,
-        max_file_bytes=request.max_file_bytes, follow_symlinks=request.follow_symlinks, progress=progress,
+        jobs=request.jobs,
+        cache_dir=request.cache_dir,
+        time_limit=request.file_timeout,
+        max_file_bytes=request.max_file_bytes,
+        follow_symlinks=request.follow_symlinks,
+        progress=progress,
         exclude=request.exclude,
         respect_gitignore=config.respect_gitignore if request.respect_gitignore is None else request.respect_gitignore,
         force_exclude=config.force_exclude if request.force_exclude is None else request.force_exclude,

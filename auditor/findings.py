@@ -194,8 +194,11 @@ class Finding:
             "related": encode(self.related),
             "flows": encode(self.flows),
             "witness": self.witness,
-            **({"confirmation": self.confirmation.value, "confirmation_note": self.confirmation_note}
-               if self.confirmation else {}),
+            **(
+                {"confirmation": self.confirmation.value, "confirmation_note": self.confirmation_note}
+                if self.confirmation
+                else {}
+            ),
             **({"autofix": encode(self.autofix)} if self.autofix else {}),
         }
 

@@ -14,7 +14,6 @@ from resume_audit.codec import decode, encode
 from resume_audit.findings import Autofix, Finding, Notification, ScanResult, Span
 from resume_audit.postprocess.suppression import SuppressionComment, SuppressionUse
 
-
 T = TypeVar("T")
 
 
@@ -76,8 +75,17 @@ def suppression_use_from_list(u: list[Any]) -> SuppressionUse:
 
 
 #: what a scan replay keeps of a result: the engine's output before a baseline or ``--diff`` is applied
-_REPLAYED = ("findings", "notifications", "files_scanned", "root", "rules_run", "suppressed", "files_analysed",
-             "unresolved_imports", "category")
+_REPLAYED = (
+    "findings",
+    "notifications",
+    "files_scanned",
+    "root",
+    "rules_run",
+    "suppressed",
+    "files_analysed",
+    "unresolved_imports",
+    "category",
+)
 
 
 def scan_result_to_dict(r: ScanResult) -> dict[str, Any]:

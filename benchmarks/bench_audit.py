@@ -30,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-EFFECTS = '''
+EFFECTS = """
 import requests
 
 
@@ -40,9 +40,9 @@ def notify(text: str) -> None:
 
 def pay_out(claim: str, amount: int) -> str:
     return requests.post("https://pay.example/v1/payouts", json={"claim": claim, "amount": amount}, timeout=5).json()["id"]
-'''
+"""
 
-GRAPH = '''
+GRAPH = """
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -85,12 +85,12 @@ def build_graph(checkpointer=None):
         builder.add_edge(a, b)
     builder.add_edge(names[-1], END)
     return builder.compile(checkpointer=checkpointer)
-'''
+"""
 
-STEP = '''
+STEP = """
 def step_{n}(state: Claim) -> dict:
     return {{"steps": state.get("steps", 0) + 1}}
-'''
+"""
 
 
 def make_project(root: Path, graphs: int) -> list[str]:
@@ -104,8 +104,9 @@ def make_project(root: Path, graphs: int) -> list[str]:
         nodes = "".join(STEP.format(n=n) for n in range(extra))
         names = "".join(f'"step_{n}", ' for n in range(extra))
         steps = "".join(f'    builder.add_node("step_{n}", step_{n})\n' for n in range(extra))
-        (pkg / f"desk_{g}.py").write_text(textwrap.dedent(GRAPH.format(extra_nodes=nodes, extra_names=names,
-                                                                       add_steps=steps)))
+        (pkg / f"desk_{g}.py").write_text(
+            textwrap.dedent(GRAPH.format(extra_nodes=nodes, extra_names=names, add_steps=steps))
+        )
         targets.append(f"claims.desk_{g}:build_graph")
     return targets
 
@@ -120,7 +121,7 @@ def main() -> int:
         targets = make_project(root, args.graphs)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         # baseline: the hand-written sweeps (one warm-up sweep first, as the audit's own first child warms the server)
-        script = textwrap.dedent(f'''
+        script = textwrap.dedent(f"""
             import json, sys, time
             from resume_audit.dynamic import crash_sweep
             targets = {targets!r}
@@ -130,13 +131,20 @@ def main() -> int:
             t = time.monotonic()
             found = sum(len(crash_sweep(t_, **kw).findings) for t_ in targets)
             print(json.dumps({{"seconds": time.monotonic() - t, "findings": found}}))
-        ''')
+        """)
         t0 = time.monotonic()
-        base = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, check=True)
+        base = subprocess.run(
+            [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, check=True
+        )
         baseline = json.loads(base.stdout.strip().splitlines()[-1])
         t1 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
-                              cwd=root, env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         audit_s = time.monotonic() - t1
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
@@ -156,9 +164,11 @@ def main() -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"audit of {args.graphs} graphs: {result['audit_s']} s ({swept} swept, {result['confirmations']}); "
-              f"hand-written sweeps of the same graphs: {result['hand_written_sweeps_s']} s; "
-              f"ratio {result['ratio']}x; goal < {result['goal_s']} s")
+        print(
+            f"audit of {args.graphs} graphs: {result['audit_s']} s ({swept} swept, {result['confirmations']}); "
+            f"hand-written sweeps of the same graphs: {result['hand_written_sweeps_s']} s; "
+            f"ratio {result['ratio']}x; goal < {result['goal_s']} s"
+        )
     return 0
 
 

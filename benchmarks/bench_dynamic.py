@@ -32,7 +32,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -184,14 +183,22 @@ def main() -> None:
     if ns.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"(a) fresh-interpreter run of the graph: {fresh_med:.3f} s (median of {len(fresh)}: "
-          f"{', '.join(f'{x:.2f}' for x in fresh)})")
-    print(f"    crash sweep: {points} kill points, {warm_med:.3f} s per kill point warm (median of {len(warm)}), "
-          f"{cold:.3f} s cold (fork server start included)")
-    print(f"    ratio per kill point / fresh run: {result['a_ratio']:.2f}x warm, {result['a_ratio_cold']:.2f}x cold (goal <= 1.5x)")
-    print(f"(b) {ns.protocols} interrupt protocols, median of {ns.repeats}: stock {med['stock']:.3f} s, "
-          f"instrumented saver {med['saver']:.3f} s ({result['b_saver_overhead']:+.1%}), "
-          f"full child instrumentation {med['child']:.3f} s ({result['b_child_overhead']:+.1%}) (goal <= 5 %)")
+    print(
+        f"(a) fresh-interpreter run of the graph: {fresh_med:.3f} s (median of {len(fresh)}: "
+        f"{', '.join(f'{x:.2f}' for x in fresh)})"
+    )
+    print(
+        f"    crash sweep: {points} kill points, {warm_med:.3f} s per kill point warm (median of {len(warm)}), "
+        f"{cold:.3f} s cold (fork server start included)"
+    )
+    print(
+        f"    ratio per kill point / fresh run: {result['a_ratio']:.2f}x warm, {result['a_ratio_cold']:.2f}x cold (goal <= 1.5x)"
+    )
+    print(
+        f"(b) {ns.protocols} interrupt protocols, median of {ns.repeats}: stock {med['stock']:.3f} s, "
+        f"instrumented saver {med['saver']:.3f} s ({result['b_saver_overhead']:+.1%}), "
+        f"full child instrumentation {med['child']:.3f} s ({result['b_child_overhead']:+.1%}) (goal <= 5 %)"
+    )
 
 
 if __name__ == "__main__":

@@ -41,10 +41,10 @@ from pathlib import Path
 
 import libcst
 
+from resume_audit.cache.filetable import RACY_SECONDS
 from resume_audit.config.settings import Config
 from resume_audit.discovery.walk import discover
 from resume_audit.engine.scan import active_rules, prefilter_of, scan
-from resume_audit.cache.filetable import RACY_SECONDS
 from resume_audit.reading.prefilter import frameworks_in_scan
 
 HERE = Path(__file__).resolve().parent
@@ -96,7 +96,19 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
     timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))  # populate
     warm = timed(lambda: scan([root], Config(), root, jobs=jobs, cache_dir=cache))
     result = cold_result["r"]
-    exe = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+    exe = [
+        sys.executable,
+        "-m",
+        "resume_audit",
+        "scan",
+        str(root),
+        "-f",
+        "json",
+        "-o",
+        os.devnull,
+        "--fail-on",
+        "never",
+    ]
     if jobs:
         exe += ["--jobs", str(jobs)]
     cli_cache = Path(tempfile.mkdtemp(prefix="ra-bench-cli-"))
@@ -121,8 +133,21 @@ def measure(name: str, root: Path, semgrep: str | None, jobs: int | None) -> dic
         out_file = Path(tempfile.mkdtemp(prefix="ra-bench-sg-")) / "semgrep.json"
         with out_file.open("w") as fh:
             sg = run_child(
-                [semgrep, "scan", "--config", str(HERE / "semgrep_rules.yml"), "--metrics", "off", "--disable-version-check",
-                 "--json", "--quiet", "--no-git-ignore", "--timeout", "0", str(root)],
+                [
+                    semgrep,
+                    "scan",
+                    "--config",
+                    str(HERE / "semgrep_rules.yml"),
+                    "--metrics",
+                    "off",
+                    "--disable-version-check",
+                    "--json",
+                    "--quiet",
+                    "--no-git-ignore",
+                    "--timeout",
+                    "0",
+                    str(root),
+                ],
                 root,
                 stdout=fh,
             )
@@ -172,7 +197,19 @@ def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
             # again by the warm run, which no user's settled tree is
             settled_at = time.time() + RACY_SECONDS + 0.1
             cache = Path(tmp) / "cache"
-            exe = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull, "--fail-on", "never"]
+            exe = [
+                sys.executable,
+                "-m",
+                "resume_audit",
+                "scan",
+                str(root),
+                "-f",
+                "json",
+                "-o",
+                os.devnull,
+                "--fail-on",
+                "never",
+            ]
             if jobs:
                 exe += ["--jobs", str(jobs)]
             no_cache = run_child([*exe, "--no-cache"], root)
@@ -188,15 +225,23 @@ def scaling(sizes: list[int], jobs: int | None) -> list[dict]:
             edited.write_text(original + "\n_edited = True\n")
             one_code_change = run_child([*exe, "--cache-dir", str(cache)], root)
             mb = sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6
-            rows.append({
-                "files": size, "megabytes": round(mb, 1),
-                "no_cache_s": round(no_cache[0], 2), "cold_s": round(cold[0], 2), "warm_s": round(warm[0], 2),
-                "one_change_s": round(one_change[0], 2), "one_code_change_s": round(one_code_change[0], 2),
-                "s_per_1k_files_cold": round(cold[0] / size * 1000, 2),
-                "warm_over_cold": round(warm[0] / cold[0], 3), "one_change_over_cold": round(one_change[0] / cold[0], 3),
-                "one_code_change_over_cold": round(one_code_change[0] / cold[0], 3),
-                "peak_mb_cold": cold[2], "peak_mb_warm": warm[2],
-            })
+            rows.append(
+                {
+                    "files": size,
+                    "megabytes": round(mb, 1),
+                    "no_cache_s": round(no_cache[0], 2),
+                    "cold_s": round(cold[0], 2),
+                    "warm_s": round(warm[0], 2),
+                    "one_change_s": round(one_change[0], 2),
+                    "one_code_change_s": round(one_code_change[0], 2),
+                    "s_per_1k_files_cold": round(cold[0] / size * 1000, 2),
+                    "warm_over_cold": round(warm[0] / cold[0], 3),
+                    "one_change_over_cold": round(one_change[0] / cold[0], 3),
+                    "one_code_change_over_cold": round(one_code_change[0] / cold[0], 3),
+                    "peak_mb_cold": cold[2],
+                    "peak_mb_warm": warm[2],
+                }
+            )
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
 
@@ -209,7 +254,9 @@ def installed_frameworks(dest: Path) -> Path:
         if spec is None or not spec.submodule_search_locations:
             print(f"  (skipping {pkg}: not installed)", file=sys.stderr)
             continue
-        shutil.copytree(list(spec.submodule_search_locations)[0], dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            list(spec.submodule_search_locations)[0], dest / pkg, ignore=shutil.ignore_patterns("__pycache__")
+        )
     return dest
 
 
@@ -220,10 +267,18 @@ def main() -> None:
     ap.add_argument("--semgrep", default=shutil.which("semgrep"), help="semgrep executable (pip install semgrep)")
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument("--synthetic-only", action="store_true", help="skip the installed-frameworks tree (a quick smoke run)")
-    ap.add_argument("--filler", choices=["small", "stdlib"], default="small",
-                    help="the synthetic tree's non-agent files: small generated modules, or copies of the standard library")
-    ap.add_argument("--scaling", default="", help="comma-separated tree sizes for the scaling series, e.g. 1000,5000,20000")
+    ap.add_argument(
+        "--synthetic-only", action="store_true", help="skip the installed-frameworks tree (a quick smoke run)"
+    )
+    ap.add_argument(
+        "--filler",
+        choices=["small", "stdlib"],
+        default="small",
+        help="the synthetic tree's non-agent files: small generated modules, or copies of the standard library",
+    )
+    ap.add_argument(
+        "--scaling", default="", help="comma-separated tree sizes for the scaling series, e.g. 1000,5000,20000"
+    )
     args = ap.parse_args()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:

@@ -31,17 +31,34 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from synthetic import generate  # noqa: E402
-
 from lsp_session import ServerSession  # noqa: E402
+from synthetic import generate  # noqa: E402
 
 EFFECT_LINE = '    notify("https://hooks.example.com/'
 
 
 def cold_scan(root: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(root), "--no-cache", "--quiet",
-                    "--format", "json", "--output", os.devnull, "--fail-on", "never"], check=True, env=env, cwd=root)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "scan",
+            str(root),
+            "--no-cache",
+            "--quiet",
+            "--format",
+            "json",
+            "--output",
+            os.devnull,
+            "--fail-on",
+            "never",
+        ],
+        check=True,
+        env=env,
+        cwd=root,
+    )
     return time.perf_counter() - start
 
 
@@ -60,7 +77,9 @@ async def server_run(root: Path, agent: Path, edits: int, env: dict[str, str]) -
         started = time.perf_counter()
 
         def ended() -> bool:
-            return any((p.get("kind") if isinstance(p, dict) else getattr(p, "kind", None)) == "end" for p in s.progress)
+            return any(
+                (p.get("kind") if isinstance(p, dict) else getattr(p, "kind", None)) == "end" for p in s.progress
+            )
 
         await s.wait_for(ended, timeout=1800)
         indexing = time.perf_counter() - started
@@ -102,8 +121,13 @@ def main() -> None:
         env.pop("RESUME_AUDIT_CACHE_DIR", None)
         cold = cold_scan(root, env)
         numbers = asyncio.run(server_run(root, sorted(agents)[0], args.edits, env))
-    out = {"files": args.files, "edits": args.edits, "cold_scan_s": round(cold, 3), **numbers,
-           "edit_p50_over_cold_scan": round(numbers["edit_p50_ms"] / 1000 / cold, 4)}
+    out = {
+        "files": args.files,
+        "edits": args.edits,
+        "cold_scan_s": round(cold, 3),
+        **numbers,
+        "edit_p50_over_cold_scan": round(numbers["edit_p50_ms"] / 1000 / cold, 4),
+    }
     print(json.dumps(out, indent=2))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from resume_audit.config.settings import Config
 from resume_audit.engine import loading
 from resume_audit.engine import scan as engine
-from resume_audit.config.settings import Config
 from resume_audit.reading.decoding import SourceText
 
 

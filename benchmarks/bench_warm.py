@@ -42,8 +42,13 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
     """(wall seconds, peak RSS in MB) of one command; a failure stops the benchmark."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
-        proc = subprocess.run([TIME, "-f", "%M", "-o", rss.name, *cmd], cwd=cwd, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.run(
+            [TIME, "-f", "%M", "-o", rss.name, *cmd],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         wall = time.perf_counter() - start
         peak_kb = int((rss.read().strip().splitlines() or ["0"])[-1])
     if proc.returncode not in (0, 1):
@@ -65,14 +70,34 @@ def median(xs: list[float]) -> float:
     return round(statistics.median(xs), 3)
 
 
-def bench(root: Path, variants: dict[str, str], repeats: int, cold_repeats: int, no_cache_runs: bool,
-          work: Path, one_change: bool = False) -> dict:
-    scan = [sys.executable, "-m", "resume_audit", "scan", str(root), "-f", "json", "-o", os.devnull,
-            "--fail-on", "never", "-q"]
+def bench(
+    root: Path,
+    variants: dict[str, str],
+    repeats: int,
+    cold_repeats: int,
+    no_cache_runs: bool,
+    work: Path,
+    one_change: bool = False,
+) -> dict:
+    scan = [
+        sys.executable,
+        "-m",
+        "resume_audit",
+        "scan",
+        str(root),
+        "-f",
+        "json",
+        "-o",
+        os.devnull,
+        "--fail-on",
+        "never",
+        "-q",
+    ]
     envs = {name: environment(path) for name, path in variants.items()}
-    times: dict[str, dict[str, list[float]]] = {n: {"version": [], "cold": [], "warm": [], "no_cache": [], "one_change": [],
-                                                    "parser_import": []}
-                                                for n in variants}
+    times: dict[str, dict[str, list[float]]] = {
+        n: {"version": [], "cold": [], "warm": [], "no_cache": [], "one_change": [], "parser_import": []}
+        for n in variants
+    }
     peaks: dict[str, dict[str, int]] = {n: {} for n in variants}
     caches = {n: work / f"cache-{n}" for n in variants}
     for rnd in range(cold_repeats):  # cold: an empty cache, filled by the run (the last fill stays for the warm runs)
@@ -134,14 +159,24 @@ def bench(root: Path, variants: dict[str, str], repeats: int, cold_repeats: int,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--variant", action="append", default=[], metavar="NAME=PYTHONPATH",
-                    help="an install to time (repeatable); NAME= runs the current environment")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHONPATH",
+        help="an install to time (repeatable); NAME= runs the current environment",
+    )
     ap.add_argument("--sizes", default="5000", help="comma-separated tree sizes (files)")
     ap.add_argument("--repeats", type=int, default=7, help="warm and --version runs per variant")
     ap.add_argument("--cold-repeats", type=int, default=2, help="cold (and --no-cache) runs per variant")
-    ap.add_argument("--no-cache-runs", action="store_true", help="also time --no-cache scans (peak RSS of a whole read)")
-    ap.add_argument("--one-change", action="store_true",
-                    help="also time scans after one agent file is edited (interleaved, one edit per round)")
+    ap.add_argument(
+        "--no-cache-runs", action="store_true", help="also time --no-cache scans (peak RSS of a whole read)"
+    )
+    ap.add_argument(
+        "--one-change",
+        action="store_true",
+        help="also time scans after one agent file is edited (interleaved, one edit per round)",
+    )
     ap.add_argument("--tree", type=Path, default=None, help="scan this tree instead of generating one per size")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
@@ -159,8 +194,12 @@ def main() -> None:
                 root = realistic(work / f"tree-{size}", size)
             files = sum(1 for _ in root.rglob("*.py"))
             print(f"{files} files under {root}", file=sys.stderr)
-            row = {"files": files, "variants": bench(root, variants, args.repeats, args.cold_repeats,
-                                                     args.no_cache_runs, work, args.one_change)}
+            row = {
+                "files": files,
+                "variants": bench(
+                    root, variants, args.repeats, args.cold_repeats, args.no_cache_runs, work, args.one_change
+                ),
+            }
             results.append(row)
             print(json.dumps(row, indent=1))
             if not args.tree:

@@ -40,38 +40,97 @@ CLOCK_KEYS = {"seconds", "elapsed", "duration", "duration_s", "wall_seconds", "r
 
 #: (name, target under fixtures/dynamic/langgraph, crash_sweep keyword arguments): the sweeps the tests run
 SWEEPS: list[tuple[str, str, dict]] = [
-    ("order_approval", "order_approval.py:build_graph",
-     dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])),
-    ("fork_aware", "fork_aware.py:build_graph",
-     dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"], cells=["fork", "stray"])),
-    ("keyed_effect", "keyed_effect.py:builder",
-     dict(effects=["keyed_effect:charge_card"], input={"order_id": 3}, resume=["approve"])),
-    ("no_interrupt", "no_interrupt.py:build",
-     dict(effects=["no_interrupt:store_document"], input={"text": "a b c"}, resume=[])),
-    ("pydantic_state", "pydantic_state.py:build",
-     dict(effects=[], input={"customer": "ann"}, resume=[], cells=["crash", "validity"])),
+    (
+        "order_approval",
+        "order_approval.py:build_graph",
+        dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"]),
+    ),
+    (
+        "fork_aware",
+        "fork_aware.py:build_graph",
+        dict(
+            effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"], cells=["fork", "stray"]
+        ),
+    ),
+    (
+        "keyed_effect",
+        "keyed_effect.py:builder",
+        dict(effects=["keyed_effect:charge_card"], input={"order_id": 3}, resume=["approve"]),
+    ),
+    (
+        "no_interrupt",
+        "no_interrupt.py:build",
+        dict(effects=["no_interrupt:store_document"], input={"text": "a b c"}, resume=[]),
+    ),
+    (
+        "pydantic_state",
+        "pydantic_state.py:build",
+        dict(effects=[], input={"customer": "ann"}, resume=[], cells=["crash", "validity"]),
+    ),
     ("pydantic_midgraph", "pydantic_state.py:build_midgraph", dict(effects=[], input={"customer": "ann"}, resume=[])),
-    ("lossy_saver", "lossy_saver.py:build",
-     dict(effects=["lossy_saver:export_rows", "lossy_saver:notify_loaded"], input={}, resume=[],
-          cells=["crash", "write-order"])),
-    ("volatile_park", "volatile_park.py:build",
-     dict(effects=["volatile_park:notify"], input={"request": "r1"}, resume=[True], cells=["parked"])),
-    ("async_approval", "async_approval.py:graph",
-     dict(effects=["async_approval:send_receipt"], input={"order_id": 5}, resume=["approve"], cells=["crash", "fork"])),
-    ("two_gates", "two_gates.py:builder",
-     dict(effects=["two_gates:issue_refund", "two_gates:send_payout"], input={"ticket": "T1", "amount": 5},
-          resume=["ok", "ok"], cells=["crash", "parked"])),
+    (
+        "lossy_saver",
+        "lossy_saver.py:build",
+        dict(
+            effects=["lossy_saver:export_rows", "lossy_saver:notify_loaded"],
+            input={},
+            resume=[],
+            cells=["crash", "write-order"],
+        ),
+    ),
+    (
+        "volatile_park",
+        "volatile_park.py:build",
+        dict(effects=["volatile_park:notify"], input={"request": "r1"}, resume=[True], cells=["parked"]),
+    ),
+    (
+        "async_approval",
+        "async_approval.py:graph",
+        dict(
+            effects=["async_approval:send_receipt"], input={"order_id": 5}, resume=["approve"], cells=["crash", "fork"]
+        ),
+    ),
+    (
+        "two_gates",
+        "two_gates.py:builder",
+        dict(
+            effects=["two_gates:issue_refund", "two_gates:send_payout"],
+            input={"ticket": "T1", "amount": 5},
+            resume=["ok", "ok"],
+            cells=["crash", "parked"],
+        ),
+    ),
     ("fan_out", "fan_out.py:build", dict(effects=["fan_out:send_email"], input={}, resume=[], cells=["crash"])),
-    ("functional_api", "functional_api.py:build",
-     dict(effects=["functional_api:charge_card"], input={"order_id": 9}, resume=["approve"],
-          cells=["crash", "fork", "validity"])),
-    ("tool_refund", "tool_refund.py:build_graph",
-     dict(effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"])),
+    (
+        "functional_api",
+        "functional_api.py:build",
+        dict(
+            effects=["functional_api:charge_card"],
+            input={"order_id": 9},
+            resume=["approve"],
+            cells=["crash", "fork", "validity"],
+        ),
+    ),
+    (
+        "tool_refund",
+        "tool_refund.py:build_graph",
+        dict(effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"]),
+    ),
     ("typeddict", "typed_states.py:typeddict_graph", dict(effects=[], input={"n": 1}, resume=[])),
-    ("static_breakpoint", "static_breakpoint.py:build_graph",
-     dict(effects=["static_breakpoint:issue_refund"], input={"ticket": "T1", "amount": 5}, resume=[])),
-    ("subgraph_gate", "subgraph_gate.py:build_graph",
-     dict(effects=["subgraph_gate:notify_reviewer", "subgraph_gate:send_payout"], input={"claim": "C1"}, resume=["approve"])),
+    (
+        "static_breakpoint",
+        "static_breakpoint.py:build_graph",
+        dict(effects=["static_breakpoint:issue_refund"], input={"ticket": "T1", "amount": 5}, resume=[]),
+    ),
+    (
+        "subgraph_gate",
+        "subgraph_gate.py:build_graph",
+        dict(
+            effects=["subgraph_gate:notify_reviewer", "subgraph_gate:send_payout"],
+            input={"claim": "C1"},
+            resume=["approve"],
+        ),
+    ),
 ]
 
 _SWEEP_CHILD = """
@@ -104,8 +163,16 @@ def _run(cmd: list[str], cwd: Path) -> str:
 def tool_root(python: str) -> str:
     """The folder holding the install's source (auditor/, dynamic/, rules/): a side install of another commit lives
     elsewhere, and a traceback's path into the tool's own code must not count as a difference."""
-    where = subprocess.run([python, "-c", "import resume_audit, os; print(os.path.dirname(os.path.dirname(os.path.realpath(resume_audit.__file__))))"],
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [
+            python,
+            "-c",
+            "import resume_audit, os; print(os.path.dirname(os.path.dirname(os.path.realpath(resume_audit.__file__))))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return where
 
 
@@ -155,11 +222,22 @@ def record(out: Path, python: str, mirrors: Path, parts: set[str], workers: int)
     if "corpus" in parts and mirrors.is_dir():
         jobs += corpus_jobs(python, mirrors, Path(tempfile.gettempdir()) / "resume-audit-realworld")
     if "audit" in parts:
-        jobs.append(("audit/helpdesk.json", [python, "-m", "resume_audit.cli", "audit", "fixtures/audit", "--format", "json"], REPO))
+        jobs.append(
+            (
+                "audit/helpdesk.json",
+                [python, "-m", "resume_audit.cli", "audit", "fixtures/audit", "--format", "json"],
+                REPO,
+            )
+        )
         # from outside this checkout: a frame in the tool's own code under the working directory reads as the
         # program's, and a side install's would not
-        jobs.append(("conformance/matrix.json", [python, "-m", "resume_audit.cli", "conformance", "--format", "json"],
-                     Path(tempfile.gettempdir())))
+        jobs.append(
+            (
+                "conformance/matrix.json",
+                [python, "-m", "resume_audit.cli", "conformance", "--format", "json"],
+                Path(tempfile.gettempdir()),
+            )
+        )
     if "sweep" in parts:
         for name, target, kwargs in SWEEPS:
             jobs.append((f"sweep/{name}.json", [python, "-c", _SWEEP_CHILD, target, json.dumps(kwargs)], REPO))
@@ -182,8 +260,10 @@ def record(out: Path, python: str, mirrors: Path, parts: set[str], workers: int)
 def compare(before: Path, after: Path, renames: list[tuple[str, str]]) -> int:
     """Byte equality of every report, after applying deliberate renames (``OLD=NEW``: a module that moved and
     names itself in a report) to the earlier record."""
-    names = sorted({p.relative_to(before).as_posix() for p in before.rglob("*.json")}
-                   | {p.relative_to(after).as_posix() for p in after.rglob("*.json")})
+    names = sorted(
+        {p.relative_to(before).as_posix() for p in before.rglob("*.json")}
+        | {p.relative_to(after).as_posix() for p in after.rglob("*.json")}
+    )
     differing = 0
     for name in names:
         a, b = before / name, after / name
@@ -196,7 +276,9 @@ def compare(before: Path, after: Path, renames: list[tuple[str, str]]) -> int:
             ta = ta.replace(old, new)
         if ta != tb:
             differing += 1
-            diff = "".join(difflib.unified_diff(ta.splitlines(True), tb.splitlines(True), f"before/{name}", f"after/{name}", n=1))
+            diff = "".join(
+                difflib.unified_diff(ta.splitlines(True), tb.splitlines(True), f"before/{name}", f"after/{name}", n=1)
+            )
             print(diff[:3000])
     print(f"{len(names)} reports, {differing} differ")
     return 1 if differing else 0
@@ -214,8 +296,13 @@ def main(argv: list[str] | None = None) -> int:
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
-    cmp_.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
-                      help="a deliberate rename applied to BEFORE's text first (repeatable)")
+    cmp_.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="a deliberate rename applied to BEFORE's text first (repeatable)",
+    )
     args = ap.parse_args(argv)
     if args.command == "record":
         record(args.out, args.python, args.mirrors, set(args.only.split(",")), args.workers)

@@ -99,8 +99,14 @@ class ResumeContractError(AssertionError):
     not be checked), ``report`` the whole :class:`SweepReport`.
     """
 
-    def __init__(self, message: str, *, report: SweptReport | None = None, findings: Iterable[Finding] = (),
-                 checked: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        report: SweptReport | None = None,
+        findings: Iterable[Finding] = (),
+        checked: Iterable[str] = (),
+    ) -> None:
         super().__init__(message)
         self.report = report
         self.findings: list[Finding] = list(findings)
@@ -134,8 +140,7 @@ def rules_for(selectors: Iterable[str]) -> tuple[str, ...]:
             wanted.add(sel)
         else:
             raise ValueError(
-                f"unknown contract property or dynamic rule {sel!r}; use one of "
-                f"{', '.join(PROPERTIES)} or RA701..RA708"
+                f"unknown contract property or dynamic rule {sel!r}; use one of {', '.join(PROPERTIES)} or RA701..RA708"
             )
     return tuple(sorted(wanted))
 
@@ -150,7 +155,9 @@ def violations(report: SweptReport, rules: Iterable[str]) -> list[Finding]:
 def assert_exactly_once(report: SweptReport) -> None:
     """Fail unless no effect fired more than once: no RA701 (crash path), RA704 (stray resume), RA705 (concurrent resumes)."""
     __tracebackhide__ = True
-    _check(report, EXACTLY_ONCE_RULES, "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)")
+    _check(
+        report, EXACTLY_ONCE_RULES, "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)"
+    )
 
 
 def assert_conformant(report: SweptReport, *properties: str) -> None:
@@ -180,16 +187,21 @@ def _unchecked(report: SweptReport, rules: tuple[str, ...]) -> list[str]:
         return [why]
     cells_of = rule_cells()
     kinds = {k for r in rules for k in cells_of.get(r, ())}
-    return [f"{c.kind} cell `{c.name}` ended in an error: {c.detail}" for c in report.cells
-            if c.kind in kinds and c.verdict == ERROR]
+    return [
+        f"{c.kind} cell `{c.name}` ended in an error: {c.detail}"
+        for c in report.cells
+        if c.kind in kinds and c.verdict == ERROR
+    ]
 
 
 # -- formatting -----------------------------------------------------------------------------------
 def format_violations(report: SweptReport, findings: list[Finding], what: str) -> str:
     """The failure message: a headline, then one witness block per finding."""
     n = len(findings)
-    lines = [f"resume contract broken by {report.target}: {what}",
-             f"{n} violation{'s' if n != 1 else ''} ({report.backend} backend, {_versions(report)})"]
+    lines = [
+        f"resume contract broken by {report.target}: {what}",
+        f"{n} violation{'s' if n != 1 else ''} ({report.backend} backend, {_versions(report)})",
+    ]
     fixes_shown: set[str] = set()
     for f in findings:
         lines.append("")
@@ -203,7 +215,9 @@ def format_unchecked(report: SweptReport, reasons: list[str], what: str) -> str:
     for r in reasons:
         lines.extend(_wrap(r, "  ", "  "))
     lines.append("")
-    lines.append("  A property that was never exercised does not pass; fix the run (or raise `timeout=`) and sweep again.")
+    lines.append(
+        "  A property that was never exercised does not pass; fix the run (or raise `timeout=`) and sweep again."
+    )
     return "\n".join(lines)
 
 
@@ -219,8 +233,11 @@ def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
     lines.extend(body)
     also = w.get("also_at") or []
     if also:
-        lines.append(f"  also at:     {len(also)} other cell{'s' if len(also) != 1 else ''}: " + "; ".join(also[:3])
-                     + (" ..." if len(also) > 3 else ""))
+        lines.append(
+            f"  also at:     {len(also)} other cell{'s' if len(also) != 1 else ''}: "
+            + "; ".join(also[:3])
+            + (" ..." if len(also) > 3 else "")
+        )
     if not body:  # no dedicated layout for this witness: the finding's own sentence says what happened
         lines.extend(_wrap(f.message, "  ", "  "))
     if with_fix:
@@ -229,8 +246,14 @@ def format_finding(f: Finding, *, with_fix: bool = True) -> list[str]:
 
 
 def _wrap(text: str, first: str, rest: str) -> list[str]:
-    return textwrap.wrap(" ".join(str(text).split()), width=_WIDTH, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    return textwrap.wrap(
+        " ".join(str(text).split()),
+        width=_WIDTH,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
 
 
 def _versions(report: SweptReport) -> str:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from resume_audit.codec import DecodeError, decode_fields, encode_fields
 from resume_audit.dynamic.child_result import ChildResult, ParkRecord
 from resume_audit.dynamic.killpoints import DURABLE_KINDS, Event
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.codec import DecodeError, decode_fields, encode_fields
 from resume_audit.dynamic.values import derive_fork_value
 
 
@@ -44,8 +44,13 @@ class Verdict(_Word):
     NOT_APPLICABLE = "n/a"
 
 
-PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE = (Verdict.PASS, Verdict.FAIL, Verdict.NOT_REACHED, Verdict.ERROR,
-                                                  Verdict.NOT_APPLICABLE)
+PASS, FAIL, NOT_REACHED, ERROR, NOT_APPLICABLE = (
+    Verdict.PASS,
+    Verdict.FAIL,
+    Verdict.NOT_REACHED,
+    Verdict.ERROR,
+    Verdict.NOT_APPLICABLE,
+)
 
 
 class CellKind(str):
@@ -218,7 +223,11 @@ class Reference:
     @property
     def writes_nothing(self) -> bool:
         """The program configures a durable plane, yet its uninterrupted run persisted nothing."""
-        return self.declared_plane is not None and self.checkpoints == 0 and not any(e.kind in DURABLE_KINDS for e in self.events)
+        return (
+            self.declared_plane is not None
+            and self.checkpoints == 0
+            and not any(e.kind in DURABLE_KINDS for e in self.events)
+        )
 
     def durable_before(self, name: str) -> bool:
         """Whether the uninterrupted run had persisted a checkpoint before event ``name``."""
@@ -288,7 +297,11 @@ class Gate:
             vi = park.value_index or 0
             fork = None
             if not park.breakpoint:
-                fork = fork_resume if fork_resume is not None else (derive_fork_value(resume[vi]) if vi < len(resume) else None)
+                fork = (
+                    fork_resume
+                    if fork_resume is not None
+                    else (derive_fork_value(resume[vi]) if vi < len(resume) else None)
+                )
             gates.append(cls(index, park.node, park.kind, vi, fork, alone=len(seen) == 1))
         return gates
 

@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from resume_audit.codec import decode, encode, omit_default
 from resume_audit.dynamic.adapters.base import InvalidState, PlaneDescription, SourceLocation
 from resume_audit.dynamic.confinement import ConfinementState
 from resume_audit.dynamic.killpoints import Event
-from resume_audit.codec import decode, encode, omit_default
 from resume_audit.dynamic.values import to_jsonable
 
 

@@ -53,8 +53,9 @@ class ConfinementPolicy:
     require: bool = False
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str], *, allow_network: bool = False,
-                     require: bool = False) -> "ConfinementPolicy":
+    def from_environ(
+        cls, environ: Mapping[str, str], *, allow_network: bool = False, require: bool = False
+    ) -> "ConfinementPolicy":
         def on(layer: str) -> bool:
             return environ.get(SWITCHES[layer], "").strip().lower() not in ("off", "0", "false", "no")
 
@@ -83,8 +84,11 @@ class ConfinementState:
     @property
     def network_confined(self) -> bool:
         """The kernel holds the network for every process of the cell (or the user lifted it)."""
-        return self.allow_network or self.active(Layer.NAMESPACE) or (
-            self.active(Layer.LANDLOCK_TCP) and self.active(Layer.SECCOMP))
+        return (
+            self.allow_network
+            or self.active(Layer.NAMESPACE)
+            or (self.active(Layer.LANDLOCK_TCP) and self.active(Layer.SECCOMP))
+        )
 
     @property
     def writes_confined(self) -> bool:
@@ -98,8 +102,11 @@ class ConfinementState:
         """Why the kernel does not confine the child here, in one sentence ("" when it does)."""
         missing = []
         if not self.network_confined:
-            reasons = "; ".join(f"{s.layer}: {s.why}" for s in self.layers
-                                if s.layer in (Layer.NAMESPACE, Layer.LANDLOCK_TCP, Layer.SECCOMP) and not s.active)
+            reasons = "; ".join(
+                f"{s.layer}: {s.why}"
+                for s in self.layers
+                if s.layer in (Layer.NAMESPACE, Layer.LANDLOCK_TCP, Layer.SECCOMP) and not s.active
+            )
             missing.append(f"the network is not confined in the kernel ({reasons})")
         if not self.writes_confined:
             why = next((s.why for s in self.layers if s.layer is Layer.LANDLOCK_WRITES), "not tried")
@@ -109,6 +116,11 @@ class ConfinementState:
     def summary(self) -> str:
         """One line for a sweep's header: the layers that hold."""
         held = [str(s.layer) for s in self.layers if s.active]
-        net = "network allowed (--allow-network)" if self.allow_network else (
-            "network confined" if self.network_confined else "network NOT confined in the kernel (audit hook only)")
+        net = (
+            "network allowed (--allow-network)"
+            if self.allow_network
+            else (
+                "network confined" if self.network_confined else "network NOT confined in the kernel (audit hook only)"
+            )
+        )
         return f"{', '.join(held) or 'no kernel layer'}; {net}"

@@ -15,7 +15,9 @@ NO_STUB: Any = type("NoStub", (), {"__repr__": lambda self: "NO_STUB", "__reduce
 
 #: "a typed stub": the recorder returns a value of the type the code expects (the effect's return annotation,
 #: the SDK's known return shape, else a value that allows attribute and item access) -- what ``audit`` uses
-TYPED_STUB: Any = type("TypedStub", (), {"__repr__": lambda self: "TYPED_STUB", "__reduce__": lambda self: "TYPED_STUB"})()
+TYPED_STUB: Any = type(
+    "TypedStub", (), {"__repr__": lambda self: "TYPED_STUB", "__reduce__": lambda self: "TYPED_STUB"}
+)()
 
 
 class EffectSpecError(ValueError):

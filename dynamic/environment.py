@@ -34,12 +34,32 @@ from resume_audit.dynamic.child.fake_credentials import FAKE_CREDENTIALS, PLACEH
 
 #: passed as they are, when the sweep's environment has them
 PASSED_NAMES: tuple[str, ...] = (
-    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "NO_COLOR",
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "NO_COLOR",
     # the interpreter and the program's imports
-    "PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONIOENCODING",
-    "PYTHONUTF8", "PYTHONHASHSEED", "PYTHONWARNINGS", "PYTHONDEVMODE", "PYTHONFAULTHANDLER",
-    "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONPLATLIBDIR",
-    "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSAFEPATH",
+    "PYTHONNOUSERSITE",
+    "PYTHONUSERBASE",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "PYTHONHASHSEED",
+    "PYTHONWARNINGS",
+    "PYTHONDEVMODE",
+    "PYTHONFAULTHANDLER",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "PYTHONPLATLIBDIR",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "LD_LIBRARY_PATH",
 )
 #: passed as they are: every variable whose name starts so (the locale's categories)
 PASSED_PREFIXES: tuple[str, ...] = ("LC_",)
@@ -105,6 +125,8 @@ class ChildEnvironment:
         if not names:
             return ""
         flags = " ".join(f"{PASS_FLAG} {name}" for name in names)
-        return (f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} set in the sweep's environment but "
-                f"withheld from the program (the children get an allow-list); pass {'it' if len(names) == 1 else 'them'} "
-                f"with {flags}")
+        return (
+            f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} set in the sweep's environment but "
+            f"withheld from the program (the children get an allow-list); pass {'it' if len(names) == 1 else 'them'} "
+            f"with {flags}"
+        )

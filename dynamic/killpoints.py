@@ -72,7 +72,9 @@ def leg_label(leg: int) -> str:
 class EventLog:
     """Names the events of one process and crashes it at the chosen one."""
 
-    def __init__(self, kill_at: str | None = None, on_kill: Callable[[], object] | None = None, mode: str = "sigkill") -> None:
+    def __init__(
+        self, kill_at: str | None = None, on_kill: Callable[[], object] | None = None, mode: str = "sigkill"
+    ) -> None:
         self.kill_at = kill_at
         self.on_kill = on_kill
         self.mode = mode

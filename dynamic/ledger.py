@@ -96,7 +96,13 @@ class Ledger:
 
     # -- writes (each one autocommitted INSERT) ---------------------------------
     def record_effect(
-        self, effect: str, node: str | None, step: int | None, task: str | None, key: str | None, site: str | None = None
+        self,
+        effect: str,
+        node: str | None,
+        step: int | None,
+        task: str | None,
+        key: str | None,
+        site: str | None = None,
     ) -> bool:
         """Record one effect call; return whether it *fired*.
 
@@ -172,7 +178,9 @@ class Ledger:
 
     # -- reads ------------------------------------------------------------------
     def effects(self, phases: Iterable[str] | None = None) -> list[EffectRow]:
-        rows = self._select("SELECT phase, leg, effect, node, step, pid, key, fired, site FROM effects ORDER BY seq", phases)
+        rows = self._select(
+            "SELECT phase, leg, effect, node, step, pid, key, fired, site FROM effects ORDER BY seq", phases
+        )
         return [EffectRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8]) for r in rows]
 
     def node_runs(self, phases: Iterable[str] | None = None) -> list[NodeRun]:

@@ -41,8 +41,11 @@ from resume_audit.processes import pid_alive
 
 CELL_ENV = "RESUME_AUDIT_CELL"
 #: the note (kind, detail) a sweep reports when the graph started processes outside the child's group
-ESCAPED_NOTE = ("escaped", "the graph started processes outside its process group (a new session or a daemon); "
-                           "the sweep found them and killed them")
+ESCAPED_NOTE = (
+    "escaped",
+    "the graph started processes outside its process group (a new session or a daemon); "
+    "the sweep found them and killed them",
+)
 ROOT_PREFIX = "resume-audit-sweep-"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -212,7 +215,7 @@ def remove_stale_roots(base: str | None = None) -> list[str]:
     for name in names:
         if not name.startswith(ROOT_PREFIX):
             continue
-        pid_text = name[len(ROOT_PREFIX):].split("-", 1)[0]
+        pid_text = name[len(ROOT_PREFIX) :].split("-", 1)[0]
         if pid_text.isdigit() and not pid_alive(int(pid_text)):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
             removed.append(name)

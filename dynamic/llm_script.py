@@ -33,9 +33,19 @@ class ScriptedReply:
             raise LlmScriptError(f"{where}: a reply is a string or {{content, tool_calls}}, not {item!r}")
         calls = []
         for n, call in enumerate(item.get("tool_calls") or ()):
-            if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(call.get("args", {}), dict):
+            if (
+                not isinstance(call, dict)
+                or not isinstance(call.get("name"), str)
+                or not isinstance(call.get("args", {}), dict)
+            ):
                 raise LlmScriptError(f"{where}: tool call {n} needs a name and an args object, got {call!r}")
-            calls.append({"name": call["name"], "args": dict(call.get("args") or {}), **({"id": str(call["id"])} if "id" in call else {})})
+            calls.append(
+                {
+                    "name": call["name"],
+                    "args": dict(call.get("args") or {}),
+                    **({"id": str(call["id"])} if "id" in call else {}),
+                }
+            )
         content = item.get("content", "")
         if not isinstance(content, str):
             raise LlmScriptError(f"{where}: content must be a string")
@@ -57,12 +67,16 @@ class LlmScript:
             data = {"replies": data}
         if not isinstance(data, dict) or not set(data) <= {"replies", "nodes"}:
             raise LlmScriptError(f"{where}: expected a list of replies or {{replies, nodes}}")
-        replies = tuple(ScriptedReply.parse(r, f"{where} replies[{i}]") for i, r in enumerate(data.get("replies") or ()))
+        replies = tuple(
+            ScriptedReply.parse(r, f"{where} replies[{i}]") for i, r in enumerate(data.get("replies") or ())
+        )
         nodes = []
         for node, items in sorted((data.get("nodes") or {}).items()):
             if not isinstance(items, list) or not items:
                 raise LlmScriptError(f"{where}: nodes.{node} must be a non-empty list of replies")
-            nodes.append((str(node), tuple(ScriptedReply.parse(r, f"{where} nodes.{node}[{i}]") for i, r in enumerate(items))))
+            nodes.append(
+                (str(node), tuple(ScriptedReply.parse(r, f"{where} nodes.{node}[{i}]") for i, r in enumerate(items)))
+            )
         if not replies and not nodes:
             raise LlmScriptError(f"{where}: the script holds no reply")
         return cls(replies or (ScriptedReply("OK"),), tuple(nodes))
@@ -83,7 +97,9 @@ class LlmScript:
             try:
                 import yaml  # type: ignore[import-untyped]
             except ImportError:  # pragma: no cover - pyyaml ships with the test extra
-                raise LlmScriptError(f"--stub-llm {source}: not JSON, and PyYAML is not installed to read YAML") from None
+                raise LlmScriptError(
+                    f"--stub-llm {source}: not JSON, and PyYAML is not installed to read YAML"
+                ) from None
             try:
                 data = yaml.safe_load(text)
             except yaml.YAMLError as exc:
@@ -94,7 +110,9 @@ class LlmScript:
         """A JSON-able form (what crosses into the child processes and the report's protocol)."""
 
         def reply(r: ScriptedReply) -> Any:
-            return r.content if not r.tool_calls else {"content": r.content, "tool_calls": [dict(c) for c in r.tool_calls]}
+            return (
+                r.content if not r.tool_calls else {"content": r.content, "tool_calls": [dict(c) for c in r.tool_calls]}
+            )
 
         out: dict[str, Any] = {"replies": [reply(r) for r in self.replies]}
         if self.nodes:

@@ -104,7 +104,11 @@ class SweepReport:
         for c in self.cells:
             if c.kind.exercises:
                 kinds.setdefault(c.kind, []).append(c.verdict)
-        return [f"{kind} ({len(v)} cell{'s' if len(v) != 1 else ''})" for kind, v in kinds.items() if v and all(x == ERROR for x in v)]
+        return [
+            f"{kind} ({len(v)} cell{'s' if len(v) != 1 else ''})"
+            for kind, v in kinds.items()
+            if v and all(x == ERROR for x in v)
+        ]
 
     def to_scan_result(self) -> ScanResult:
         """The same findings in the shape ``scan``'s reporters and exit codes consume."""
@@ -141,8 +145,12 @@ class SweepReport:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"crash-sweep {self.target} ({self.backend})", show_lines=False, expand=False,
-                      caption=f"confinement: {self.confinement}" if self.confinement else None)
+        table = Table(
+            title=f"crash-sweep {self.target} ({self.backend})",
+            show_lines=False,
+            expand=False,
+            caption=f"confinement: {self.confinement}" if self.confinement else None,
+        )
         table.add_column("cell", style="cyan", no_wrap=False)
         table.add_column("kill point / probe", overflow="fold")
         table.add_column("effects exp→obs", overflow="fold")

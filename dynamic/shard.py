@@ -79,8 +79,10 @@ class ShardPart:
     @classmethod
     def from_data(cls, data: Any) -> "ShardPart":
         if not isinstance(data, dict) or data.get("format") != SHARD_FORMAT:
-            raise MergeError("not a crash-sweep shard of this version (write shards with "
-                             "`crash-sweep --shard K/N --format json` using the same resume-audit)")
+            raise MergeError(
+                "not a crash-sweep shard of this version (write shards with "
+                "`crash-sweep --shard K/N --format json` using the same resume-audit)"
+            )
         try:
             part: ShardPart = decode_fields(cls, {k: v for k, v in data.items() if k != "format"})
         except (KeyError, TypeError, ValueError, DecodeError) as exc:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.dynamic.adapters.base import StoreSettings
-from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
 from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.effect_spec import NO_STUB, EffectSpec
 from resume_audit.dynamic.environment import ChildEnvironment
 from resume_audit.dynamic.target import TargetSpec
 
@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 #: ``input`` of a sweep nobody wrote an input for: each child builds one from the program's input
 #: schema (:mod:`resume_audit.dynamic.child.synthesis`), the same in every child
-AUTO_INPUT: Any = type("AutoInput", (), {"__repr__": lambda self: "AUTO_INPUT", "__reduce__": lambda self: "AUTO_INPUT"})()
-
+AUTO_INPUT: Any = type(
+    "AutoInput", (), {"__repr__": lambda self: "AUTO_INPUT", "__reduce__": lambda self: "AUTO_INPUT"}
+)()
 
 
 @dataclass(frozen=True)

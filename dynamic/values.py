@@ -78,8 +78,18 @@ def derive_fork_value(value: Any) -> Any:
     if isinstance(value, float):
         return value + 1.0
     if isinstance(value, str):
-        swaps = {"approve": "reject", "reject": "approve", "yes": "no", "no": "yes", "approved": "rejected",
-                 "rejected": "approved", "accept": "decline", "decline": "accept", "y": "n", "n": "y"}
+        swaps = {
+            "approve": "reject",
+            "reject": "approve",
+            "yes": "no",
+            "no": "yes",
+            "approved": "rejected",
+            "rejected": "approved",
+            "accept": "decline",
+            "decline": "accept",
+            "y": "n",
+            "n": "y",
+        }
         lowered = value.lower()
         if lowered in swaps:
             alt = swaps[lowered]

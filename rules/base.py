@@ -29,10 +29,10 @@ __all__ = ["Example", "FixExample", "Rule", "RuleContext", "Trigger"]
 if TYPE_CHECKING:
     from resume_audit.analysis.configs import ConfigEvaluator
     from resume_audit.analysis.effects import Effect, EffectModel
-    from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
     from resume_audit.analysis.project import Project
     from resume_audit.analysis.queries import Reached
     from resume_audit.analysis.resolve import Resolver
+    from resume_audit.facts.model import CallInfo, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,9 @@ class RuleContext:
 
         return project.reach("effect", classify, call, m)
 
-    def reached_related(self, reached: "Reached[object]", what: str) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
+    def reached_related(
+        self, reached: "Reached[object]", what: str
+    ) -> tuple[tuple[Related, ...], tuple[FlowStep, ...]]:
         """Related locations and a code flow for a path through helpers: node -> helper -> sink."""
         related: list[Related] = []
         steps: list[FlowStep] = []

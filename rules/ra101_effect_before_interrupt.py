@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from resume_audit.fixes.idempotency_key import idempotency_key_fix
-from resume_audit.frameworks.langgraph.units import is_checkpointed_node
 from resume_audit.analysis.order import completes_before
 from resume_audit.facts.model import FunctionInfo
 from resume_audit.findings import Finding, Related, Severity
+from resume_audit.fixes.idempotency_key import idempotency_key_fix
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.langgraph.names import interrupt_classifier
-
+from resume_audit.frameworks.langgraph.units import is_checkpointed_node
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 

@@ -8,11 +8,10 @@ import libcst as cst
 
 from resume_audit.analysis.deployments import deployment_of
 from resume_audit.analysis.order import completes_before
+from resume_audit.facts.model import FunctionInfo
 from resume_audit.facts.syntax import receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.llamaindex import names as llamaindex
-
-from resume_audit.facts.model import FunctionInfo
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
@@ -193,7 +192,9 @@ structure, and which step owns the effect is a design decision.
             return
         for fn in ctx.module.functions:
             waits = [
-                c for c in fn.calls if _method(c.node, llamaindex.WAIT_FOR_EVENT) and _is_context_receiver(c.node, fn, ctx)
+                c
+                for c in fn.calls
+                if _method(c.node, llamaindex.WAIT_FOR_EVENT) and _is_context_receiver(c.node, fn, ctx)
             ]
             if not waits:
                 continue
@@ -206,7 +207,11 @@ structure, and which step owns the effect is a design decision.
                 if llamaindex.context_flag_guard(call.node, fn, ctx.module):
                     continue  # guarded by a flag kept in the Context store: the replay skips it
                 wait_line = target.line
-                related = (Related(ctx.span(target.node), "wait_for_event() replays the step from its start when the event arrives"),)
+                related = (
+                    Related(
+                        ctx.span(target.node), "wait_for_event() replays the step from its start when the event arrives"
+                    ),
+                )
                 if _method(call.node, llamaindex.WRITE_EVENT_TO_STREAM):
                     host = deployment_of(ctx.module, ctx.project, "uipath")
                     yield ctx.finding(

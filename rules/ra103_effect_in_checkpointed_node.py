@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from resume_audit.findings import Finding, Related, Severity
-
 from resume_audit.fixes.idempotency_key import idempotency_key_fix
 from resume_audit.frameworks.langgraph.units import unit_effects, units_anchored_in
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
@@ -339,10 +338,12 @@ is the repair.
                     call.node,
                     f"{what}{via} in {where} '{fn.qualname}' of a checkpointed graph has no idempotency key. "
                     f"If the process dies after this {reached.hit.kind} effect and before the {where}'s writes are "
-                    f"durable (with the default durability=\"async\" they are saved in the background while the next "
+                    f'durable (with the default durability="async" they are saved in the background while the next '
                     f"step starts), resuming the thread re-runs the {where} and {reached.hit.repeat}.",
                     related=(Related(ctx.span(unit.anchor, unit.anchor_module), anchor_note), *related),
                     flows=(flow,) if reached.via_helper else (),
                     module=fn.module,
-                    autofix=idempotency_key_fix(call, fn, ctx.project.resolver(fn.module)) if unit.kind == "node" else None,
+                    autofix=idempotency_key_fix(call, fn, ctx.project.resolver(fn.module))
+                    if unit.kind == "node"
+                    else None,
                 )

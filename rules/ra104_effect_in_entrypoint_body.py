@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from resume_audit.findings import Finding, Related, Severity
-
 from resume_audit.frameworks.langgraph.units import entrypoint_for, regressing_overwrites, unit_effects
 from resume_audit.rules.base import Example, Rule, RuleContext
 
@@ -23,7 +22,9 @@ class EffectInEntrypointBody(Rule):
     severity = Severity.ERROR
     frameworks = ("langgraph",)
     yields_to = ("RA101",)
-    summary = "Effect in an @entrypoint body outside any @task: only task results are memoised, so every resume re-runs it."
+    summary = (
+        "Effect in an @entrypoint body outside any @task: only task results are memoised, so every resume re-runs it."
+    )
     description = """
 A LangGraph functional-API workflow (`@entrypoint(checkpointer=...)`)
 performs a side effect in its own body -- directly or through project
@@ -188,14 +189,22 @@ goes is a design decision.
             anchor = Related(ctx.span(ep.node), "@entrypoint with a checkpointer: resumed by re-running the body")
             for call, reached in unit_effects(ctx, fn):
                 yield self._report(
-                    ctx, call, reached, anchor, (),
+                    ctx,
+                    call,
+                    reached,
+                    anchor,
+                    (),
                     f"runs in the body of @entrypoint '{fn.qualname}', outside any @task. Only task results are "
                     f"memoised: every resume of this workflow (after an interrupt, a crash or an error) re-runs the "
                     f"body from its first line and {reached.hit.repeat}.",
                 )
             for call, reached, later in regressing_overwrites(ctx, fn):
                 yield self._report(
-                    ctx, call, reached, anchor, (Related(ctx.span(later.node), "the later write to the same place"),),
+                    ctx,
+                    call,
+                    reached,
+                    anchor,
+                    (Related(ctx.span(later.node), "the later write to the same place"),),
                     f"runs in the body of @entrypoint '{fn.qualname}', outside any @task, and "
                     f"{ctx.describe_call(later.node)} writes the same place after the next interrupt. The write "
                     f"replays harmlessly on its own, but every resume re-runs the body from its first line: it "
@@ -204,8 +213,14 @@ goes is a design decision.
                 )
 
     @staticmethod
-    def _report(ctx: RuleContext, call: CallInfo, reached: Reached[Effect], anchor: Related, extra: tuple[Related, ...],
-                what_happens: str) -> Finding:
+    def _report(
+        ctx: RuleContext,
+        call: CallInfo,
+        reached: Reached[Effect],
+        anchor: Related,
+        extra: tuple[Related, ...],
+        what_happens: str,
+    ) -> Finding:
         """One finding for an effect reached from the entrypoint body (directly or via helpers)."""
         what = reached.hit.label
         via = f" (via {ctx.describe_call(call.node)})" if reached.via_helper else ""

@@ -10,9 +10,8 @@ import libcst as cst
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, receiver
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import instance_class, module_constant
-
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -54,7 +53,11 @@ def _constant_id(expr: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFa
         if isinstance(expr, cst.Name):
             found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
             if found is not None:
-                return found[1] is None and found[0].kind == "assign" and _constant_id(found[0].value, None, module, project)
+                return (
+                    found[1] is None
+                    and found[0].kind == "assign"
+                    and _constant_id(found[0].value, None, module, project)
+                )
         for name in project.resolver(module).names(expr, scope):
             value = module_constant(name, project)
             if value is not None and isinstance(value[0], (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
@@ -62,7 +65,9 @@ def _constant_id(expr: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFa
     return False
 
 
-def _untyped_flow_receiver(receiver: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
+def _untyped_flow_receiver(
+    receiver: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> bool:
     """An untyped receiver that may be a flow: a variable or attribute (a parameter, ``self.flow``),
     not a call result such as ``MyCrew().crew()`` and not typed as a Crew/Agent."""
     if not isinstance(receiver, (cst.Name, cst.Attribute)):
@@ -110,7 +115,12 @@ def guarded_by_state(call: CallInfo, fn: FunctionInfo, module: ModuleFacts) -> b
         for stmt in body.body:
             if module.order(stmt) > call.order:
                 break
-            if isinstance(stmt, cst.If) and _mentions_state(stmt.test) and _exits(stmt.body) and module.done(stmt) < call.order:
+            if (
+                isinstance(stmt, cst.If)
+                and _mentions_state(stmt.test)
+                and _exits(stmt.body)
+                and module.done(stmt) < call.order
+            ):
                 return True
     return False
 
@@ -124,7 +134,9 @@ class PersistRekickoffRerunsEffects(Rule):
     severity = Severity.ERROR
     frameworks = ("crewai",)
     # a kickoff is a CrewAI marker (resume_audit.reading.prefilter): a driver module that imports no crewai is a candidate
-    summary = "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
+    summary = (
+        "CrewAI @persist flow re-kicked with its persisted id: completed methods run again, and so do their effects."
+    )
     description = """
 A CrewAI Flow persisted with `@persist` (on the class or on methods) is
 kicked off again with a saved id and nothing else --
@@ -384,8 +396,14 @@ persisted state, is specific to each flow.
             for fn in methods:
                 yield from self._method_findings(ctx, cls, persistence, fn, rekicks[0])
 
-    def _method_findings(self, ctx: RuleContext, cls: ClassInfo, persistence: crewai.Persistence, fn: FunctionInfo,
-                         rekick: tuple[CallInfo, ModuleFacts]) -> Iterable[Finding]:
+    def _method_findings(
+        self,
+        ctx: RuleContext,
+        cls: ClassInfo,
+        persistence: crewai.Persistence,
+        fn: FunctionInfo,
+        rekick: tuple[CallInfo, ModuleFacts],
+    ) -> Iterable[Finding]:
         kick, kick_module = rekick
         class_level = persistence.class_level is not None
         for call in fn.calls:

@@ -10,7 +10,6 @@ from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, keyword, receiver, string_value
 from resume_audit.findings import Edit, Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
-
 from resume_audit.frameworks.langgraph.units import graph_anywhere, project_uses_langgraph
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
@@ -23,7 +22,9 @@ if TYPE_CHECKING:
 SYNC = '"sync"'
 
 
-def _literal(expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0) -> str | bool | None:
+def _literal(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0
+) -> str | bool | None:
     """A string / bool literal, directly or through a local or module variable."""
     if expr is None or depth > 4:
         return None
@@ -365,20 +366,32 @@ either way.
             if method in langgraph.DURABILITY_RUN_METHODS:
                 arg = keyword(info.node, langgraph.DURABILITY_KWARG)
                 if arg is not None and _literal(arg.value, info.function, ctx) == langgraph.DURABILITY_EXIT:
-                    hits.append((arg, f'durability="exit"', (ctx.replace(arg.value, SYNC),)))
+                    hits.append((arg, 'durability="exit"', (ctx.replace(arg.value, SYNC),)))
                 during = keyword(info.node, langgraph.CHECKPOINT_DURING_KWARG)
                 if during is not None and _literal(during.value, info.function, ctx) is False:
                     # the deprecated keyword becomes the current one; not when both are spelled out
-                    rename = () if arg is not None or during.keyword is None else (
-                        ctx.replace(during.keyword, langgraph.DURABILITY_KWARG), ctx.replace(during.value, SYNC))
-                    hits.append((during, 'checkpoint_during=False (the deprecated spelling of durability="exit")', rename))
+                    rename = (
+                        ()
+                        if arg is not None or during.keyword is None
+                        else (ctx.replace(during.keyword, langgraph.DURABILITY_KWARG), ctx.replace(during.value, SYNC))
+                    )
+                    hits.append(
+                        (during, 'checkpoint_during=False (the deprecated spelling of durability="exit")', rename)
+                    )
                 config = argument(info.node, 1, "config")
                 hits.extend(self._config_hits(config, info.function, ctx))
             elif method == "with_config":
                 hits.extend(self._config_hits(argument(info.node, 0, "config"), info.function, ctx))
                 cfg_kw = keyword(info.node, "configurable")
                 if cfg_kw is not None:
-                    hits.extend(self._config_hits(cst.Dict([cst.DictElement(cst.SimpleString('"configurable"'), cfg_kw.value)]), info.function, ctx, cfg_kw))
+                    hits.extend(
+                        self._config_hits(
+                            cst.Dict([cst.DictElement(cst.SimpleString('"configurable"'), cfg_kw.value)]),
+                            info.function,
+                            ctx,
+                            cfg_kw,
+                        )
+                    )
             if not hits:
                 continue
             graph = self._graph(f.value, info.function, ctx)
@@ -397,13 +410,23 @@ either way.
                     f"effect that had already completed fires again.",
                     related=(
                         Related(ctx.span(anchor, anchor_module), "the graph, persisted by a checkpointer"),
-                        Related(ctx.span(reached.calls[-1].node, reached.modules[-1]), f"the {reached.hit.kind} effect that re-fires"),
+                        Related(
+                            ctx.span(reached.calls[-1].node, reached.modules[-1]),
+                            f"the {reached.hit.kind} effect that re-fires",
+                        ),
                     ),
-                    autofix=ctx.autofix('durability="sync": every step is saved before the next starts', *edits) if edits else None,
+                    autofix=ctx.autofix('durability="sync": every step is saved before the next starts', *edits)
+                    if edits
+                    else None,
                 )
 
-    def _config_hits(self, config: cst.BaseExpression | None, scope: FunctionInfo | None, ctx: RuleContext,
-                     node_override: cst.CSTNode | None = None) -> list[tuple[cst.CSTNode, str, tuple[Edit, ...]]]:
+    def _config_hits(
+        self,
+        config: cst.BaseExpression | None,
+        scope: FunctionInfo | None,
+        ctx: RuleContext,
+        node_override: cst.CSTNode | None = None,
+    ) -> list[tuple[cst.CSTNode, str, tuple[Edit, ...]]]:
         if config is None:
             return []
         shape = ctx.configs.shape(config, scope, ctx.module)
@@ -423,13 +446,18 @@ either way.
             return []
         if where is not ctx.module:
             return []
-        target = node_override if node_override is not None else (node if not isinstance(node, cst.AssignTarget) else where.parent(node))
+        target = (
+            node_override
+            if node_override is not None
+            else (node if not isinstance(node, cst.AssignTarget) else where.parent(node))
+        )
         if target is None:
             return []
         return [(target, f'configurable["{langgraph.DURABILITY_CONFIG_KEY}"] = "exit"', (ctx.replace(value, SYNC),))]
 
-    def _graph(self, receiver: cst.BaseExpression, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0
-               ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
+    def _graph(
+        self, receiver: cst.BaseExpression, scope: FunctionInfo | None, ctx: RuleContext, depth: int = 0
+    ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
         if depth > 4:
             return None
         expr = receiver
@@ -443,8 +471,9 @@ either way.
             return self._graph(configured, scope, ctx, depth + 1)
         return graph_anywhere(expr, scope, ctx.module, ctx.project)
 
-    def _graph_effect(self, graph: langgraph.CompiledGraph | langgraph.Entrypoint, ctx: RuleContext
-                      ) -> tuple[cst.CSTNode, ModuleFacts, str, Reached[Effect]] | None:
+    def _graph_effect(
+        self, graph: langgraph.CompiledGraph | langgraph.Entrypoint, ctx: RuleContext
+    ) -> tuple[cst.CSTNode, ModuleFacts, str, Reached[Effect]] | None:
         """(anchor, its module, "node X", Reached) for the graph's first effectful node, if persisted."""
         if not graph.persisted:
             return None

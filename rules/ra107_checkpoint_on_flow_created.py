@@ -8,9 +8,8 @@ import libcst as cst
 
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.findings import Autofix, Finding, Related, Severity
-from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.classes import extends, instance_class, named_class
-
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -32,10 +31,12 @@ def config_calls(ctx: RuleContext) -> Iterator[CallInfo]:
 
 
 def _owner_kind(cls_names: set[str], cls: ClassInfo | None, project: Project) -> str | None:
-    """"flow" / "crew" for the class a config is attached to, else None."""
+    """ "flow" / "crew" for the class a config is attached to, else None."""
     if cls_names & crewai.FLOW or (cls is not None and crewai.is_flow_class(cls, project)):
         return "flow"
-    if cls_names & (crewai.CREW | crewai.AGENT) or (cls is not None and extends(cls, crewai.CREW | crewai.AGENT, project)):
+    if cls_names & (crewai.CREW | crewai.AGENT) or (
+        cls is not None and extends(cls, crewai.CREW | crewai.AGENT, project)
+    ):
         return "crew"
     return None
 
@@ -355,10 +356,19 @@ def _close(node: cst.List | cst.Tuple, kept: list[cst.BaseElement]) -> dict[str,
         return {}
     trailing = isinstance(original_last, cst.Element) and isinstance(original_last.comma, cst.Comma)
     own = last.comma.whitespace_after
-    if isinstance(node, cst.List) and isinstance(own, cst.ParenthesizedWhitespace) \
-            and isinstance(node.rbracket.whitespace_before, cst.ParenthesizedWhitespace):
-        comma = last.comma.with_changes(whitespace_after=cst.SimpleWhitespace("")) if trailing else cst.MaybeSentinel.DEFAULT
-        bracket = node.rbracket.with_changes(whitespace_before=own.with_changes(last_line=node.rbracket.whitespace_before.last_line))
+    if (
+        isinstance(node, cst.List)
+        and isinstance(own, cst.ParenthesizedWhitespace)
+        and isinstance(node.rbracket.whitespace_before, cst.ParenthesizedWhitespace)
+    ):
+        comma = (
+            last.comma.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+            if trailing
+            else cst.MaybeSentinel.DEFAULT
+        )
+        bracket = node.rbracket.with_changes(
+            whitespace_before=own.with_changes(last_line=node.rbracket.whitespace_before.last_line)
+        )
         return {"elements": [*kept[:-1], last.with_changes(comma=comma)], "rbracket": bracket}
     if trailing or (isinstance(node, cst.Tuple) and len(kept) == 1):
         return {"elements": [*kept[:-1], last.with_changes(comma=cst.Comma())]}
@@ -390,5 +400,8 @@ def _without_clobbering_events(ctx: RuleContext, ev: crewai.OnEvents) -> Autofix
     # positions leave out the parentheses around an expression: render it without them too
     code = ev.module.tree.code_for_node(node.with_changes(**changes, lpar=[], rpar=[]))
     what = '"*" becomes "method_execution_finished"' if star else 'drop "flow_created"'
-    return ctx.autofix(f"on_events: {what}; a restore then resumes instead of starting over",
-                       ctx.replace(node, code, ev.module), unsafe=star)
+    return ctx.autofix(
+        f"on_events: {what}; a restore then resumes instead of starting over",
+        ctx.replace(node, code, ev.module),
+        unsafe=star,
+    )

@@ -6,12 +6,11 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.facts.syntax import argument, bool_value, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.langgraph.resume_plane import resume_command
-
-from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 

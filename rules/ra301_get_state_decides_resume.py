@@ -9,10 +9,14 @@ import libcst as cst
 from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.facts.syntax import argument, bool_value, keyword, receiver
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks.langgraph.units import project_uses_langgraph
-from resume_audit.frameworks.langgraph.resume_plane import decided_through_helper, decided_resume, delegated_resume_calls, resume_calls
 from resume_audit.frameworks.langgraph import names as langgraph
-
+from resume_audit.frameworks.langgraph.resume_plane import (
+    decided_resume,
+    decided_through_helper,
+    delegated_resume_calls,
+    resume_calls,
+)
+from resume_audit.frameworks.langgraph.units import project_uses_langgraph
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
@@ -23,7 +27,9 @@ class GetStateDecidesResume(Rule):
     properties = ("CO",)
     severity = Severity.WARNING
     frameworks = ("langgraph",)
-    summary = "get_state() on a possibly parked thread decides whether to resume: concurrent deliveries all pass the check."
+    summary = (
+        "get_state() on a possibly parked thread decides whether to resume: concurrent deliveries all pass the check."
+    )
     description = """
 Code reads a thread's state with `get_state()` / `aget_state()` -- "is it
 still waiting at the interrupt?" -- and resumes only if so. Also flagged: a
@@ -181,7 +187,9 @@ one (a database row, a lock service); the choice is the deployment's.
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(langgraph.PACKAGES) and not ctx.module.uses_any(("remit",)):
             # a controller that imports the compiled graph from a project module need not import langgraph
-            if not (project_uses_langgraph(ctx.project) and any(w in ctx.module.source for w in langgraph.GET_STATE_METHODS)):
+            if not (
+                project_uses_langgraph(ctx.project) and any(w in ctx.module.source for w in langgraph.GET_STATE_METHODS)
+            ):
                 return
         for fn in [*ctx.module.functions, ctx.module.script_body]:
             resumes = None

@@ -7,16 +7,19 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, receiver, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
-from resume_audit.handlers import web
-
+from resume_audit.frameworks.langgraph.resume_plane import (
+    decided_resume,
+    resume_calls,
+    resume_command,
+    started_run_before,
+)
 from resume_audit.frameworks.langgraph.units import graph_anywhere, graph_is_pure, project_uses_langgraph
-from resume_audit.frameworks.langgraph.resume_plane import decided_resume, resume_calls, resume_command, started_run_before
-
+from resume_audit.handlers import web
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -33,9 +36,19 @@ _CLAIM_METHODS = frozenset({"select_for_update", "with_for_update", "get_or_crea
 #: Cross-process locks (by qualified name). File locks serialise one host only.
 _LOCK_CALLS = frozenset(
     {
-        "redis.lock.Lock", "redis.asyncio.lock.Lock", "pottery.Redlock", "redlock.Redlock", "aioredlock.Aioredlock",
-        "filelock.FileLock", "filelock.SoftFileLock", "fcntl.flock", "fcntl.lockf", "portalocker.lock", "portalocker.Lock",
-        "sherlock.Lock", "sherlock.RedisLock",
+        "redis.lock.Lock",
+        "redis.asyncio.lock.Lock",
+        "pottery.Redlock",
+        "redlock.Redlock",
+        "aioredlock.Aioredlock",
+        "filelock.FileLock",
+        "filelock.SoftFileLock",
+        "fcntl.flock",
+        "fcntl.lockf",
+        "portalocker.lock",
+        "portalocker.Lock",
+        "sherlock.Lock",
+        "sherlock.RedisLock",
     }
 )
 #: In-process locks: they do not stop a second worker process.
@@ -67,10 +80,15 @@ def claim_classifier(project: Project) -> Callable[[CallInfo, ModuleFacts], str 
         if nx is not None and bool_value(nx.value) is True:
             return "claim"
         if method == "lock" and isinstance(f, cst.Attribute):
-            receiver = " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
+            receiver = (
+                " ".join(sorted(project.resolver(module).names(f.value, call.function))) + " " + module.code(f.value)
+            )
             if "redis" in receiver.lower() or any(n.startswith(("redis", "aioredis")) for n in names):
                 return "lock"
-        if method in ("put_item", "update_item", "transact_write_items") and keyword(node, "ConditionExpression") is not None:
+        if (
+            method in ("put_item", "update_item", "transact_write_items")
+            and keyword(node, "ConditionExpression") is not None
+        ):
             return "claim"
         if method == "execute_command":
             args = [string_value(a.value) or "" for a in node.args]
@@ -384,7 +402,9 @@ Also not flagged:
                     continue
                 if path.handler.kind.startswith("MCP ") and self._consumed_in_process(run, fn, ctx):
                     continue
-                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(self._thread_value(run, fn, ctx), fn, ctx.module, project):
+                if path.handler.kind == web.STREAMLIT_RUN and not web.session_shared(
+                    self._thread_value(run, fn, ctx), fn, ctx.module, project
+                ):
                     continue  # one script run per session at a time, and this session's own thread
                 handler = path.handler
                 where = (
@@ -444,7 +464,8 @@ Also not flagged:
             if not (is_none(first) or self._maybe_none(first, fn)):
                 continue
             updates = [
-                c for c in fn.calls
+                c
+                for c in fn.calls
                 if isinstance(c.node.func, cst.Attribute)
                 and c.node.func.attr.value in langgraph.UPDATE_STATE_METHODS
                 and completes_before(c, call, ctx.module, fn.node)
@@ -462,7 +483,9 @@ Also not flagged:
     @staticmethod
     def _maybe_none(expr: cst.BaseExpression | None, fn: FunctionInfo) -> bool:
         """A local the function sets to ``None`` on the resume path (``inp = None  # resuming``)."""
-        return isinstance(expr, cst.Name) and any(b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings)
+        return isinstance(expr, cst.Name) and any(
+            b.name == expr.value and b.kind == "assign" and is_none(b.value) for b in fn.bindings
+        )
 
     def _started_here(self, run: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> bool:
         return started_run_before(run, fn, ctx)
@@ -513,8 +536,14 @@ Also not flagged:
                 return True
         return False
 
-    def _claim_in(self, fn: FunctionInfo, module: ModuleFacts, before: CallInfo,
-                  classify: Callable[[CallInfo, ModuleFacts], str | None], project: Project) -> bool:
+    def _claim_in(
+        self,
+        fn: FunctionInfo,
+        module: ModuleFacts,
+        before: CallInfo,
+        classify: Callable[[CallInfo, ModuleFacts], str | None],
+        project: Project,
+    ) -> bool:
         for call in fn.calls:
             if call is before or not completes_before(call, before, module, fn.node):
                 continue

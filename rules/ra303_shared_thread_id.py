@@ -9,15 +9,13 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import libcst as cst
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
-
-from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
+from resume_audit.facts.walk import visit_fast
 from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks.classes import instance_class, module_constant
 from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.frameworks.langgraph import names as langgraph
-from resume_audit.frameworks.classes import instance_class, module_constant
 from resume_audit.handlers.web import session_state_values
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -28,9 +26,30 @@ if TYPE_CHECKING:
 #: private; the served-code model of the LangGraph rules can replace it.
 _SERVING_ROOTS = frozenset(
     {
-        "fastapi", "flask", "starlette", "quart", "sanic", "aiohttp", "litestar", "django", "ninja",
-        "celery", "dramatiq", "rq", "huey", "faststream", "kombu", "socketio", "slack_bolt", "telegram",
-        "aiogram", "discord", "chainlit", "functions_framework", "azure", "modal",
+        "fastapi",
+        "flask",
+        "starlette",
+        "quart",
+        "sanic",
+        "aiohttp",
+        "litestar",
+        "django",
+        "ninja",
+        "celery",
+        "dramatiq",
+        "rq",
+        "huey",
+        "faststream",
+        "kombu",
+        "socketio",
+        "slack_bolt",
+        "telegram",
+        "aiogram",
+        "discord",
+        "chainlit",
+        "functions_framework",
+        "azure",
+        "modal",
     }
 )
 #: Modules whose top level re-runs per user session (Streamlit reruns the script; Gradio/Chainlit callbacks).
@@ -199,7 +218,11 @@ class _Classifier:
     def _name(self, name: cst.Name, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
         resolver = self.project.resolver(self.module)
         found = resolver.binding_value(name.value, scope, self.module.order(name))
-        if scope is not None and (found is None or found[0].kind == "param-annotation") and scope.param(name.value) is not None:
+        if (
+            scope is not None
+            and (found is None or found[0].kind == "param-annotation")
+            and scope.param(name.value) is not None
+        ):
             return self._parameter(scope, name.value, depth)
         if found is None:
             # a constant from a project settings module
@@ -226,7 +249,11 @@ class _Classifier:
             other = self if arg.module is self.module else type(self)(arg.module, self.project)
             kind = other.classify(arg.value, arg.scope, depth + 1)
             if kind is not None and kind[0] != "constant":
-                where = f" (passed by {arg.module.display_path}:{arg.module.line(arg.value)})" if arg.call is not None else ""
+                where = (
+                    f" (passed by {arg.module.display_path}:{arg.module.line(arg.value)})"
+                    if arg.call is not None
+                    else ""
+                )
                 kinds.append((kind[0], f"{param}, which is {kind[1]}{where}"))
         return _worst(kinds)
 
@@ -275,7 +302,12 @@ def _augassigned_attr(node: cst.ClassDef, attr: str) -> bool:
     class _V(cst.CSTVisitor):
         def visit_AugAssign(self, n: cst.AugAssign) -> None:
             t = n.target
-            if isinstance(t, cst.Attribute) and t.attr.value == attr and isinstance(t.value, cst.Name) and t.value.value == "self":
+            if (
+                isinstance(t, cst.Attribute)
+                and t.attr.value == attr
+                and isinstance(t.value, cst.Name)
+                and t.value.value == "self"
+            ):
                 hit.append(n)
 
     visit_fast(node, _V())
@@ -300,7 +332,9 @@ def serving_reason(fn: FunctionInfo | None, module: ModuleFacts, project: Projec
                     return f"'{cur.qualname}' serves requests (@{module.code(dec.target)})", dec.node
         for param in cur.param_names():
             if param not in ("self", "cls") and _IDENTITY_PARAM.search(param):
-                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(param) or cur.node
+                return f"'{cur.qualname}' is called per caller (its parameter '{param}' is ignored here)", cur.param(
+                    param
+                ) or cur.node
         cur = cur.parent
     return None
 
@@ -309,7 +343,9 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     for small in stmt.body:
-        if isinstance(small, cst.Import) and any(cst.Module([]).code_for_node(a.name).split(".")[0] == root for a in small.names):
+        if isinstance(small, cst.Import) and any(
+            cst.Module([]).code_for_node(a.name).split(".")[0] == root for a in small.names
+        ):
             return True
         if isinstance(small, cst.ImportFrom) and small.module is not None:
             if cst.Module([]).code_for_node(small.module).split(".")[0] == root:
@@ -318,7 +354,7 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
 
 
 def saver_kind(graph: langgraph.CompiledGraph | None, project: Project) -> str | None:
-    """"memory" / "durable" for a compiled graph's checkpointer, None when unknown."""
+    """ "memory" / "durable" for a compiled graph's checkpointer, None when unknown."""
     if graph is None or not graph.persisted:
         return None
     found = langgraph.constructor_call(graph.checkpointer, graph.scope, graph.module, project)
@@ -547,11 +583,17 @@ a ticket, a conversation); no rewrite can know which.
                 value = carried
                 flow = receiver(info.node)
                 cls = instance_class(flow, info.function, module, ctx.project) if flow is not None else None
-                if cls is None or not crewai.is_flow_class(cls, ctx.project) or not crewai.persistence_of(cls, ctx.project).any:
+                if (
+                    cls is None
+                    or not crewai.is_flow_class(cls, ctx.project)
+                    or not crewai.persistence_of(cls, ctx.project).any
+                ):
                     continue
                 yield Site(value, info.function, "crewai", info.node)
 
-    def _judge(self, ctx: RuleContext, site: Site, kind: str, what: str, origin: cst.CSTNode | None = None) -> Iterable[Finding]:
+    def _judge(
+        self, ctx: RuleContext, site: Site, kind: str, what: str, origin: cst.CSTNode | None = None
+    ) -> Iterable[Finding]:
         module = ctx.module
         project = ctx.project
         id_name = "thread_id" if site.kind == "langgraph" else "persisted flow id"
@@ -583,7 +625,9 @@ a ticket, a conversation); no rewrite can know which.
             if saver == "memory" and kind == "non-durable":
                 return
             if graph is not None and graph.checkpointer is not None:
-                related.append(Related(ctx.span(graph.checkpointer, graph.module), f"checkpointer ({saver or 'unknown'})"))
+                related.append(
+                    Related(ctx.span(graph.checkpointer, graph.module), f"checkpointer ({saver or 'unknown'})")
+                )
         if not related:
             related.append(Related(ctx.span(site.anchor), "the run this id addresses"))
         store = "checkpointer" if site.kind == "langgraph" else "flow persistence"
@@ -611,12 +655,18 @@ a ticket, a conversation); no rewrite can know which.
             while isinstance(base, cst.Subscript):
                 base = base.value
             var = base.value if isinstance(base, cst.Name) else None
-        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        elif (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
             var = parent.targets[0].target.value
         calls = site.scope.calls if site.scope is not None else module.module_calls
         for info in calls:
             f = info.node.func
-            if not (isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS | langgraph.GET_STATE_METHODS):
+            if not (
+                isinstance(f, cst.Attribute) and f.attr.value in langgraph.RUN_METHODS | langgraph.GET_STATE_METHODS
+            ):
                 continue
             uses = any(
                 a.value is anchor or (var is not None and isinstance(a.value, cst.Name) and a.value.value == var)

@@ -11,7 +11,6 @@ from resume_audit.facts.syntax import keyword, string_value
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks import pydantic
 from resume_audit.frameworks.langgraph import names as langgraph
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 
@@ -57,7 +56,9 @@ def _returns_validated(fn: FunctionInfo, state: ClassInfo, ctx: RuleContext) -> 
 _PLAIN_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
 
 
-def _validated_value(value: cst.BaseExpression, fn: FunctionInfo, state: ClassInfo, ctx: RuleContext, depth: int) -> bool:
+def _validated_value(
+    value: cst.BaseExpression, fn: FunctionInfo, state: ClassInfo, ctx: RuleContext, depth: int
+) -> bool:
     """A value pydantic has already checked, or one that cannot be wrong for a typed field:
 
     * an instance of a pydantic model -- the state model or any other (``Plan(...)``,
@@ -86,7 +87,8 @@ def _validated_value(value: cst.BaseExpression, fn: FunctionInfo, state: ClassIn
         return True
     if isinstance(value, (cst.List, cst.Tuple)):
         return all(
-            isinstance(el, cst.Element) and _validated_value(el.value, fn, state, ctx, depth + 1) for el in value.elements
+            isinstance(el, cst.Element) and _validated_value(el.value, fn, state, ctx, depth + 1)
+            for el in value.elements
         )
     if isinstance(value, cst.Call):
         names = resolver.call_names(value, fn)
@@ -141,7 +143,9 @@ def _literal_fits(key: cst.BaseExpression, value: cst.BaseExpression, state: Cla
     return False
 
 
-def _unvalidated_tools(add_call: cst.Call, graph: langgraph.CompiledGraph, state: ClassInfo, ctx: RuleContext) -> list[FunctionInfo]:
+def _unvalidated_tools(
+    add_call: cst.Call, graph: langgraph.CompiledGraph, state: ClassInfo, ctx: RuleContext
+) -> list[FunctionInfo]:
     """Tools of a ``ToolNode`` added as a node that write the state by returning
     ``Command(update=...)`` with an unvalidated value. A tool returning anything else
     becomes a ToolMessage, which LangGraph builds itself."""
@@ -153,7 +157,8 @@ def _unvalidated_tools(add_call: cst.Call, graph: langgraph.CompiledGraph, state
     for tool in langgraph.tool_functions(expr, scope, graph.module, ctx.project):
         resolver = ctx.project.resolver(tool.module)
         commands = [
-            r.value for r in tool.returns
+            r.value
+            for r in tool.returns
             if isinstance(r.value, cst.Call) and resolver.call_names(r.value, tool) & langgraph.COMMAND
         ]
         if any(not _validated_value(c, tool, state, ctx, 0) for c in commands):
@@ -379,12 +384,21 @@ later), and which model validates is the program's choice.
             # a node whose function cannot be found is unknown, not unvalidated; no nodes found
             # at all (a builder filled elsewhere) says nothing either way
             unvalidated = [(fn, "node") for _, fn in nodes if fn is not None and not _returns_validated(fn, state, ctx)]
-            unvalidated += [(tool, "tool") for call, fn in nodes if fn is None for tool in _unvalidated_tools(call, graph, state, ctx)]
+            unvalidated += [
+                (tool, "tool")
+                for call, fn in nodes
+                if fn is None
+                for tool in _unvalidated_tools(call, graph, state, ctx)
+            ]
             if not unvalidated:
                 continue
-            related = [Related(ctx.span(state.node.name, state.module), f"state schema {state.name} is a pydantic model")]
+            related = [
+                Related(ctx.span(state.node.name, state.module), f"state schema {state.name} is a pydantic model")
+            ]
             for fn, kind in unvalidated[:3]:
-                related.append(Related(ctx.span(fn.node.name, fn.module), f"{kind} {fn.qualname} returns an unvalidated update"))
+                related.append(
+                    Related(ctx.span(fn.node.name, fn.module), f"{kind} {fn.qualname} returns an unvalidated update")
+                )
             yield ctx.finding(
                 info.node,
                 f"The graph's state {state.name} is a pydantic model and this graph is persisted by a checkpointer, "
@@ -392,4 +406,3 @@ later), and which model validates is the program's choice.
                 f"and the thread's reads fail later, far from the faulting node.",
                 related=related,
             )
-

@@ -6,36 +6,61 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo
 from resume_audit.analysis.resolve import dotted_text
+from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo
 from resume_audit.facts.syntax import argument, names_in
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
-
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 #: Calls that hand work to something that runs later, returning before it is done.
 _SUBMIT_METHODS = frozenset(
     {
-        "submit", "run_in_executor", "create_task", "ensure_future", "call_soon", "call_soon_threadsafe",
-        "run_coroutine_threadsafe", "start_soon", "apply_async", "delay", "add_task", "put_nowait", "spawn",
+        "submit",
+        "run_in_executor",
+        "create_task",
+        "ensure_future",
+        "call_soon",
+        "call_soon_threadsafe",
+        "run_coroutine_threadsafe",
+        "start_soon",
+        "apply_async",
+        "delay",
+        "add_task",
+        "put_nowait",
+        "spawn",
     }
 )
 _SUBMIT_FUNCTIONS = frozenset(
     {
-        "asyncio.create_task", "asyncio.ensure_future", "asyncio.run_coroutine_threadsafe",
-        "asyncio.tasks.create_task", "asyncio.tasks.ensure_future",
+        "asyncio.create_task",
+        "asyncio.ensure_future",
+        "asyncio.run_coroutine_threadsafe",
+        "asyncio.tasks.create_task",
+        "asyncio.tasks.ensure_future",
     }
 )
 _THREAD_TYPES = frozenset({"threading.Thread", "multiprocessing.Process", "threading.Timer"})
 _QUEUE_TYPES = frozenset(
-    {"queue.Queue", "queue.SimpleQueue", "queue.LifoQueue", "asyncio.Queue", "asyncio.queues.Queue", "multiprocessing.Queue", "janus.Queue"}
+    {
+        "queue.Queue",
+        "queue.SimpleQueue",
+        "queue.LifoQueue",
+        "asyncio.Queue",
+        "asyncio.queues.Queue",
+        "multiprocessing.Queue",
+        "janus.Queue",
+    }
 )
 _WAIT_METHODS = frozenset({"result", "join", "wait", "exception"})
 _WAIT_FUNCTIONS = frozenset(
     {
-        "concurrent.futures.wait", "concurrent.futures.as_completed", "asyncio.gather", "asyncio.wait",
-        "asyncio.wait_for", "asyncio.shield",
+        "concurrent.futures.wait",
+        "concurrent.futures.as_completed",
+        "asyncio.gather",
+        "asyncio.wait",
+        "asyncio.wait_for",
+        "asyncio.shield",
     }
 )
 _EXECUTORS = frozenset({"concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor"})
@@ -313,11 +338,19 @@ the saver's concurrency design (futures, transactions), not to one line.
             method = f.attr.value
             if method in _SUBMIT_METHODS:
                 return f"hands the writes to {ctx.describe_call(node)}"
-            if method == "start" and isinstance(f.value, cst.Call) and ctx.resolver.call_names(f.value, fn) & _THREAD_TYPES:
+            if (
+                method == "start"
+                and isinstance(f.value, cst.Call)
+                and ctx.resolver.call_names(f.value, fn) & _THREAD_TYPES
+            ):
                 return "starts a thread to store them"
             if method == "start" and isinstance(f.value, cst.Name):
                 found = ctx.resolver.binding_value(f.value.value, fn, call.order)
-                if found is not None and isinstance(found[0].value, cst.Call) and ctx.resolver.call_names(found[0].value, found[1]) & _THREAD_TYPES:
+                if (
+                    found is not None
+                    and isinstance(found[0].value, cst.Call)
+                    and ctx.resolver.call_names(found[0].value, found[1]) & _THREAD_TYPES
+                ):
                     return "starts a thread to store them"
             if method == "put":
                 receiver = ctx.resolver.names(f.value, fn)
@@ -335,7 +368,11 @@ the saver's concurrency design (futures, transactions), not to one line.
             return True
         # fut = ex.submit(...); ...; fut.result() / await fut / wait([fut]) / t.join()
         bound = None
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        if (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
             bound = parent.targets[0].target.value
         f = call.node.func
         if bound is None and isinstance(f, cst.Attribute) and f.attr.value == "start" and isinstance(f.value, cst.Name):
@@ -346,9 +383,16 @@ the saver's concurrency design (futures, transactions), not to one line.
             if other.order <= call.order:
                 continue
             of = other.node.func
-            if isinstance(of, cst.Attribute) and of.attr.value in _WAIT_METHODS and isinstance(of.value, cst.Name) and of.value.value == bound:
+            if (
+                isinstance(of, cst.Attribute)
+                and of.attr.value in _WAIT_METHODS
+                and isinstance(of.value, cst.Name)
+                and of.value.value == bound
+            ):
                 return True
-            if ctx.resolver.call_names(other.node, fn) & _WAIT_FUNCTIONS and bound in names_in(other.node, self_attributes=True):
+            if ctx.resolver.call_names(other.node, fn) & _WAIT_FUNCTIONS and bound in names_in(
+                other.node, self_attributes=True
+            ):
                 return True
         for aw in fn.awaits:
             if module.order(aw) > call.order and bound in names_in(aw.expression, self_attributes=True):
@@ -361,7 +405,11 @@ the saver's concurrency design (futures, transactions), not to one line.
         parent = module.parent(call.node)
         if isinstance(parent, cst.Arg):
             outer = module.parent(parent)
-            if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in ("append", "add", "put", "extend"):
+            if (
+                isinstance(outer, cst.Call)
+                and isinstance(outer.func, cst.Attribute)
+                and outer.func.attr.value in ("append", "add", "put", "extend")
+            ):
                 text = dotted_text(outer.func.value)
                 if text and text.startswith("self."):
                     return text
@@ -375,7 +423,11 @@ the saver's concurrency design (futures, transactions), not to one line.
                 # fut = ...; self.pending.append(fut)
                 for other in fn.calls:
                     of = other.node.func
-                    if other.order > call.order and isinstance(of, cst.Attribute) and of.attr.value in ("append", "add"):
+                    if (
+                        other.order > call.order
+                        and isinstance(of, cst.Attribute)
+                        and of.attr.value in ("append", "add")
+                    ):
                         if any(isinstance(a.value, cst.Name) and a.value.value == t.value for a in other.node.args):
                             text = dotted_text(of.value)
                             if text and text.startswith("self."):
@@ -437,7 +489,11 @@ the saver's concurrency design (futures, transactions), not to one line.
         single = False
         for binding in cls.attributes.get(attr, []):
             value = binding.value
-            if isinstance(value, cst.Call) and ctx.project.resolver(cls.module).call_names(value, cls.module.enclosing_function(value)) & _EXECUTORS:
+            if (
+                isinstance(value, cst.Call)
+                and ctx.project.resolver(cls.module).call_names(value, cls.module.enclosing_function(value))
+                & _EXECUTORS
+            ):
                 workers = argument(value, 0, "max_workers")
                 single = isinstance(workers, cst.Integer) and workers.value == "1"
         if not single:

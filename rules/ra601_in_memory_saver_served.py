@@ -7,18 +7,16 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.summaries import SummaryKind, register
 from resume_audit.facts.syntax import keyword
-from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
-from resume_audit.fixes.source_edits import import_edit, local_name_of
 from resume_audit.findings import Autofix, Edit, Finding, Related, Severity, Span
+from resume_audit.fixes.source_edits import import_edit, local_name_of
 from resume_audit.frameworks.langgraph import names as langgraph
-from resume_audit.handlers import web
-
-from resume_audit.frameworks.langgraph.units import entrypoint_for, in_memory_constructor
 from resume_audit.frameworks.langgraph.names import interrupt_classifier
+from resume_audit.frameworks.langgraph.units import entrypoint_for, in_memory_constructor
+from resume_audit.handlers import web
 from resume_audit.reading.treewords import LANGGRAPH_IMPORT_WORDS
-
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -319,7 +317,12 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             hitl_node, hitl_module, hitl_note = hitl
             related = [Related(ctx.span(hitl_node, hitl_module), hitl_note)]
             if served is not None:
-                related.append(Related(ctx.span(served.node, served.module), f"{served.kind} {served.function.qualname}: this app serves requests"))
+                related.append(
+                    Related(
+                        ctx.span(served.node, served.module),
+                        f"{served.kind} {served.function.qualname}: this app serves requests",
+                    )
+                )
             yield ctx.finding(
                 construction,
                 f"{ctx.module.code(construction.func)}() checkpoints a graph that parks for a human, in an app that serves "
@@ -331,7 +334,9 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
             )
 
     # -- project-wide collection (the saver, the graph and the app can sit in three modules) --
-    def _uses(self, module: ModuleFacts, project: Project) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, _Hitl]]:
+    def _uses(
+        self, module: ModuleFacts, project: Project
+    ) -> Iterator[tuple[cst.BaseExpression, FunctionInfo | None, _Hitl]]:
         """(checkpointer expr, scope, (hitl node, module, note)) for every checkpointed use in ``module``."""
         for info in module.all_calls:
             graph = langgraph.compiled_graph(info.node, info.function, module, project)
@@ -352,10 +357,15 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
                 continue
             reached = project.function_reaches("interrupt", interrupt_classifier(project), fn)
             if reached is not None:
-                yield ep.checkpointer, fn.parent, (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here")
+                yield (
+                    ep.checkpointer,
+                    fn.parent,
+                    (reached.calls[-1].node, reached.modules[-1], "interrupt() parks the workflow here"),
+                )
 
-    def _graph_hitl(self, graph: langgraph.CompiledGraph, compile_call: cst.Call, module: ModuleFacts, project: Project
-                    ) -> _Hitl | None:
+    def _graph_hitl(
+        self, graph: langgraph.CompiledGraph, compile_call: cst.Call, module: ModuleFacts, project: Project
+    ) -> _Hitl | None:
         kw = self._kwarg_hitl(compile_call, module)
         if kw is not None:
             return kw
@@ -379,7 +389,10 @@ PostgreSQL one (`PostgresSaver`), whose DSN only the deployment knows.
         stack: list[cst.CSTNode] = [value]
         while stack:
             cur = stack.pop()
-            if isinstance(cur, cst.Call) and project.resolver(module).call_names(cur, info.function) & langgraph.HITL_MIDDLEWARE:
+            if (
+                isinstance(cur, cst.Call)
+                and project.resolver(module).call_names(cur, info.function) & langgraph.HITL_MIDDLEWARE
+            ):
                 return cur, module, "HumanInTheLoopMiddleware parks the agent before gated tool calls"
             stack.extend(cur.children)
         return None
@@ -415,6 +428,7 @@ def _collect(rule: InMemorySaverServed, ctx: RuleContext) -> list[_Found]:
 
 def _found_from(project: Project, module: ModuleFacts) -> list[_Found]:
     """The in-memory savers ``module``'s checkpointed uses construct, in a served app (once each)."""
+
     def find() -> list[_Found]:
         rule = InMemorySaverServed()
         out: list[_Found] = []
@@ -459,7 +473,9 @@ def _served_handler(where: ModuleFacts, use_module: ModuleFacts, project: Projec
                 return h
     for wanted in (where, use_module):
         for h in handlers:
-            if any(m == wanted.module_name or m.startswith(wanted.module_name + ".") for m in h.module.imported_modules):
+            if any(
+                m == wanted.module_name or m.startswith(wanted.module_name + ".") for m in h.module.imported_modules
+            ):
                 return h
     return None
 
@@ -476,8 +492,11 @@ def _durable_saver(ctx: RuleContext, construction: cst.Call) -> Autofix | None:
         return None
     edits = []
     names = {}
-    for statement, binds, qualified in (("import os", "os", "os"), ("import sqlite3", "sqlite3", "sqlite3"),
-                                        (langgraph.DURABLE_SAVER_IMPORT, "SqliteSaver", "langgraph.checkpoint.sqlite.SqliteSaver")):
+    for statement, binds, qualified in (
+        ("import os", "os", "os"),
+        ("import sqlite3", "sqlite3", "sqlite3"),
+        (langgraph.DURABLE_SAVER_IMPORT, "SqliteSaver", "langgraph.checkpoint.sqlite.SqliteSaver"),
+    ):
         local = local_name_of(module, {qualified})
         if local is None:
             added = import_edit(module, statement, binds)
@@ -487,13 +506,21 @@ def _durable_saver(ctx: RuleContext, construction: cst.Call) -> Autofix | None:
             local = binds
         names[binds] = local
     path = f'{names["os"]}.environ.get("{langgraph.DURABLE_SAVER_ENV}", "{langgraph.DURABLE_SAVER_DEFAULT_PATH}")'
-    edits.append(ctx.replace(construction, f'{names["SqliteSaver"]}({names["sqlite3"]}.connect({path}, check_same_thread=False))'))
+    edits.append(
+        ctx.replace(
+            construction, f"{names['SqliteSaver']}({names['sqlite3']}.connect({path}, check_same_thread=False))"
+        )
+    )
     unused = _only_use_removed(module, construction)
     if unused is not None:
         edits.append(unused)
-    return ctx.autofix(f"keep parked runs in SQLite ({langgraph.DURABLE_SAVER_PACKAGE}), at the path in "
-                       f"${langgraph.DURABLE_SAVER_ENV} (default {langgraph.DURABLE_SAVER_DEFAULT_PATH}): a restart resumes them; "
-                       f"several hosts need a shared database (PostgresSaver) instead", *edits, unsafe=True)
+    return ctx.autofix(
+        f"keep parked runs in SQLite ({langgraph.DURABLE_SAVER_PACKAGE}), at the path in "
+        f"${langgraph.DURABLE_SAVER_ENV} (default {langgraph.DURABLE_SAVER_DEFAULT_PATH}): a restart resumes them; "
+        f"several hosts need a shared database (PostgresSaver) instead",
+        *edits,
+        unsafe=True,
+    )
 
 
 def _only_use_removed(module: ModuleFacts, construction: cst.Call) -> Edit | None:
@@ -508,10 +535,15 @@ def _only_use_removed(module: ModuleFacts, construction: cst.Call) -> Edit | Non
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             continue
         imp = statement.body[0]
-        if (isinstance(imp, cst.ImportFrom) and isinstance(imp.names, (list, tuple)) and len(imp.names) == 1
-                and imp.names[0].asname is None and imp.names[0].name.value == name
-                and not any(line.comment is not None for line in statement.leading_lines)
-                and statement.trailing_whitespace.comment is None):
+        if (
+            isinstance(imp, cst.ImportFrom)
+            and isinstance(imp.names, (list, tuple))
+            and len(imp.names) == 1
+            and imp.names[0].asname is None
+            and imp.names[0].name.value == name
+            and not any(line.comment is not None for line in statement.leading_lines)
+            and statement.trailing_whitespace.comment is None
+        ):
             line = module.span(statement).start_line
             return Edit(Span(module.display_path, line, 1, line + 1, 1), "")
     return None

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, AbstractSet, Iterable
 
 import libcst as cst
 
-from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
+from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.frameworks.classes import named_class, project_bases
+from resume_audit.frameworks.pydantic_graph import names as pg
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -199,6 +199,7 @@ making the node restartable (idempotent effects), which is program-specific.
 
     def _project_resume(self, project: Project) -> tuple[cst.Call, ModuleFacts] | None:
         """The first resume-from-persistence call anywhere in the project (for untraceable persistences)."""
+
         def first_resume() -> tuple[cst.Call, ModuleFacts] | None:
             for module in project.modules_mentioning([pg.ITER_FROM_PERSISTENCE]):
                 for info in module.all_calls:
@@ -210,11 +211,15 @@ making the node restartable (idempotent effects), which is program-specific.
 
     def _project_subclasses(self, project: Project) -> bool:
         """Does any project class extend FileStatePersistence (cached per project)?"""
-        return project.cached(self.id, "subclasses", lambda: any(
-            pg.is_file_persistence_subclass(c, project)
-            for m in project.modules_using(pg.PACKAGES)
-            for c in m.classes
-        ))
+        return project.cached(
+            self.id,
+            "subclasses",
+            lambda: any(
+                pg.is_file_persistence_subclass(c, project)
+                for m in project.modules_using(pg.PACKAGES)
+                for c in m.classes
+            ),
+        )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         if not ctx.module.uses_any(pg.PACKAGES) and not self._project_subclasses(ctx.project):
@@ -229,7 +234,11 @@ making the node restartable (idempotent effects), which is program-specific.
                 what = "FileStatePersistence"
             elif subclasses:
                 cls = named_class(info.node.func, info.function, ctx.module, project)
-                if cls is not None and pg.is_file_persistence_subclass(cls, project) and not _overrides_load_next(cls, project):
+                if (
+                    cls is not None
+                    and pg.is_file_persistence_subclass(cls, project)
+                    and not _overrides_load_next(cls, project)
+                ):
                     what = f"{cls.name} (a FileStatePersistence that keeps its load_next)"
             if what is None:
                 continue
@@ -258,7 +267,9 @@ making the node restartable (idempotent effects), which is program-specific.
             )
 
 
-def _uses(node: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFacts, project: Project, depth: int) -> list[tuple[cst.Call, ModuleFacts, str]]:
+def _uses(
+    node: cst.CSTNode, scope: FunctionInfo | None, module: ModuleFacts, project: Project, depth: int
+) -> list[tuple[cst.Call, ModuleFacts, str]]:
     """Where a persistence value goes: ("resume", call) for ``iter_from_persistence(p)`` /
     ``p.load_next()``, ("reseed", call) for ``p.snapshot_node(...)``, ("other", call) for any other
     call it is passed to -- inline, through a variable, or returned from a project helper."""

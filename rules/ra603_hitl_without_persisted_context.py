@@ -12,9 +12,8 @@ from resume_audit.analysis.queries import NameResolver
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, contains_node, keyword, names_in, receiver
 from resume_audit.findings import Finding, Related, Severity
-from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.classes import extends, instance_class, named_class
-
+from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.rules.base import Example, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -61,7 +60,9 @@ def _workflow_class(cls: ClassInfo | None, project: Project) -> ClassInfo | None
     return None
 
 
-def workflow_of_context(expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> ClassInfo | None:
+def workflow_of_context(
+    expr: cst.BaseExpression, fn: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> ClassInfo | None:
     """The workflow class a context expression belongs to: ``handler.ctx`` with
     ``handler = Wf().run()``, ``ctx = Context(wf)`` / ``Context.from_dict(wf, ...)``,
     or ``ctx`` inside a step of ``Wf``."""
@@ -91,7 +92,9 @@ def _is_context_like(expr: cst.BaseExpression, fn: FunctionInfo | None, resolver
     return isinstance(expr, cst.Name) and expr.value in ("ctx", "context")
 
 
-def _follow_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> cst.Call | None:
+def _follow_call(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> cst.Call | None:
     for _ in range(4):
         if isinstance(expr, cst.Call):
             return expr
@@ -119,7 +122,9 @@ class HitlWithoutPersistedContext(Rule):
     properties = ("LV",)
     severity = Severity.WARNING
     frameworks = ("llamaindex-workflows",)
-    summary = "LlamaIndex human-in-the-loop with no persisted Context: a run parked for a human cannot survive a restart."
+    summary = (
+        "LlamaIndex human-in-the-loop with no persisted Context: a run parked for a human cannot survive a restart."
+    )
     description = """
 A LlamaIndex workflow waits for a human -- `await ctx.wait_for_event(...)`
 in a step, or a step returning `InputRequiredEvent` (or a subclass) -- and
@@ -383,7 +388,9 @@ per run; both come from the deployment.
                     what, workflows = found
                     owners: list[ClassInfo | None] = [*workflows] or [None]
                     for workflow in owners:
-                        evidence.persisted.setdefault(id(workflow) if workflow is not None else None, (info.node, module, what))
+                        evidence.persisted.setdefault(
+                            id(workflow) if workflow is not None else None, (info.node, module, what)
+                        )
                     continue
                 fn = info.function
                 if fn is None or llamaindex.is_step(fn, resolver):
@@ -455,7 +462,13 @@ per run; both come from the deployment.
             effect = ctx.effect_reached(call, module)
             if effect is not None and effect.hit.kind in ("file", "sql", "cloud", "message", "configured"):
                 return True
-            if isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value in ("set", "hset", "put", "save", "upsert"):
+            if isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value in (
+                "set",
+                "hset",
+                "put",
+                "save",
+                "upsert",
+            ):
                 return True
         return False
 
@@ -486,7 +499,9 @@ def _carries(value: cst.BaseExpression, snapshot: cst.Call, names: set[str]) -> 
     return False
 
 
-def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
+def _restores_in_memory_snapshot(
+    call: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> bool:
     """``Context.from_dict(wf, snapshot)`` where ``snapshot`` is a local name bound to a
     ``.to_dict()`` result in the same function (a websocket handler's loop, say)."""
     data = argument(call, 1, "data")
@@ -502,20 +517,31 @@ def _restores_in_memory_snapshot(call: cst.Call, fn: FunctionInfo | None, module
 
 def _where_it_lives(ctx: RuleContext, fn: FunctionInfo, workflow: ClassInfo | None) -> Related:
     if workflow is not None:
-        return Related(ctx.span(workflow.node.name, workflow.module), f"{workflow.name} runs with an in-process Context only")
+        return Related(
+            ctx.span(workflow.node.name, workflow.module), f"{workflow.name} runs with an in-process Context only"
+        )
     return Related(ctx.span(fn.node.name), f"the step '{fn.qualname}' runs with an in-process Context only")
 
 
-def _served_workflows(server: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project) -> list[ClassInfo]:
+def _served_workflows(
+    server: cst.Call, fn: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> list[ClassInfo]:
     """Workflows registered on a server: ``server.add_workflow("name", Wf())`` in the same scope."""
     parent = module.parent(server)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+    if not (
+        isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)
+    ):
         return []
     var = parent.targets[0].target.value
     out: list[ClassInfo] = []
     for info in fn.calls if fn is not None else module.module_calls:
         f = info.node.func
-        if isinstance(f, cst.Attribute) and f.attr.value == "add_workflow" and isinstance(f.value, cst.Name) and f.value.value == var:
+        if (
+            isinstance(f, cst.Attribute)
+            and f.attr.value == "add_workflow"
+            and isinstance(f.value, cst.Name)
+            and f.value.value == var
+        ):
             wf = argument(info.node, 1, "workflow")
             cls = _workflow_class(instance_class(wf, fn, module, project), project) if wf is not None else None
             if cls is not None:
@@ -526,9 +552,19 @@ def _served_workflows(server: cst.Call, fn: FunctionInfo | None, module: ModuleF
 #: Reading a human's answer at the terminal of the process that runs the workflow.
 _CONSOLE_READERS = frozenset(
     {
-        "builtins.input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read",
-        "rich.prompt.Prompt.ask", "rich.prompt.Confirm.ask", "click.prompt", "click.confirm",
-        "typer.prompt", "typer.confirm", "questionary.text", "questionary.confirm", "questionary.select",
+        "builtins.input",
+        "getpass.getpass",
+        "sys.stdin.readline",
+        "sys.stdin.read",
+        "rich.prompt.Prompt.ask",
+        "rich.prompt.Confirm.ask",
+        "click.prompt",
+        "click.confirm",
+        "typer.prompt",
+        "typer.confirm",
+        "questionary.text",
+        "questionary.confirm",
+        "questionary.select",
     }
 )
 

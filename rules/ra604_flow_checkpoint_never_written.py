@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import libcst as cst
 
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFacts
-from resume_audit.fixes.source_edits import import_edit
 from resume_audit.facts.syntax import bool_value, is_none, keyword
 from resume_audit.findings import Autofix, Finding, Related, Severity
-from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.fixes.source_edits import import_edit
 from resume_audit.frameworks.classes import extends, named_class
+from resume_audit.frameworks.crewai import names as crewai
 from resume_audit.rules.base import Example, FixExample, Rule, RuleContext
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ def _crew_checkpoint_classifier(project: Project) -> Callable[[CallInfo, ModuleF
         if arg is None or is_none(arg.value) or bool_value(arg.value) is False:
             return None
         return call
+
     return classify
 
 
@@ -327,8 +328,9 @@ If you rely on crews inside the flow, give those crews their own
                 if found is not None:
                     yield self._finding(ctx, binding.value, cls, found, cls.node.name)
 
-    def _never_written(self, value: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, cls: ClassInfo | None
-                       ) -> tuple[frozenset[str], _Where | None] | None:
+    def _never_written(
+        self, value: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, cls: ClassInfo | None
+    ) -> tuple[frozenset[str], _Where | None] | None:
         """The config node and its events when the flow's checkpoint can never fire, else None."""
         project = self._project
         enabled = crewai.checkpoint_enabled(value)
@@ -361,8 +363,14 @@ If you rely on crews inside the flow, give those crews their own
                     return True
         return False
 
-    def _finding(self, ctx: RuleContext, node: cst.CSTNode, cls: ClassInfo | None, found: tuple[frozenset[str], _Where | None],
-                 owner: cst.CSTNode) -> Finding:
+    def _finding(
+        self,
+        ctx: RuleContext,
+        node: cst.CSTNode,
+        cls: ClassInfo | None,
+        found: tuple[frozenset[str], _Where | None],
+        owner: cst.CSTNode,
+    ) -> Finding:
         events, where = found
         flow = cls.name if cls is not None else "this flow"
         listed = ", ".join(sorted(events)) or "nothing"
@@ -371,7 +379,9 @@ If you rely on crews inside the flow, give those crews their own
             call, cmodule, _listed = where
             related.append(Related(ctx.span(call, cmodule), f"the config: on_events = [{listed}]"))
         if cls is not None:
-            related.append(Related(ctx.span(cls.node.name, cls.module), f"{flow} runs no crew with its own checkpoint config"))
+            related.append(
+                Related(ctx.span(cls.node.name, cls.module), f"{flow} runs no crew with its own checkpoint config")
+            )
         if not related:
             related.append(Related(ctx.span(owner), "the flow this configures"))
         return ctx.finding(
@@ -394,7 +404,9 @@ def _progress_config(ctx: RuleContext, node: cst.CSTNode, where: _Where | None) 
     description = 'checkpoint on "method_execution_finished", an event the flow itself sources'
     if where is None:
         value = node.value if isinstance(node, cst.Arg) else node
-        local = next((name for name, qualified in ctx.module.imports.items() if qualified in crewai.CHECKPOINT_CONFIG), None)
+        local = next(
+            (name for name, qualified in ctx.module.imports.items() if qualified in crewai.CHECKPOINT_CONFIG), None
+        )
         edits = []
         if local is None:
             local = "CheckpointConfig"
@@ -414,14 +426,21 @@ def _progress_config(ctx: RuleContext, node: cst.CSTNode, where: _Where | None) 
         if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
             # the line break before ")" belongs to the last argument: it moves to the new one
             closing = args[-1].whitespace_after_arg
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-                                             whitespace_after_arg=cst.SimpleWhitespace(""))
-        added = cst.Arg(cst.List([cst.Element(cst.SimpleString(progress))]), keyword=cst.Name("on_events"),
-                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                        whitespace_after_arg=closing)
+            args[-1] = args[-1].with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
+        added = cst.Arg(
+            cst.List([cst.Element(cst.SimpleString(progress))]),
+            keyword=cst.Name("on_events"),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            whitespace_after_arg=closing,
+        )
         code = cmodule.tree.code_for_node(call.with_changes(args=[*args, added], lpar=[], rpar=[]))
         return ctx.autofix(description, ctx.replace(call, code, cmodule))
-    if not isinstance(listed, (cst.List, cst.Tuple)) or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in listed.elements):
+    if not isinstance(listed, (cst.List, cst.Tuple)) or not all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in listed.elements
+    ):
         return None
     elements = list(listed.elements)
     if elements and elements[-1].comma is cst.MaybeSentinel.DEFAULT:

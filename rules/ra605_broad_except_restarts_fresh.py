@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
@@ -12,17 +12,15 @@ from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo, ModuleFa
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
-from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, is_none, keyword, receiver
+from resume_audit.facts.walk import visit_fast
 from resume_audit.findings import Finding, Related, Severity
+from resume_audit.frameworks.classes import extends, instance_class, module_constant, named_class
 from resume_audit.frameworks.crewai import names as crewai
+from resume_audit.frameworks.crewai.names import rekick_id
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.frameworks.llamaindex import names as llamaindex
 from resume_audit.frameworks.pydantic_graph import names as pg
-from resume_audit.frameworks.classes import extends, instance_class, module_constant, named_class
-
-from resume_audit.frameworks.crewai.names import rekick_id
-
 from resume_audit.reading.prefilter import Trigger
 from resume_audit.rules.base import Example, Rule, RuleContext
 
@@ -49,7 +47,9 @@ def _receiver(call: cst.Call, module: ModuleFacts) -> str | None:
     return module.code(call.func.value) if isinstance(call.func, cst.Attribute) else None
 
 
-def _is_resume_command(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project) -> bool:
+def _is_resume_command(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> bool:
     if isinstance(expr, cst.Name) and scope is not None:
         found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
         if found is None or found[0].kind != "assign":
@@ -79,7 +79,9 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project: Project) -> 
     # CrewAI
     if obj is not None and (method in crewai.RESTORE_CLASSMETHODS or method == crewai.FROM_PENDING):
         cls = named_class(obj, scope, module, project)
-        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(obj, scope) & (crewai.FLOW | crewai.CREW):
+        if (cls is not None and crewai.is_flow_class(cls, project)) or resolver.names(obj, scope) & (
+            crewai.FLOW | crewai.CREW
+        ):
             return Hit("crewai", f"{recv}.{method}(...)", None, cls)
     if obj is not None and crewai.is_kickoff(node):
         cls = instance_class(obj, scope, module, project)
@@ -100,7 +102,12 @@ def resume_or_restore(call: CallInfo, module: ModuleFacts, project: Project) -> 
     for callee in project.callees(call, module):
         hydration = _hydration(callee, project)
         if hydration is not None:
-            return Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state in {callee.qualname}()", None, hydration.flow)
+            return Hit(
+                "crewai",
+                f"a hand-rolled restore of {hydration.flow.name}'s state in {callee.qualname}()",
+                None,
+                hydration.flow,
+            )
     return None
 
 
@@ -108,8 +115,11 @@ def _hydration(fn: FunctionInfo, project: Project, block: cst.CSTNode | None = N
     """The hand-rolled Flow restore in ``block`` of ``fn`` (default: its whole body), memoised:
     a try body is asked once to find the try and again to report it."""
     block = fn.node.body if block is None else block
-    return project.cached("ra605-hydration", id(block),
-                          lambda: crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None)
+    return project.cached(
+        "ra605-hydration",
+        id(block),
+        lambda: crewai.hydration_in(block, fn, project) if ".state" in fn.module.source else None,
+    )
 
 
 def fresh_start(call: CallInfo, module: ModuleFacts, project: Project, resumed: list[Hit]) -> Hit | None:
@@ -129,8 +139,12 @@ def fresh_start(call: CallInfo, module: ModuleFacts, project: Project, resumed: 
             if same_receiver or langgraph.graph_of(obj, scope, module, project) is not None:
                 return Hit("langgraph", f"{recv}.{method}(<new input>, ...)", recv)
     if "crewai" in frameworks:
-        if obj is not None and crewai.is_kickoff(node) and keyword(node, "from_checkpoint") is None \
-                and rekick_id(node, scope, module, project) is None:
+        if (
+            obj is not None
+            and crewai.is_kickoff(node)
+            and keyword(node, "from_checkpoint") is None
+            and rekick_id(node, scope, module, project) is None
+        ):
             cls = instance_class(obj, scope, module, project)
             if same_receiver or (cls is not None and crewai.is_flow_class(cls, project)):
                 return Hit("crewai", f"{recv}.{method}() on a new flow", recv, cls)
@@ -449,9 +463,16 @@ what the user should see.
             resumed: list[tuple[cst.CSTNode, Hit]] = []
             hydration = _hydration(scope, project, tr.body) if scope is not None else None
             if hydration is not None:
-                resumed.append((hydration.node, Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state", None, hydration.flow)))
+                resumed.append(
+                    (
+                        hydration.node,
+                        Hit("crewai", f"a hand-rolled restore of {hydration.flow.name}'s state", None, hydration.flow),
+                    )
+                )
             for c in body_calls:
-                reached = project.reach("ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), c, module)
+                reached = project.reach(
+                    "ra605-resume", lambda call, mod: resume_or_restore(call, mod, project), c, module
+                )
                 if reached is not None:
                     resumed.append((c.node, reached.hit))
             if not resumed:
@@ -469,8 +490,12 @@ what the user should see.
                     if fresh is None:
                         reached = project.reach(
                             "ra605-fresh-"
-                            + ",".join(sorted({f"{h.framework}:{h.target.full_name if h.target else ''}" for h in hits})),
-                            lambda call, mod: fresh_start(call, mod, project, [Hit(h.framework, h.label, None, h.target) for h in hits]),
+                            + ",".join(
+                                sorted({f"{h.framework}:{h.target.full_name if h.target else ''}" for h in hits})
+                            ),
+                            lambda call, mod: fresh_start(
+                                call, mod, project, [Hit(h.framework, h.label, None, h.target) for h in hits]
+                            ),
                             c,
                             module,
                         )

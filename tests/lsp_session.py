@@ -17,8 +17,15 @@ from pygls.lsp.client import LanguageClient
 class ServerSession:
     """``async with ServerSession(root) as s:`` -- a started, initialised server on ``root``."""
 
-    def __init__(self, root: Path, *, env: dict[str, str] | None = None, debounce: float = 0.05,
-                 command: list[str] | None = None, cache: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        env: dict[str, str] | None = None,
+        debounce: float = 0.05,
+        command: list[str] | None = None,
+        cache: bool = True,
+    ) -> None:
         self.root = root
         self.env = {**os.environ, **(env or {})}
         self.debounce = debounce
@@ -66,14 +73,20 @@ class ServerSession:
         capabilities = lsp.ClientCapabilities(
             window=lsp.WindowClientCapabilities(work_done_progress=True),
             workspace=lsp.WorkspaceClientCapabilities(
-                did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
+                did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+            ),
             text_document=lsp.TextDocumentClientCapabilities(
-                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(related_information=True)),
+                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(related_information=True)
+            ),
         )
-        await self.client.initialize_async(lsp.InitializeParams(
-            capabilities=capabilities, root_uri=self.root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
-            initialization_options={"debounce": self.debounce, "cache": self.cache}))
+        await self.client.initialize_async(
+            lsp.InitializeParams(
+                capabilities=capabilities,
+                root_uri=self.root.as_uri(),
+                workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
+                initialization_options={"debounce": self.debounce, "cache": self.cache},
+            )
+        )
         self.client.initialized(lsp.InitializedParams())
         return self
 
@@ -89,17 +102,28 @@ class ServerSession:
     def open(self, relative: str, text: str | None = None) -> str:
         uri = self.uri(relative)
         self.versions[uri] = 1
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
-            uri=uri, language_id="python", version=1, text=text if text is not None else (self.root / relative).read_text())))
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(
+                    uri=uri,
+                    language_id="python",
+                    version=1,
+                    text=text if text is not None else (self.root / relative).read_text(),
+                )
+            )
+        )
         return uri
 
     def change(self, relative: str, text: str) -> None:
         """Replace the whole buffer (unsaved)."""
         uri = self.uri(relative)
         self.versions[uri] = self.versions.get(uri, 1) + 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout

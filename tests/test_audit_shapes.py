@@ -29,8 +29,13 @@ SHAPES = REPO / "fixtures" / "audit-shapes"
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "resume_audit", "audit", ".", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def listed(cwd: Path, *args: str) -> list[str]:
@@ -56,31 +61,47 @@ def placed(root: Path, file: str, imported: tuple[str, ...] = ()) -> tuple[str, 
 
 
 def test_a_clone_folder_named_like_its_package_is_the_import_root(tmp_path):
-    clone = write(tmp_path / "invoicer", {"invoicer/__init__.py": "", "invoicer/app.py": "from invoicer.graph import g\n",
-                                          "invoicer/graph.py": ""})
+    clone = write(
+        tmp_path / "invoicer",
+        {"invoicer/__init__.py": "", "invoicer/app.py": "from invoicer.graph import g\n", "invoicer/graph.py": ""},
+    )
     assert placed(clone, "invoicer/app.py", ("invoicer",)) == ("invoicer.app", ".", "layout")
 
 
 def test_a_package_defined_in_its_init_is_named_from_above_its_folder(tmp_path):
-    project = write(tmp_path / "cvmaker", {"app/__init__.py": "", "app/services/__init__.py": "",
-                                           "app/services/workflow/__init__.py": "from app.services import x\n"})
+    project = write(
+        tmp_path / "cvmaker",
+        {
+            "app/__init__.py": "",
+            "app/services/__init__.py": "",
+            "app/services/workflow/__init__.py": "from app.services import x\n",
+        },
+    )
     assert placed(project, "app/services/workflow/__init__.py", ("app",)) == ("app.services.workflow", ".", "layout")
 
 
 def test_a_namespace_folder_the_file_imports_itself_through_is_still_climbed(tmp_path):
-    project = write(tmp_path / "demo", {"email_approval/graph.py": "from email_approval.tools import send\n",
-                                        "email_approval/tools.py": ""})
+    project = write(
+        tmp_path / "demo",
+        {"email_approval/graph.py": "from email_approval.tools import send\n", "email_approval/tools.py": ""},
+    )
     assert placed(project, "email_approval/graph.py", ("email_approval",)) == ("email_approval.graph", ".", "layout")
 
 
-@pytest.mark.parametrize("manifest, text", [
-    ("pyproject.toml", '[tool.setuptools]\npackage-dir = {"" = "lib"}\n'),
-    ("pyproject.toml", '[tool.setuptools.packages.find]\nwhere = ["lib"]\n'),
-    ("pyproject.toml", '[tool.poetry]\npackages = [{include = "desk", from = "lib"}]\n'),
-    ("pyproject.toml", '[tool.hatch.build.targets.wheel]\npackages = ["lib/desk"]\n'),
-    ("setup.cfg", "[options]\npackage_dir =\n    =lib\n"),
-    ("setup.py", 'from setuptools import find_packages, setup\nsetup(name="desk", packages=find_packages("lib"), package_dir={"": "lib"})\n'),
-])
+@pytest.mark.parametrize(
+    "manifest, text",
+    [
+        ("pyproject.toml", '[tool.setuptools]\npackage-dir = {"" = "lib"}\n'),
+        ("pyproject.toml", '[tool.setuptools.packages.find]\nwhere = ["lib"]\n'),
+        ("pyproject.toml", '[tool.poetry]\npackages = [{include = "desk", from = "lib"}]\n'),
+        ("pyproject.toml", '[tool.hatch.build.targets.wheel]\npackages = ["lib/desk"]\n'),
+        ("setup.cfg", "[options]\npackage_dir =\n    =lib\n"),
+        (
+            "setup.py",
+            'from setuptools import find_packages, setup\nsetup(name="desk", packages=find_packages("lib"), package_dir={"": "lib"})\n',
+        ),
+    ],
+)
 def test_declared_package_folders_are_import_roots(tmp_path, manifest, text):
     # a namespace folder (no __init__.py) in lib/: only the declaration says lib/ is the root
     project = write(tmp_path / "project", {manifest: text, "lib/desk/flows/refund.py": "", "lib/desk/__init__.py": ""})
@@ -89,8 +110,15 @@ def test_declared_package_folders_are_import_roots(tmp_path, manifest, text):
 
 
 def test_a_file_outside_the_declared_packages_keeps_its_own_layout(tmp_path):
-    project = write(tmp_path / "project", {"pyproject.toml": '[tool.setuptools]\npackages = ["desk"]\n',
-                                           "desk/__init__.py": "", "desk/app.py": "", "examples/demo/run.py": ""})
+    project = write(
+        tmp_path / "project",
+        {
+            "pyproject.toml": '[tool.setuptools]\npackages = ["desk"]\n',
+            "desk/__init__.py": "",
+            "desk/app.py": "",
+            "examples/demo/run.py": "",
+        },
+    )
     assert placed(project, "desk/app.py") == ("desk.app", ".", "declared")
     assert placed(project, "examples/demo/run.py") == ("run", "examples/demo", "layout")
 
@@ -106,8 +134,13 @@ def test_every_shape_is_found_once_and_a_runtime_decorator_is_not_langgraph():
     proc = run(SHAPES / "shipdesk", "--list")
     assert proc.returncode == 0, proc.stderr
     lines = {line.split("  ")[1]: line for line in proc.stdout.splitlines()}
-    assert sorted(lines) == ["shipdesk.agent:ShippingAgent", "shipdesk.app:build_app", "shipdesk.gate:build_gated",
-                             "shipdesk.graph:create_graph", "shipdesk.tasks:make_async_graph"]
+    assert sorted(lines) == [
+        "shipdesk.agent:ShippingAgent",
+        "shipdesk.app:build_app",
+        "shipdesk.gate:build_gated",
+        "shipdesk.graph:create_graph",
+        "shipdesk.tasks:make_async_graph",
+    ]
     assert "graph holder" in lines["shipdesk.agent:ShippingAgent"]
     assert "called with interrupt_before=['ship']" in lines["shipdesk.gate:build_gated"]
     assert not any("cannot sweep" in line for line in lines.values())
@@ -122,8 +155,12 @@ def test_named_targets_replace_discovery_from_the_command_line_and_the_config(tm
 
 
 def test_hints_name_flags_the_audit_has():
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", "--help"], capture_output=True, text=True,
-                          env={"COLUMNS": "200", "PATH": ""})
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "audit", "--help"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
     for flag in ("--allow-network", "--target"):
         assert flag in proc.stdout
 
@@ -136,10 +173,15 @@ def test_the_clone_is_swept_with_no_configuration(tmp_path):
     proc = run(project, "--format", "json", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
     entries = json.loads(proc.stdout)["audit"]["entry_points"]
-    assert [(e["target"], e["swept"]) for e in entries] == [("invoicer.app:compiled", True),
-                                                            ("invoicer.app:keyed_compiled", True)]
+    assert [(e["target"], e["swept"]) for e in entries] == [
+        ("invoicer.app:compiled", True),
+        ("invoicer.app:keyed_compiled", True),
+    ]
     # stdout is a pipe: a line per entry point as it finished
-    assert "[1/2] invoicer.app:compiled: swept" in proc.stderr and "[2/2] invoicer.app:keyed_compiled: swept" in proc.stderr
+    assert (
+        "[1/2] invoicer.app:compiled: swept" in proc.stderr
+        and "[2/2] invoicer.app:keyed_compiled: swept" in proc.stderr
+    )
 
 
 def test_every_shape_is_swept_and_its_failing_cells_rerun_by_the_printed_command(tmp_path):
@@ -155,8 +197,13 @@ def test_every_shape_is_swept_and_its_failing_cells_rerun_by_the_printed_command
     cd, _, command = gated["rerun"].partition(" && ")
     argv = shlex.split(command)
     assert argv[:2] == ["resume-audit", "crash-sweep"] and "--factory-kwargs" in argv
-    rerun = subprocess.run([sys.executable, "-m", "resume_audit", *argv[1:], "--format", "json", "--fail-on", "never"],
-                           cwd=shlex.split(cd)[1], capture_output=True, text=True, timeout=600)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "resume_audit", *argv[1:], "--format", "json", "--fail-on", "never"],
+        cwd=shlex.split(cd)[1],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert {f["rule_id"] for f in json.loads(rerun.stdout)["findings"]} == {"RA701"}
     assert "artifacts kept in" in rerun.stderr

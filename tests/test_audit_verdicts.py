@@ -10,8 +10,8 @@ verdicts are compared with.
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -97,8 +97,14 @@ def crash_after_the_ticket(tmp_path: Path, module: str, builder: str) -> tuple[i
         db, port = str(tmp_path / "desk.db"), str(server.server_address[1])
 
         def run(phase: str, kill: str = "") -> subprocess.CompletedProcess:
-            return subprocess.run([sys.executable, "-c", PROBE, phase, module, builder, db, port, kill], cwd=tmp_path,
-                                  env=env, capture_output=True, text=True, timeout=120)
+            return subprocess.run(
+                [sys.executable, "-c", PROBE, phase, module, builder, db, port, kill],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
 
         assert run("start").returncode == 0
         killed = run("resume", "after-post")
@@ -115,7 +121,9 @@ def test_direct_probe_unkeyed_ticket_is_created_twice_keyed_once(tmp_path):
     requests_made, created, state = crash_after_the_ticket(tmp_path / "unkeyed", "ticketdesk.graph", "build_graph")
     assert requests_made == 2 and created == ["T-1", "T-2"] and state["ticket_id"] == "T-2"
     (tmp_path / "keyed").mkdir()
-    requests_made, created, state = crash_after_the_ticket(tmp_path / "keyed", "ticketdesk.keyed_graph", "build_keyed_graph")
+    requests_made, created, state = crash_after_the_ticket(
+        tmp_path / "keyed", "ticketdesk.keyed_graph", "build_keyed_graph"
+    )
     assert requests_made == 2 and created == ["T-1"] and state["ticket_id"] == "T-1"  # the provider deduped the retry
 
 
@@ -124,9 +132,22 @@ def desk() -> dict:
     # discovery now sweeps each program once (the app's factories); the graph module's builder is named as a
     # second entry point on purpose, so that one hazard reached from two entry points is seen to merge
     targets = ["ticketdesk.app:compiled", "ticketdesk.app:compiled_keyed", "ticketdesk.graph:build_graph"]
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json",
-                           *[a for t in targets for a in ("--target", t)]], cwd=DESK,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "audit",
+            ".",
+            "--format",
+            "json",
+            *[a for t in targets for a in ("--target", t)],
+        ],
+        cwd=DESK,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 1, proc.stderr  # the unkeyed ticket is a dynamic-only finding
     return json.loads(proc.stdout)
 
@@ -141,8 +162,10 @@ def test_the_keyed_twin_is_swept_with_its_call_stubbed_and_its_key_checked(desk)
 
 def test_each_hazard_is_one_result_whatever_the_entry_points(desk):
     results = [(f["rule_id"], f["path"], f["start_line"], f["confirmation"]) for f in desk["findings"]]
-    assert results == [("RA701", "ticketdesk/graph.py", 20, "dynamic-only"),   # the direct probe: two tickets
-                       ("RA705", "ticketdesk/graph.py", 20, "dynamic-only")]
+    assert results == [
+        ("RA701", "ticketdesk/graph.py", 20, "dynamic-only"),  # the direct probe: two tickets
+        ("RA705", "ticketdesk/graph.py", 20, "dynamic-only"),
+    ]
     ra701 = desk["findings"][0]
     assert ra701["witness"]["entry_points"] == ["ticketdesk.app:compiled", "ticketdesk.graph:build_graph"]
     assert "found by sweeping ticketdesk.app:compiled, ticketdesk.graph:build_graph" in ra701["confirmation_note"]
@@ -159,7 +182,8 @@ def test_ra703_is_a_note_where_nothing_forks(desk):
 
 
 def test_fork_sites_are_resumes_and_updates_at_a_checkpoint_id(tmp_path):
-    (tmp_path / "fork.py").write_text(textwrap.dedent("""
+    (tmp_path / "fork.py").write_text(
+        textwrap.dedent("""
         from langgraph.types import Command
 
         def change_answer(graph, thread_id, checkpoint_id, answer):
@@ -172,7 +196,8 @@ def test_fork_sites_are_resumes_and_updates_at_a_checkpoint_id(tmp_path):
 
         def ordinary(graph, thread_id, answer):
             return graph.invoke(Command(resume=answer), {"configurable": {"thread_id": thread_id}})
-    """))
+    """)
+    )
 
     def sites(root: Path) -> list[str]:
         sources = list(discover_files([root], root, []))
@@ -186,11 +211,21 @@ def test_fork_sites_are_resumes_and_updates_at_a_checkpoint_id(tmp_path):
 def test_what_a_program_needed_is_named_with_the_snippet():
     target = "pkg.app:graph"
     assert 'env = { DATABASE_URL = "..." }' in explain("cannot import 'pkg.app': KeyError: 'DATABASE_URL'", target)
-    refused = explain("the graph raised SandboxRefusal: resume-audit sandbox refused connect to ('93.184.215.14', 443) "
-                      "(only loopback is allowed; pass --allow-network) at pkg/app.py:9", target)
-    assert "--allow-network" not in refused and "stub-reads" in refused and '[tool.resume-audit.audit."pkg.app:graph"]' in refused
-    postgres = explain("cannot import 'pkg.app': OperationalError: connection to server at \"localhost\" (127.0.0.1), "
-                       "port 5432 failed: Connection refused", target)
+    refused = explain(
+        "the graph raised SandboxRefusal: resume-audit sandbox refused connect to ('93.184.215.14', 443) "
+        "(only loopback is allowed; pass --allow-network) at pkg/app.py:9",
+        target,
+    )
+    assert (
+        "--allow-network" not in refused
+        and "stub-reads" in refused
+        and '[tool.resume-audit.audit."pkg.app:graph"]' in refused
+    )
+    postgres = explain(
+        "cannot import 'pkg.app': OperationalError: connection to server at \"localhost\" (127.0.0.1), "
+        "port 5432 failed: Connection refused",
+        target,
+    )
     assert "a PostgreSQL server" in postgres and "skip" in postgres
     assert explain("the graph raised ValueError: bad", target) == "the graph raised ValueError: bad"
 
@@ -199,7 +234,8 @@ def test_a_hazard_no_probe_could_show_is_not_exercised_not_reproduced(tmp_path):
     """A route resuming a graph that never parks (the server's `interrupt_before` is not the factory's): no
     concurrent resume can be set up, so RA302 was never tested -- before, it came out `not-reproduced`."""
     shutil.copytree(REPO / "fixtures" / "audit-desk", tmp_path, dirs_exist_ok=True)
-    (tmp_path / "ticketdesk" / "api.py").write_text(textwrap.dedent("""
+    (tmp_path / "ticketdesk" / "api.py").write_text(
+        textwrap.dedent("""
         import sqlite3
 
         from fastapi import FastAPI
@@ -216,16 +252,37 @@ def test_a_hazard_no_probe_could_show_is_not_exercised_not_reproduced(tmp_path):
         @app.post("/tickets/{ticket}/decision")
         def decide(ticket: str, decision: str) -> dict:
             return graph.invoke(Command(resume=decision), {"configurable": {"thread_id": ticket}})
-    """))
+    """)
+    )
     (tmp_path / "ticketdesk" / "graph.py").write_text(
-        (tmp_path / "ticketdesk" / "graph.py").read_text().replace(
+        (tmp_path / "ticketdesk" / "graph.py")
+        .read_text()
+        .replace(
             'return {"decision": interrupt({"summary": state["summary"], "question": "open a ticket?"})}',
-            'return {"decision": "approve"}'))
+            'return {"decision": "approve"}',
+        )
+    )
     # the graph module's builder, swept without the server's `interrupt_before` (discovery would now pick the
     # server's module-level graph, which imports FastAPI; the test's subject is a sweep with no pause point)
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never",
-                           "--target", "ticketdesk.graph:build_graph"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "audit",
+            ".",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--target",
+            "ticketdesk.graph:build_graph",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr
     ra302 = [f for f in json.loads(proc.stdout)["findings"] if f["rule_id"] == "RA302"]
     assert [f["confirmation"] for f in ra302] == ["not-exercised"]

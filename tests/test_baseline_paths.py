@@ -10,23 +10,28 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
 
-HAZARD = '''import requests
+HAZARD = """import requests
 from langgraph.types import interrupt
 
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "resume_audit", *args, "--no-cache"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "resume_audit", *args, "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def summary(out: subprocess.CompletedProcess) -> tuple[list[str], int, list[str]]:
@@ -66,7 +71,9 @@ def test_written_at_the_top_matches_a_scan_from_a_subfolder(repo: Path) -> None:
 
 
 def test_outside_git_the_config_folder_is_the_root(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"proj/pyproject.toml": '[tool.resume-audit]\nfail-on = "warning"\n', "proj/pkg/node.py": HAZARD})
+    write_tree(
+        tmp_path, {"proj/pyproject.toml": '[tool.resume-audit]\nfail-on = "warning"\n', "proj/pkg/node.py": HAZARD}
+    )
     proj = tmp_path / "proj"
     assert run("scan", ".", "--write-baseline", str(tmp_path / "b.json"), cwd=proj / "pkg").returncode == 0
     assert [e["path"] for e in json.loads((tmp_path / "b.json").read_text())["findings"]] == ["pkg/node.py"]

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,8 +21,21 @@ REPO = Path(__file__).resolve().parents[1]
 def test_bench_scan_small_synthetic_tree(tmp_path: Path):
     out = tmp_path / "scan.json"
     run = subprocess.run(
-        [sys.executable, "benchmarks/bench_scan.py", "--files", "200", "--synthetic-only", "--semgrep", "", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "benchmarks/bench_scan.py",
+            "--files",
+            "200",
+            "--synthetic-only",
+            "--semgrep",
+            "",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     [row] = json.loads(out.read_text())
@@ -38,9 +50,27 @@ def test_bench_warm_runs_two_installs_interleaved(tmp_path: Path):
     tree = tmp_path / "myagent"
     shutil.copytree(REPO / "fixtures" / "myagent", tree)
     run = subprocess.run(
-        [sys.executable, "benchmarks/bench_warm.py", "--variant", "a=", "--variant", "b=", "--tree", str(tree),
-         "--repeats", "1", "--cold-repeats", "1", "--one-change", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "benchmarks/bench_warm.py",
+            "--variant",
+            "a=",
+            "--variant",
+            "b=",
+            "--tree",
+            str(tree),
+            "--repeats",
+            "1",
+            "--cold-repeats",
+            "1",
+            "--one-change",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     [row] = json.loads(out.read_text())
@@ -56,8 +86,13 @@ def test_bench_trace_only_splits_candidates_from_traced_modules(tmp_path: Path):
     """bench_trace_only.py on the bundled example: its agent files are candidates, the helpers
     they call are loaded only by tracing, and the two add up to every module the scan loaded."""
     out = tmp_path / "trace.json"
-    run = subprocess.run([sys.executable, "benchmarks/bench_trace_only.py", "--tree", "fixtures/myagent", "--json", str(out)],
-                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "benchmarks/bench_trace_only.py", "--tree", "fixtures/myagent", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     row = json.loads(out.read_text())
     assert row["findings"] > 0 and row["candidates_loaded"] > 0 and row["trace_only_modules"] > 0
@@ -69,7 +104,10 @@ def test_bench_dynamic_tiny_run():
     pytest.importorskip("langgraph.checkpoint.sqlite")
     run = subprocess.run(
         [sys.executable, "benchmarks/bench_dynamic.py", "--protocols", "2", "--repeats", "1", "--json"],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
@@ -88,22 +126,27 @@ LABELS = [
 def _mirrored_agent(tmp_path: Path) -> tuple[Path, str]:
     """A one-module LangGraph agent committed to a git mirror laid out as fetch lays them out: (mirrors, commit)."""
     repo = tmp_path / "src"
-    write_tree(repo, {
-        "app/graph.py": (
-            "import requests\n"
-            "from langgraph.types import interrupt\n\n\n"
-            "def node(state):\n"
-            "    requests.post('https://x.example/charge', json=state)\n"
-            "    return {'ok': interrupt('go?')}\n\n\n"
-            "def other(state):\n"
-            "    answer = interrupt('go?')\n"
-            "    return {'ok': answer}\n"
-        ),
-    })
+    write_tree(
+        repo,
+        {
+            "app/graph.py": (
+                "import requests\n"
+                "from langgraph.types import interrupt\n\n\n"
+                "def node(state):\n"
+                "    requests.post('https://x.example/charge', json=state)\n"
+                "    return {'ok': interrupt('go?')}\n\n\n"
+                "def other(state):\n"
+                "    answer = interrupt('go?')\n"
+                "    return {'ok': answer}\n"
+            ),
+        },
+    )
     subprocess.run([*GIT, "init", "-q", str(repo)], check=True)
     subprocess.run([*GIT, "-C", str(repo), "add", "."], check=True)
     subprocess.run([*GIT, "-C", str(repo), "commit", "-q", "-m", "x"], check=True)
-    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     mirrors = tmp_path / "mirrors"
     (mirrors / "acme+agent").mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(mirrors / "acme+agent" / "repo")], check=True)
@@ -118,9 +161,21 @@ def test_realworld_scorer_scores_a_mirrored_repository(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.json"
     corpus.write_text(json.dumps([{"repo": "acme/agent", "commit": commit, "scan_paths": ["."], "labels": LABELS}]))
     out = subprocess.run(
-        [sys.executable, str(SCORE), "--mirrors", str(mirrors),
-         "--corpus", str(corpus), "--work", str(tmp_path / "work"), "--json", str(tmp_path / "scores.json")],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            str(SCORE),
+            "--mirrors",
+            str(mirrors),
+            "--corpus",
+            str(corpus),
+            "--work",
+            str(tmp_path / "work"),
+            "--json",
+            str(tmp_path / "scores.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     scores = json.loads((tmp_path / "scores.json").read_text())
     assert scores["rules"]["RA101"]["tp"] == 1 and scores["rules"]["RA101"]["fp"] == 0
@@ -141,10 +196,21 @@ def test_realworld_first_seen_is_recorded_once_and_only_after_the_labels_are_com
     (folder / "README").write_text("corpus\n")
     subprocess.run([*GIT, "-C", str(folder), "add", "."], check=True)
     subprocess.run([*GIT, "-C", str(folder), "commit", "-q", "-m", "start"], check=True)
-    base = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     entry = corpus / "acme+agent.json"
     entry.write_text(json.dumps({"repo": "acme/agent", "commit": commit, "set": "blind", "labels": LABELS}))
-    run = [sys.executable, str(SCORE), "--mirrors", str(mirrors), "--corpus", str(corpus), "--work", str(tmp_path / "work")]
+    run = [
+        sys.executable,
+        str(SCORE),
+        "--mirrors",
+        str(mirrors),
+        "--corpus",
+        str(corpus),
+        "--work",
+        str(tmp_path / "work"),
+    ]
 
     refused = subprocess.run([*run, "--repo", "acme/agent", "--record-first-seen"], capture_output=True, text=True)
     assert refused.returncode != 0 and "commit the labels" in refused.stderr
@@ -155,8 +221,12 @@ def test_realworld_first_seen_is_recorded_once_and_only_after_the_labels_are_com
     subprocess.run([*run, "--repo", "acme/agent", "--record-first-seen"], capture_output=True, text=True, check=True)
     first = json.loads(entry.read_text())["first_seen"]
     assert [label["matched"] for label in first["labels"]] == [True, False, False]
-    assert first["labels_commit"] == subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
-                                                    text=True, check=True).stdout.strip()
+    assert (
+        first["labels_commit"]
+        == subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     assert len(first["tool_commit"]) >= 40
 
     subprocess.run([*GIT, "-C", str(folder), "commit", "-q", "-am", "first score"], check=True)
@@ -167,15 +237,22 @@ def test_realworld_first_seen_is_recorded_once_and_only_after_the_labels_are_com
     data = json.loads(entry.read_text())
     data["labels"][2]["verdict"] = "safe"
     entry.write_text(json.dumps(data))
-    subprocess.run([*run, "--since", base, "--json", str(tmp_path / "scores.json")], capture_output=True, text=True, check=True)
+    subprocess.run(
+        [*run, "--since", base, "--json", str(tmp_path / "scores.json")], capture_output=True, text=True, check=True
+    )
     scores = json.loads((tmp_path / "scores.json").read_text())
     assert scores["overall"]["recall"] == 1.0
     assert scores["first_seen"]["overall"]["recall"] == 0.5 and scores["first_seen"]["repositories"] == 1
 
 
 def test_bench_audit_one_graph():
-    proc = subprocess.run([sys.executable, "benchmarks/bench_audit.py", "--graphs", "1", "--json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_audit.py", "--graphs", "1", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["swept"] == 1 and result["confirmations"]["confirmed"] == 2  # its RA101 and RA103
@@ -186,9 +263,25 @@ def test_bench_scan_realistic_filler_and_scaling_series(tmp_path: Path):
     """The realistic tree (standard-library filler) and the scaling series run end to end, small."""
     out = tmp_path / "scan.json"
     run = subprocess.run(
-        [sys.executable, "benchmarks/bench_scan.py", "--files", "600", "--filler", "stdlib", "--synthetic-only",
-         "--semgrep", "", "--scaling", "600", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "benchmarks/bench_scan.py",
+            "--files",
+            "600",
+            "--filler",
+            "stdlib",
+            "--synthetic-only",
+            "--semgrep",
+            "",
+            "--scaling",
+            "600",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert run.returncode == 0, run.stderr
     tree, series = json.loads(out.read_text())

@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import REPO
+
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
-
-from conftest import REPO
 
 NODE = (
     "from langgraph.types import interrupt\nfrom helpers import notify\n\n"
@@ -40,7 +40,12 @@ def test_a_damaged_entry_is_a_miss_not_a_crash(tmp_path: Path) -> None:
     cold = scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=cache)
     (entry,) = _result_entries(cache)
     data = json.loads(entry.read_text())
-    for field, wrong in (("deps", ["not", "a", "dict"]), ("mentions", 3), ("findings", [{"rule_id": 1}]), ("suppressed", "x")):
+    for field, wrong in (
+        ("deps", ["not", "a", "dict"]),
+        ("mentions", 3),
+        ("findings", [{"rule_id": 1}]),
+        ("suppressed", "x"),
+    ):
         damaged = {**data, field: wrong}  # the right key, the wrong shape
         entry.write_text(json.dumps(damaged))
         assert found(scan([tmp_path], Config(), tmp_path, jobs=1, cache_dir=cache)) == found(cold), field
@@ -70,7 +75,8 @@ def test_entries_are_written_as_files_finish_and_orphaned_temporaries_go(tmp_pat
         (tree / f"a{i:02}.py").write_text(NODE.replace("helpers", "helpers"))
     (tree / "helpers.py").write_text(HELPER)
     (tree / "zz_slow.py").write_text(  # a candidate whose analysis takes about a minute, analysed last
-        "import requests\nfrom langgraph.types import interrupt\n" + "".join(
+        "import requests\nfrom langgraph.types import interrupt\n"
+        + "".join(
             f"\ndef node_{i}(state):\n    requests.post('https://example.com/{i}', json=state)\n    return interrupt('q')\n"
             for i in range(12_000)
         )
@@ -79,8 +85,24 @@ def test_entries_are_written_as_files_finish_and_orphaned_temporaries_go(tmp_pat
     orphan = cache / "999999-orphan.tmp"  # no such process
     orphan.write_text("{")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "resume_audit", "scan", str(tree), "-j", "1", "--cache-dir", str(cache),
-                             "--file-timeout", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "scan",
+            str(tree),
+            "-j",
+            "1",
+            "--cache-dir",
+            str(cache),
+            "--file-timeout",
+            "600",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     # the twenty quick files take a few seconds (they parse zz_slow.py once); the wait ends as soon
     # as their entries are there, so the long deadline only matters on a loaded machine (CI with
     # other jobs saw 40 s run out before the quick files had finished)

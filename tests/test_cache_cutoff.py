@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import scan as engine
 from resume_audit.cache import filetable
 from resume_audit.config.settings import Config
+from resume_audit.engine import scan as engine
 from resume_audit.engine.scan import scan
 
 NODE = 'import requests\n\n\ndef work(state):\n    requests.post("https://example.com/hook", json=state)\n    return {"done": True}\n'
@@ -22,14 +22,24 @@ def graph(saver: bool, extra: str = "", spelled: bool = False) -> str:
     passed), so only the module's summary -- not a word search -- sees the difference."""
     imports = "from langgraph.checkpoint.memory import InMemorySaver\n" if saver or spelled else ""
     arg = "checkpointer=InMemorySaver()" if saver else "checkpointer=None" if spelled else ""
-    return (f"{imports}from langgraph.graph import START, StateGraph\n\nfrom node import work\n\n\n"
-            f"def build():\n    builder = StateGraph(dict)\n    builder.add_node('work', work)\n"
-            f"    builder.add_edge(START, 'work')\n{extra}    return builder.compile({arg})\n")
+    return (
+        f"{imports}from langgraph.graph import START, StateGraph\n\nfrom node import work\n\n\n"
+        f"def build():\n    builder = StateGraph(dict)\n    builder.add_node('work', work)\n"
+        f"    builder.add_edge(START, 'work')\n{extra}    return builder.compile({arg})\n"
+    )
 
 
 def observable(result) -> list[tuple]:
-    return [(f.rule_id, f.span.path, f.span.start_line, f.message, tuple((r.span.path, r.span.start_line) for r in f.related))
-            for f in result.findings]
+    return [
+        (
+            f.rule_id,
+            f.span.path,
+            f.span.start_line,
+            f.message,
+            tuple((r.span.path, r.span.start_line) for r in f.related),
+        )
+        for f in result.findings
+    ]
 
 
 @pytest.fixture
@@ -49,7 +59,8 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.mark.parametrize("spelled", [False, True])
 def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_checkpointing(
-        tmp_path: Path, analysed: list[str], spelled: bool) -> None:
+    tmp_path: Path, analysed: list[str], spelled: bool
+) -> None:
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
     (tree / "node.py").write_text(NODE)
@@ -57,7 +68,9 @@ def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_
     (tree / "g2.py").write_text(graph(saver=True))
     cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     # the node belongs to the first graph by path: reported from g1.py only
-    assert [(rule, path, related) for rule, path, _, _, related in observable(cold)] == [("RA103", "node.py", (("g1.py", 11),))]
+    assert [(rule, path, related) for rule, path, _, _, related in observable(cold)] == [
+        ("RA103", "node.py", (("g1.py", 11),))
+    ]
     (tree / "g1.py").write_text(graph(saver=False, spelled=spelled))
     analysed.clear()
     warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
@@ -68,7 +81,9 @@ def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_
     assert sorted(set(analysed)) == ["g1.py", "g2.py"]
 
 
-def test_an_edit_that_leaves_the_summaries_alone_reanalyses_only_the_edited_file(tmp_path: Path, analysed: list[str]) -> None:
+def test_an_edit_that_leaves_the_summaries_alone_reanalyses_only_the_edited_file(
+    tmp_path: Path, analysed: list[str]
+) -> None:
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
     (tree / "node.py").write_text(NODE)
@@ -89,12 +104,14 @@ def test_a_module_that_only_defines_a_name_is_not_parsed_as_a_caller(tmp_path: P
     each module's summary of the names it calls, so editing one agent re-analyses that agent only."""
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
-    agent = ("from langgraph.checkpoint.memory import InMemorySaver\nfrom langgraph.graph import START, StateGraph\n"
-             "from langgraph.types import Command, interrupt\n\n\ndef ask(state):\n    return {{'a': interrupt('ok?')}}\n\n\n"
-             "def build():\n    builder = StateGraph(dict)\n    builder.add_node('ask', ask)\n    builder.add_edge(START, 'ask')\n"
-             "    return builder.compile(checkpointer=InMemorySaver())\n\n\n"
-             "def change_answer(graph, thread_id: str, answer: str):{pad}\n"
-             "    return graph.invoke(Command(resume=answer), {{'configurable': {{'thread_id': thread_id}}}})\n")
+    agent = (
+        "from langgraph.checkpoint.memory import InMemorySaver\nfrom langgraph.graph import START, StateGraph\n"
+        "from langgraph.types import Command, interrupt\n\n\ndef ask(state):\n    return {{'a': interrupt('ok?')}}\n\n\n"
+        "def build():\n    builder = StateGraph(dict)\n    builder.add_node('ask', ask)\n    builder.add_edge(START, 'ask')\n"
+        "    return builder.compile(checkpointer=InMemorySaver())\n\n\n"
+        "def change_answer(graph, thread_id: str, answer: str):{pad}\n"
+        "    return graph.invoke(Command(resume=answer), {{'configurable': {{'thread_id': thread_id}}}})\n"
+    )
     for name in ("a1", "a2", "a3"):
         (tree / f"{name}.py").write_text(agent.format(pad=""))
     cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
@@ -106,21 +123,29 @@ def test_a_module_that_only_defines_a_name_is_not_parsed_as_a_caller(tmp_path: P
     assert len(cold.findings) == len(warm.findings)
 
 
-def test_a_saver_built_in_one_module_is_reported_once_a_graph_in_another_uses_it(tmp_path: Path, analysed: list[str]) -> None:
+def test_a_saver_built_in_one_module_is_reported_once_a_graph_in_another_uses_it(
+    tmp_path: Path, analysed: list[str]
+) -> None:
     """RA601: the saver is constructed in ``savers.py`` (unchanged throughout); whether it is
     reported there depends on ``g1.py``'s summary of the savers its graphs use."""
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
-    (tree / "savers.py").write_text("from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n")
+    (tree / "savers.py").write_text(
+        "from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n"
+    )
     # the app serves savers.py's module (not g1.py: the serving index would make g1.py's bytes a dependency)
-    (tree / "app.py").write_text("from fastapi import FastAPI\nfrom savers import saver\n\napp = FastAPI()\n\n\n"
-                                 "@app.post('/run')\ndef run():\n    return saver.get({})\n")
+    (tree / "app.py").write_text(
+        "from fastapi import FastAPI\nfrom savers import saver\n\napp = FastAPI()\n\n\n"
+        "@app.post('/run')\ndef run():\n    return saver.get({})\n"
+    )
 
     def g1(checkpointer: str) -> str:
-        return ("from langgraph.graph import START, StateGraph\nfrom langgraph.types import interrupt\nfrom savers import saver\n\n\n"
-                "def ask(state):\n    return {'a': interrupt('ok?')}\n\n\n"
-                "def build():\n    builder = StateGraph(dict)\n    builder.add_node('ask', ask)\n    builder.add_edge(START, 'ask')\n"
-                f"    return builder.compile(checkpointer={checkpointer})\n")
+        return (
+            "from langgraph.graph import START, StateGraph\nfrom langgraph.types import interrupt\nfrom savers import saver\n\n\n"
+            "def ask(state):\n    return {'a': interrupt('ok?')}\n\n\n"
+            "def build():\n    builder = StateGraph(dict)\n    builder.add_node('ask', ask)\n    builder.add_edge(START, 'ask')\n"
+            f"    return builder.compile(checkpointer={checkpointer})\n"
+        )
 
     # first no saver is used (the same words): savers.py's result rests on g1.py's summary alone
     (tree / "g1.py").write_text(g1("None if saver is None else None"))

@@ -30,8 +30,10 @@ STEPS = int(os.environ.get("RESUME_AUDIT_CACHE_STEPS", "25"))
 SAVERS = {
     "none": ("", ""),
     "memory": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=InMemorySaver()"),
-    "sqlite": ("from langgraph.checkpoint.sqlite import SqliteSaver\nimport sqlite3\n",
-               "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))"),
+    "sqlite": (
+        "from langgraph.checkpoint.sqlite import SqliteSaver\nimport sqlite3\n",
+        "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))",
+    ),
     "shared": ("from savers import saver\n", "checkpointer=saver"),
     # not checkpointed, with the same words as "memory": only the graph's summary tells the difference
     "off": ("from langgraph.checkpoint.memory import InMemorySaver\n", "checkpointer=None"),
@@ -52,9 +54,14 @@ class Project:
         self.sink = "requests"
         self.h2_calls_h3 = True
         self.h3_name = "h3"  # renamed to move the sink module
-        self.nodes = {"a1": {"helper": True, "interrupt": True, "pad": 0}, "a2": {"helper": True, "interrupt": True, "pad": 0}}
-        self.graphs = {"g1": {"saver": "memory", "nodes": ["a1"], "comments": 0},
-                       "g2": {"saver": "none", "nodes": ["a2"], "comments": 0}}
+        self.nodes = {
+            "a1": {"helper": True, "interrupt": True, "pad": 0},
+            "a2": {"helper": True, "interrupt": True, "pad": 0},
+        }
+        self.graphs = {
+            "g1": {"saver": "memory", "nodes": ["a1"], "comments": 0},
+            "g2": {"saver": "none", "nodes": ["a2"], "comments": 0},
+        }
         self.served = False
 
     # -- rendering -------------------------------------------------------------------------
@@ -72,14 +79,21 @@ class Project:
 
     def _render(self, out: dict[Path, str]) -> None:
         out[self.root / "h.py"] = "from h2 import send\n\n\ndef notify(state):\n    send(state)\n"
-        h2 = f"from {self.h3_name} import post\n\n\ndef send(state):\n    post(state)\n" if self.h2_calls_h3 else \
-            "def send(state):\n    return None\n"
+        h2 = (
+            f"from {self.h3_name} import post\n\n\ndef send(state):\n    post(state)\n"
+            if self.h2_calls_h3
+            else "def send(state):\n    return None\n"
+        )
         out[self.root / "h2.py"] = h2
         out[self.root / f"{self.h3_name}.py"] = SINKS[self.sink]
-        out[self.root / "savers.py"] = "from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n"
+        out[self.root / "savers.py"] = (
+            "from langgraph.checkpoint.memory import InMemorySaver\n\nsaver = InMemorySaver()\n"
+        )
         if self.served:
-            out[self.root / "app.py"] = ("from fastapi import FastAPI\nfrom g1 import build_g1\n\napp = FastAPI()\n\n\n"
-                                         "@app.post('/run')\ndef run():\n    return build_g1().invoke({})\n")
+            out[self.root / "app.py"] = (
+                "from fastapi import FastAPI\nfrom g1 import build_g1\n\napp = FastAPI()\n\n\n"
+                "@app.post('/run')\ndef run():\n    return build_g1().invoke({})\n"
+            )
         for name, node in self.nodes.items():
             lines = ["from langgraph.types import interrupt\n"]
             if node["helper"]:
@@ -107,7 +121,9 @@ class Project:
     # -- edits ---------------------------------------------------------------------------------
     def edit(self) -> str:
         rng = self.rng
-        choice = rng.choice(["sink", "h2", "rename", "saver", "node", "add", "delete", "move", "share", "pad", "comment", "serve"])
+        choice = rng.choice(
+            ["sink", "h2", "rename", "saver", "node", "add", "delete", "move", "share", "pad", "comment", "serve"]
+        )
         if choice == "sink":
             self.sink = rng.choice(sorted(SINKS))
         elif choice == "h2":
@@ -156,7 +172,10 @@ class Project:
 
 def observable(result: ScanResult) -> tuple:
     return (
-        [(f.rule_id, f.span, f.fingerprint, f.message, f.scope, tuple((r.span, r.message) for r in f.related)) for f in result.findings],
+        [
+            (f.rule_id, f.span, f.fingerprint, f.message, f.scope, tuple((r.span, r.message) for r in f.related))
+            for f in result.findings
+        ],
         [(n.kind, n.path, n.line, n.message) for n in result.notifications],
         result.files_scanned,
         result.unresolved_imports,

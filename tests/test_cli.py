@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, write_tree
 
 MYAGENT = REPO / "fixtures" / "myagent"
 
-HAZARD = '''
+HAZARD = """
 import requests
 from langgraph.types import interrupt
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
 
-WARNING_ONLY = '''
+WARNING_ONLY = """
 from langgraph.types import Command
 
 def approve(graph, thread_id):
@@ -32,14 +31,19 @@ def approve(graph, thread_id):
     snap = graph.get_state(cfg)
     if snap.next:
         graph.invoke(Command(resume=True), cfg)
-'''
+"""
 
 
 def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env.pop("FORCE_COLOR", None)
     return subprocess.run(
-        [sys.executable, "-m", "resume_audit", *args], cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "resume_audit", *args],
+        cwd=cwd or REPO,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -56,7 +60,17 @@ def test_help_explains_every_command_with_an_example(command: list[str]) -> None
     assert out.returncode == 0, out.stderr
     assert "Example" in out.stdout
     if command == ["scan"]:
-        for option in ("--format", "--output", "--select", "--ignore", "--fail-on", "--exclude", "--config", "--baseline", "--write-baseline"):
+        for option in (
+            "--format",
+            "--output",
+            "--select",
+            "--ignore",
+            "--fail-on",
+            "--exclude",
+            "--config",
+            "--baseline",
+            "--write-baseline",
+        ):
             assert option in out.stdout
 
 
@@ -134,7 +148,10 @@ def test_output_file_and_formats(tmp_path: Path) -> None:
     assert "title=RA301 get-state-decides-resume::" in lines[0]
     assert any(line.startswith("::error ") and "title=RA201 fork-without-discriminator" in line for line in lines)
     # an annotation spanning several lines carries no columns (GitHub's rule); a one-line one does
-    spans = {(f["start_line"], f["end_line"]) for f in json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)["findings"]}
+    spans = {
+        (f["start_line"], f["end_line"])
+        for f in json.loads(run("scan", "fixtures/myagent", "-f", "json").stdout)["findings"]
+    }
     assert any(a != b for a, b in spans)
     for line in lines:
         props = dict(p.split("=", 1) for p in line.split(" ", 1)[1].split("::", 1)[0].split(","))
@@ -181,6 +198,9 @@ def test_a_finished_scan_ends_at_once_with_its_whole_report_and_exit_code(tmp_pa
     assert written.returncode == 1
     assert json.loads(piped.stdout) == json.loads((tmp_path / f"report.{fmt}").read_text())
     assert b"written to" in written.stderr  # (what it says on stderr is flushed too)
-    clean = subprocess.run([*command[:4], str(tree / "ra101" / "safe_idempotent_effects.py"), "-f", fmt, "--no-cache"],
-                           capture_output=True, cwd=tmp_path)
+    clean = subprocess.run(
+        [*command[:4], str(tree / "ra101" / "safe_idempotent_effects.py"), "-f", fmt, "--no-cache"],
+        capture_output=True,
+        cwd=tmp_path,
+    )
     assert clean.returncode == 0, clean.stderr.decode()

@@ -13,17 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
 
-HAZARD = '''import requests
+HAZARD = """import requests
 from langgraph.types import interrupt
 
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
 
 _SGR = re.compile(r"\x1b\[([0-9;]*)m")
 _VARIABLES = ("NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS")
@@ -39,7 +38,11 @@ def scan(tree: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPro
     clean = {k: v for k, v in os.environ.items() if k not in _VARIABLES}
     return subprocess.run(
         [sys.executable, "-m", "resume_audit", "scan", ".", "--no-cache", "-j", "1", *args],
-        cwd=tree, env={**clean, "TERM": "xterm-256color", **env}, capture_output=True, text=True, timeout=120,
+        cwd=tree,
+        env={**clean, "TERM": "xterm-256color", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -85,8 +88,13 @@ def test_a_report_file_and_machine_formats_are_plain_even_when_colour_is_forced(
 
 def run_command(command: list[str], env: dict[str, str]) -> str:
     clean = {k: v for k, v in os.environ.items() if k not in _VARIABLES}
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", *command], env={**clean, "TERM": "xterm-256color", **env},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", *command],
+        env={**clean, "TERM": "xterm-256color", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

@@ -10,28 +10,30 @@ from pathlib import Path
 
 from conftest import REPO, write_tree
 
-HAZARD = '''import requests
+HAZARD = """import requests
 from langgraph.types import interrupt
 
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
 
-CUSTOM_SINK = '''from langgraph.types import interrupt
+CUSTOM_SINK = """from langgraph.types import interrupt
 from billing import charge
 
 
 def node(state):
     charge(state["card"], 100)
     return {"ok": interrupt("go?")}
-'''
+"""
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "resume_audit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def rule_ids(out: subprocess.CompletedProcess) -> list[tuple[str, str, int]]:
@@ -43,14 +45,14 @@ def test_pyproject_select_ignore_per_path_and_sinks(tmp_path: Path) -> None:
     write_tree(
         tmp_path,
         {
-            "pyproject.toml": '''
+            "pyproject.toml": """
 [tool.resume-audit]
 effect-sinks = ["billing.charge"]
 exclude = ["generated/*"]
 
 [tool.resume-audit.per-path-ignores]
 "tests/*" = ["RA101"]
-''',
+""",
             "app/node.py": HAZARD,
             "app/custom.py": CUSTOM_SINK,
             "tests/test_node.py": HAZARD,
@@ -68,7 +70,9 @@ exclude = ["generated/*"]
 
 
 def test_cli_overrides_config(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\nfail-on = "never"\n', "node.py": HAZARD})
+    write_tree(
+        tmp_path, {"pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\nfail-on = "never"\n', "node.py": HAZARD}
+    )
     quiet = run("scan", ".", "-f", "json", cwd=tmp_path)
     assert quiet.returncode == 0 and rule_ids(quiet) == []
     loud = run("scan", ".", "-f", "json", "--ignore", "RA301", "--fail-on", "warning", cwd=tmp_path)
@@ -143,7 +147,9 @@ def test_docs_pages_are_current() -> None:
     for rule in all_rules():
         page = REPO / "docs" / "rules" / f"{rule.id}.md"
         assert page.is_file(), f"missing {page}; run python -m resume_audit.catalog.docs"
-        assert page.read_text(encoding="utf-8") == render_rule(rule), f"{page} is stale; run python -m resume_audit.catalog.docs"
+        assert page.read_text(encoding="utf-8") == render_rule(rule), (
+            f"{page} is stale; run python -m resume_audit.catalog.docs"
+        )
 
 
 def test_the_rules_index_lists_every_rule() -> None:

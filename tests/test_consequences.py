@@ -13,7 +13,7 @@ from resume_audit.api import ScanRequest, resolve_config
 from resume_audit.engine.scan import scan
 from resume_audit.findings import Severity
 
-GRAPH = '''
+GRAPH = """
 import sqlite3
 
 import requests
@@ -37,9 +37,9 @@ builder.add_node("act", act)
 builder.set_entry_point("review")
 builder.add_edge("review", "act")
 graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("runs.db", check_same_thread=False)))
-'''
+"""
 
-API = '''
+API = """
 from fastapi import FastAPI
 from langgraph.types import Command
 
@@ -51,7 +51,7 @@ app = FastAPI()
 @app.post("/threads/{thread_id}/answer")
 def answer(thread_id: str, ok: bool) -> dict:
     return graph.invoke(Command(resume=ok), {"configurable": {"thread_id": thread_id}})
-'''
+"""
 
 
 def _ra302(tmp_path: Path, body: str) -> list:

@@ -11,20 +11,29 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_engine_paths_agree import TREES, _observable
 
-from resume_audit.reading import sourcebytes
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
+from resume_audit.reading import sourcebytes
 from resume_audit.reading.sourcebytes import Corpus
-
-from test_engine_paths_agree import TREES, _observable
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 # import phrases sharing a first word are searched by it once (sourcebytes._search): enough of
 # them here to take that path, with names that prefix each other and near misses in the text
-GROUPED = [b"import langgraph", b"import flask", b"import flask_cors", b"import fl", b"import google.cloud",
-           b"from flask", b"from fastapi", b"from fastapi.routing", b"from a", b"from x.y"]
+GROUPED = [
+    b"import langgraph",
+    b"import flask",
+    b"import flask_cors",
+    b"import fl",
+    b"import google.cloud",
+    b"from flask",
+    b"from fastapi",
+    b"from fastapi.routing",
+    b"from a",
+    b"from x.y",
+]
 # the callers of a function: one name with a little text around it, searched by the name once
 AROUND = [b"change_answer(", b"change_answer,", b"change_answer)", b"=change_answer", b"(change_answer("]
 WORDS = [b"charge(", b"thread_id", b"zz", b"a", b"never-present", b"\xff", *GROUPED, *AROUND]
@@ -32,10 +41,36 @@ WORDS = [b"charge(", b"thread_id", b"zz", b"a", b"never-present", b"\xff", *GROU
 
 def _files(seed: int) -> list[tuple[Path, bytes]]:
     rng = random.Random(seed)
-    pieces = [b"charge(", b"import langgraph\n", b"thread_id", b"x = 1\n", b"zz", b"\xff\xfe", b"   ",
-              b"import flask", b"reimport flasky", b"import  flask", b"import\tflask", b"from fastapi.routing import x",
-              b"from ", b"import ", b"google.cloud", b"from a.b", b"import google.cloud.pubsub", b"fromx.y", b"from x.yz",
-              b"change_answer", b"(", b"=", b",", b")", b"change_answer(", b"=change_answer)", b"rechange_answer,", b"change_answe"]
+    pieces = [
+        b"charge(",
+        b"import langgraph\n",
+        b"thread_id",
+        b"x = 1\n",
+        b"zz",
+        b"\xff\xfe",
+        b"   ",
+        b"import flask",
+        b"reimport flasky",
+        b"import  flask",
+        b"import\tflask",
+        b"from fastapi.routing import x",
+        b"from ",
+        b"import ",
+        b"google.cloud",
+        b"from a.b",
+        b"import google.cloud.pubsub",
+        b"fromx.y",
+        b"from x.yz",
+        b"change_answer",
+        b"(",
+        b"=",
+        b",",
+        b")",
+        b"change_answer(",
+        b"=change_answer)",
+        b"rechange_answer,",
+        b"change_answe",
+    ]
     out = []
     for i in range(60):
         body = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
@@ -69,7 +104,9 @@ def test_spilled_search_equals_the_held_one(budget: int, window: int, monkeypatc
 
 
 @pytest.mark.parametrize("tree", TREES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_a_scan_with_all_text_spilled_is_the_same_scan(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_scan_with_all_text_spilled_is_the_same_scan(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "tree"
     shutil.copytree(tree, root)
     held = _observable(scan([root], Config(), root, jobs=1, cache_dir=None))

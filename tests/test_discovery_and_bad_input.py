@@ -5,20 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from conftest import write_tree
+
 from resume_audit.config.settings import Config
 from resume_audit.discovery.walk import discover
 from resume_audit.engine.scan import scan
 
-from conftest import write_tree
-
-HAZARD = '''import requests
+HAZARD = """import requests
 from langgraph.types import interrupt
 
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
 
 
 def test_skips_environments_caches_and_build_output(tmp_path: Path) -> None:
@@ -47,7 +47,9 @@ def test_symlink_loops_are_not_followed(tmp_path: Path) -> None:
 
 def test_bad_files_are_reported_and_the_scan_goes_on(tmp_path: Path) -> None:
     broken_agent = "from langgraph.types import interrupt\n\ndef f(:\n    pass\n"
-    write_tree(tmp_path, {"good.py": HAZARD, "broken.py": broken_agent, "bom.py": "\ufeff" + HAZARD, "plain.py": "x = (\n"})
+    write_tree(
+        tmp_path, {"good.py": HAZARD, "broken.py": broken_agent, "bom.py": "\ufeff" + HAZARD, "plain.py": "x = (\n"}
+    )
     (tmp_path / "binary.py").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     os.symlink(tmp_path / "gone.py", tmp_path / "dangling.py")
     result = scan([tmp_path], Config(), tmp_path)

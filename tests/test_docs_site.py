@@ -44,12 +44,20 @@ def test_the_readme_is_short_and_starts_with_the_two_set_up_commands() -> None:
 def test_the_readme_example_is_the_real_output() -> None:
     """The 30-second example shows exactly what the command prints today."""
     text = README.read_text(encoding="utf-8")
-    [example] = [body for lang, body in _fenced_blocks(text) if lang == "text" and body.startswith("$ resume-audit scan")]
+    [example] = [
+        body for lang, body in _fenced_blocks(text) if lang == "text" and body.startswith("$ resume-audit scan")
+    ]
     command, _, shown = example.partition("\n")
     argv = command.removeprefix("$ resume-audit ").split()
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", *argv, "--no-cache"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", *argv, "--no-cache"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.rstrip("\n") == shown.rstrip("\n")
 
@@ -67,7 +75,9 @@ def test_every_readme_link_reaches_a_file() -> None:
 def test_the_generated_pages_are_current(page: reference.Page) -> None:
     committed = DOCS / page.path
     assert committed.is_file(), f"missing {committed}; run python -m resume_audit.catalog.reference"
-    assert committed.read_text(encoding="utf-8") == page.text, f"{committed} is stale; run python -m resume_audit.catalog.reference"
+    assert committed.read_text(encoding="utf-8") == page.text, (
+        f"{committed} is stale; run python -m resume_audit.catalog.reference"
+    )
 
 
 def test_every_configuration_key_is_in_the_reference() -> None:
@@ -107,8 +117,14 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
             pytest.fail("mkdocs is required in CI: pip install -e '.[test]'")
         pytest.skip("mkdocs not installed (the test extra installs it)")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     api = (tmp_path / "site" / "python-api" / "index.html").read_text(encoding="utf-8")
     assert "crash_sweep" in api and "ScanRequest" in api

@@ -7,11 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
-
-from conftest import write_tree
 
 EFFECTS = {
     "requests.post": 'import requests\n{i}requests.post("https://x", json={{}})',
@@ -33,7 +32,7 @@ EFFECTS = {
     "os.remove": 'import os\n{i}os.remove("f")',
     "subprocess": 'import subprocess\n{i}subprocess.run(["git", "push", "origin", "main"])',
     "celery apply_async": '{i}state["task"].apply_async(args=[1])',
-    "configured sink": 'from billing import charge\n{i}charge(1)',
+    "configured sink": "from billing import charge\n{i}charge(1)",
 }
 
 NOT_EFFECTS = {
@@ -47,7 +46,7 @@ NOT_EFFECTS = {
     "open for reading": '{i}open("f").read()',
     "local read-only command": 'import subprocess\n{i}subprocess.run(["git", "clone", "https://x/r.git", "/tmp/r"])',
     "python -m pytest in a sandbox": 'import subprocess, sys\n{i}subprocess.run([sys.executable, "-m", "pytest", "-q"])',
-    "merge-only commit": 'from sqlmodel import Session\n{i}s = Session(e)\n{i}s.merge(row)\n{i}s.commit()',
+    "merge-only commit": "from sqlmodel import Session\n{i}s = Session(e)\n{i}s.merge(row)\n{i}s.commit()",
     "embeddings POST": 'import httpx\n{i}httpx.post(f"{{BASE}}/v1/embeddings", json={{}})',
     # an overwrite replays harmlessly: the re-run writes the same file from the same state
     "path write_text overwrite": 'from pathlib import Path\n{i}Path("out.txt").write_text("x")',
@@ -55,7 +54,7 @@ NOT_EFFECTS = {
     "request with variable method": 'import requests\n{i}m = state["m"]\n{i}requests.request(m, "https://x")',
     "commit without staging": '{i}db = state["db"]\n{i}db.query(1)\n{i}db.commit()',
     "str.replace": '{i}"a".replace("a", "b")',
-    "safe-calls config": 'from billing import audit\n{i}audit(1)',
+    "safe-calls config": "from billing import audit\n{i}audit(1)",
 }
 
 
@@ -63,7 +62,16 @@ def _node(snippet: str) -> str:
     imports = [line for line in snippet.format(i="").splitlines() if line.startswith(("import ", "from "))]
     body = [line for line in snippet.format(i="    ").splitlines() if not line.startswith(("import ", "from "))]
     return "\n".join(
-        ["from langgraph.types import interrupt", *imports, "", "", "def node(state):", *body, '    return {"ok": interrupt("go?")}', ""]
+        [
+            "from langgraph.types import interrupt",
+            *imports,
+            "",
+            "",
+            "def node(state):",
+            *body,
+            '    return {"ok": interrupt("go?")}',
+            "",
+        ]
     )
 
 
@@ -97,25 +105,53 @@ def test_effects_command_lists_the_catalog() -> None:
 
     from resume_audit.analysis.effect_catalog import CATALOG
 
-    out = subprocess.run([sys.executable, "-m", "resume_audit.cli", "effects", "--format", "json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "resume_audit.cli", "effects", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows = {r["sdk"]: r for r in json.loads(out.stdout)}
     for sdk in CATALOG:
         assert sdk.name in rows
     slack = rows["Slack (slack_sdk, slack_bolt)"]
     assert "slack_sdk.*.chat_postMessage" in slack["calls"] and "posts the Slack message again" in slack["why"]
-    assert rows["Payments (stripe, braintree, paypalrestsdk, square, Adyen)"]["idempotency_key"] == "Stripe: `idempotency_key=`"
-    text = subprocess.run([sys.executable, "-m", "resume_audit.cli", "effects"], capture_output=True, text=True, check=True,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}).stdout
+    assert (
+        rows["Payments (stripe, braintree, paypalrestsdk, square, Adyen)"]["idempotency_key"]
+        == "Stripe: `idempotency_key=`"
+    )
+    text = subprocess.run(
+        [sys.executable, "-m", "resume_audit.cli", "effects"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    ).stdout
     assert "Google APIs" in text and "MCP" in text
 
 
 SDK_EFFECTS = {
-    "gmail send chain": ('from googleapiclient.discovery import build\n{i}build("gmail", "v1").users().messages().send(userId="me", body={{}}).execute()', "sends the Gmail message again"),
-    "calendar insert via request name": ('{i}req = svc.events().insert(calendarId="primary", body={{}})\n{i}req.execute()', "creates a second Calendar event"),
-    "salesforce task": ('from simple_salesforce import Salesforce\n{i}sf = Salesforce(username="u")\n{i}sf.Task.create({{"Subject": "x"}})', "creates a second Salesforce record"),
-    "notion page": ('from notion_client import Client\n{i}Client(auth="t").pages.create(parent={{}})', "creates a second Notion page"),
+    "gmail send chain": (
+        'from googleapiclient.discovery import build\n{i}build("gmail", "v1").users().messages().send(userId="me", body={{}}).execute()',
+        "sends the Gmail message again",
+    ),
+    "calendar insert via request name": (
+        '{i}req = svc.events().insert(calendarId="primary", body={{}})\n{i}req.execute()',
+        "creates a second Calendar event",
+    ),
+    "salesforce task": (
+        'from simple_salesforce import Salesforce\n{i}sf = Salesforce(username="u")\n{i}sf.Task.create({{"Subject": "x"}})',
+        "creates a second Salesforce record",
+    ),
+    "notion page": (
+        'from notion_client import Client\n{i}Client(auth="t").pages.create(parent={{}})',
+        "creates a second Notion page",
+    ),
     "github issue": ('{i}repo.create_issue(title="x")', "opens a second GitHub issue"),
-    "twilio sms": ('from twilio.rest import Client\n{i}Client("a", "b").messages.create(to="+1", body="x")', "sends the SMS again"),
+    "twilio sms": (
+        'from twilio.rest import Client\n{i}Client("a", "b").messages.create(to="+1", body="x")',
+        "sends the SMS again",
+    ),
     "mcp write tool": ('{i}session.call_tool("delete_record", {{}})', "calls the MCP tool again"),
 }
 SDK_READS = {
@@ -139,7 +175,7 @@ def test_sdk_read_is_not_an_effect(tmp_path: Path, name: str) -> None:
 
 
 TOOL_FORMS = {
-    "StructuredTool.from_function": '''
+    "StructuredTool.from_function": """
         from langchain_core.tools import StructuredTool
         import requests
 
@@ -148,8 +184,8 @@ TOOL_FORMS = {
             return "ok"
 
         refund = StructuredTool.from_function(func=_refund, name="refund", description="refund an order")
-    ''',
-    "BaseTool subclass": '''
+    """,
+    "BaseTool subclass": """
         from langchain_core.tools import BaseTool
         import requests
 
@@ -162,7 +198,7 @@ TOOL_FORMS = {
                 return "ok"
 
         refund = RefundTool()
-    ''',
+    """,
     "@tool in a dict(zip(...)) registry": '''
         from langchain_core.tools import tool
         import requests
@@ -181,9 +217,11 @@ TOOL_FORMS = {
 @pytest.mark.parametrize("form", sorted(TOOL_FORMS))
 def test_tool_invoke_reaches_the_tool_function(tmp_path: Path, form: str) -> None:
     """``refund.invoke(...)`` before ``interrupt()`` runs the tool's function: an RA101 at the call."""
-    write_tree(tmp_path, {
-        "agent/tools.py": textwrap.dedent(TOOL_FORMS[form]),
-        "agent/graph.py": textwrap.dedent('''
+    write_tree(
+        tmp_path,
+        {
+            "agent/tools.py": textwrap.dedent(TOOL_FORMS[form]),
+            "agent/graph.py": textwrap.dedent("""
             from langgraph.types import interrupt
 
             from agent.tools import refund
@@ -192,15 +230,19 @@ def test_tool_invoke_reaches_the_tool_function(tmp_path: Path, form: str) -> Non
             def node(state):
                 refund.invoke({"order": state["order"]})
                 return {"ok": interrupt("go?")}
-        '''),
-    })
+        """),
+        },
+    )
     result = scan([tmp_path], Config(select=["RA101"]), tmp_path, jobs=1)
     assert [(f.span.path, f.span.start_line) for f in result.findings] == [("agent/graph.py", 8)], result.findings
 
 
 def test_tool_node_tools_are_units_of_a_checkpointed_graph(tmp_path: Path) -> None:
     """A ``ToolNode([...])`` node of a checkpointed graph runs its tools: RA103 at the tool's effect."""
-    write_tree(tmp_path, {"agent.py": textwrap.dedent('''
+    write_tree(
+        tmp_path,
+        {
+            "agent.py": textwrap.dedent('''
         from typing import TypedDict
 
         import requests
@@ -232,7 +274,9 @@ def test_tool_node_tools_are_units_of_a_checkpointed_graph(tmp_path: Path) -> No
             builder.add_node("tools", ToolNode([open_ticket, search_tickets]))
             builder.set_entry_point("tools")
             return builder.compile(checkpointer=SqliteSaver(conn))
-    ''')})
+    ''')
+        },
+    )
     result = scan([tmp_path], Config(select=["RA103"]), tmp_path, jobs=1)
     assert [(f.rule_id, f.span.start_line) for f in result.findings] == [("RA103", 14)], result.findings
 

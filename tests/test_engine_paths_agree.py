@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import analysing
 from resume_audit.cache import filetable
-from resume_audit.reading import readers as reading
 from resume_audit.config.settings import Config
+from resume_audit.engine import analysing
 from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
+from resume_audit.reading import readers as reading
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TREES = sorted(
@@ -28,9 +28,15 @@ TREES = sorted(
 
 def _observable(result: ScanResult) -> tuple:
     return (
-        [(f.rule_id, f.span, f.fingerprint, f.message, tuple((r.span, r.message) for r in f.related)) for f in result.findings],
+        [
+            (f.rule_id, f.span, f.fingerprint, f.message, tuple((r.span, r.message) for r in f.related))
+            for f in result.findings
+        ],
         [(n.kind, n.path, n.line, n.message) for n in result.notifications],
-        result.files_scanned, result.files_analysed, result.unresolved_imports, result.suppressed,
+        result.files_scanned,
+        result.files_analysed,
+        result.unresolved_imports,
+        result.suppressed,
     )
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.engine import loading
 from resume_audit.cache import filetable
-from resume_audit.reading import readers as reading
-from resume_audit.reading import sourcebytes
 from resume_audit.config.settings import Config
+from resume_audit.engine import loading
 from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
+from resume_audit.reading import readers as reading
+from resume_audit.reading import sourcebytes
 from resume_audit.reading.sourcebytes import SourceBytes, content_hash
 
 AGENT = """
@@ -55,8 +55,11 @@ def _tree(root: Path, filler: int = 30) -> None:
 
 
 def _seen(result: ScanResult) -> tuple:
-    return ([(f.rule_id, f.span, f.message) for f in result.findings],
-            [(n.kind, n.path, n.message) for n in result.notifications], result.files_scanned)
+    return (
+        [(f.rule_id, f.span, f.message) for f in result.findings],
+        [(n.kind, n.path, n.message) for n in result.notifications],
+        result.files_scanned,
+    )
 
 
 class _Reads:
@@ -130,12 +133,17 @@ def test_a_file_changed_moments_ago_is_read_again(tmp_path: Path, monkeypatch: p
     assert {p.name for p in reads.paths} >= {"agent.py", "helpers.py", "graph.py"}
 
 
-@pytest.mark.parametrize("damage", [
-    "not json at all",
-    json.dumps({"format": filetable.TABLE_FORMAT, "words": [1], "files": {"x": [1]}}),
-    json.dumps({"format": filetable.TABLE_FORMAT, "words": ["notify"], "files": {"x": [[1, 2], "h", 3, [], [], None, [7]]}}),
-    json.dumps([1, 2, 3]),
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "not json at all",
+        json.dumps({"format": filetable.TABLE_FORMAT, "words": [1], "files": {"x": [1]}}),
+        json.dumps(
+            {"format": filetable.TABLE_FORMAT, "words": ["notify"], "files": {"x": [[1, 2], "h", 3, [], [], None, [7]]}}
+        ),
+        json.dumps([1, 2, 3]),
+    ],
+)
 def test_a_damaged_table_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     monkeypatch.setattr(filetable, "RACY_SECONDS", 0.0)
     root, cache = tmp_path / "tree", tmp_path / "cache"
@@ -163,7 +171,9 @@ def test_bytes_read_late_are_checked_against_the_recorded_hash(tmp_path: Path) -
     assert SourceBytes({}, {}).get(path) is None  # not a file of the scan
 
 
-def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A save after one file changed writes the other files' rows back as they were read; the
     changed file's row, and every row once a new word is learned, are built afresh."""
     from resume_audit.reading.prefilter import FileMatch
@@ -179,7 +189,14 @@ def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(tmp_path: P
     def fill(table: filetable.FileTable, only: set[str] | None = None) -> None:
         for p, raw in files.items():
             if only is None or p in only:
-                table.record(p, os.stat(p), content_hash(raw), raw, FileMatch(frozenset({"langgraph"}) if b"langgraph" in raw else frozenset(), frozenset()), None)
+                table.record(
+                    p,
+                    os.stat(p),
+                    content_hash(raw),
+                    raw,
+                    FileMatch(frozenset({"langgraph"}) if b"langgraph" in raw else frozenset(), frozenset()),
+                    None,
+                )
 
     def reloaded() -> dict[str, tuple]:
         again = filetable.FileTable(cache, ["k"])
@@ -210,11 +227,17 @@ def test_saving_writes_back_unchanged_rows_and_rebuilds_changed_ones(tmp_path: P
     third.learn("x = ", [p for p, raw in files.items() if b"x = " in raw], list(files))
     third.save(files)
     assert {p: v[4] for p, v in reloaded().items()} == {
-        str(tmp_path / "a.py"): {"charge("}, changed: {"charge(", "x = "}, str(tmp_path / "c.py"): {"charge("}}
+        str(tmp_path / "a.py"): {"charge("},
+        changed: {"charge(", "x = "},
+        str(tmp_path / "c.py"): {"charge("},
+    }
 
     # a scan that asks only one of the two words: the word ids shift, every row is rebuilt
     fourth = filetable.FileTable(cache, ["k"])
     fourth.mentions("x = ", set(files))
     fourth.save(files)
     assert {p: v[4] for p, v in reloaded().items()} == {
-        str(tmp_path / "a.py"): set(), changed: {"x = "}, str(tmp_path / "c.py"): set()}
+        str(tmp_path / "a.py"): set(),
+        changed: {"x = "},
+        str(tmp_path / "c.py"): set(),
+    }

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from test_sarif import validate_sarif
 
@@ -23,14 +22,19 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("fixture,program,fixed,unsafe", [
-    ("durability_exit", "billing_graph.py", 2, False),  # RA106
-    ("flow_created", "settlement_flow.py", 1, False),  # RA107
-    ("checkpoint_true", "intake_flow.py", 1, False),  # RA604
-    ("payment_key", "booking_graph.py", 2, True),  # RA101 and RA103: an idempotency key
-    ("volatile_park", "approvals_service.py", 1, True),  # RA601: a durable saver
-])
-def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(fixture: str, program: str, fixed: int, unsafe: bool) -> None:
+@pytest.mark.parametrize(
+    "fixture,program,fixed,unsafe",
+    [
+        ("durability_exit", "billing_graph.py", 2, False),  # RA106
+        ("flow_created", "settlement_flow.py", 1, False),  # RA107
+        ("checkpoint_true", "intake_flow.py", 1, False),  # RA604
+        ("payment_key", "booking_graph.py", 2, True),  # RA101 and RA103: an idempotency key
+        ("volatile_park", "approvals_service.py", 1, True),  # RA601: a durable saver
+    ],
+)
+def test_fix_diff_is_exactly_the_expected_diff_and_changes_nothing(
+    fixture: str, program: str, fixed: int, unsafe: bool
+) -> None:
     folder = REPO / "fixtures" / "fixes" / fixture
     before = (folder / program).read_bytes()
     proc = cli("fix", f"fixtures/fixes/{fixture}", "--diff", *(["--unsafe-fixes"] if unsafe else []), cwd=REPO)
@@ -47,7 +51,9 @@ def test_an_unsafe_fix_waits_for_unsafe_fixes(tmp_path: Path) -> None:
     before = (tmp_path / "booking_graph.py").read_bytes()
     proc = cli("fix", ".", cwd=tmp_path)
     assert (tmp_path / "booking_graph.py").read_bytes() == before
-    assert "--unsafe-fixes" in proc.stdout + proc.stderr and "0 finding(s) fixed" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "--unsafe-fixes" in proc.stdout + proc.stderr and "0 finding(s) fixed" in proc.stdout + proc.stderr, (
+        proc.stdout + proc.stderr
+    )
 
 
 def test_fix_in_place_keeps_every_other_byte_and_a_second_run_changes_nothing(tmp_path: Path) -> None:
@@ -57,14 +63,19 @@ def test_fix_in_place_keeps_every_other_byte_and_a_second_run_changes_nothing(tm
     target.chmod(0o640)
     proc = cli("fix", ".", cwd=tmp_path)
     assert "2 finding(s) fixed" in proc.stdout, proc.stdout + proc.stderr
-    expected = text.replace("durability=RUN_MODE,", 'durability="sync",').replace("checkpoint_during=False", 'durability="sync"')
+    expected = text.replace("durability=RUN_MODE,", 'durability="sync",').replace(
+        "checkpoint_during=False", 'durability="sync"'
+    )
     assert target.read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["billing_graph.py"]  # no temporary file left
     scan = cli("scan", ".", "--select", "RA106", "--no-cache", "--format", "json", cwd=tmp_path)
     assert json.loads(scan.stdout)["findings"] == []
     again = cli("fix", ".", cwd=tmp_path)
-    assert "0 finding(s) fixed" in again.stdout and target.read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
+    assert (
+        "0 finding(s) fixed" in again.stdout
+        and target.read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
+    )
 
 
 def test_a_file_that_is_not_utf8_is_reported_and_left_alone(tmp_path: Path) -> None:
@@ -84,8 +95,12 @@ def test_the_fix_is_in_sarif_and_json(tmp_path: Path) -> None:
     [first, second] = sarif["runs"][0]["results"]
     [change] = first["fixes"][0]["artifactChanges"]
     assert change["artifactLocation"] == {"uri": "billing_graph.py", "uriBaseId": "SRCROOT"}
-    assert change["replacements"] == [{"deletedRegion": {"startLine": 55, "startColumn": 20, "endLine": 55, "endColumn": 28},
-                                       "insertedContent": {"text": '"sync"'}}]
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 55, "startColumn": 20, "endLine": 55, "endColumn": 28},
+            "insertedContent": {"text": '"sync"'},
+        }
+    ]
     assert len(second["fixes"][0]["artifactChanges"][0]["replacements"]) == 2  # keyword and value
     report = json.loads(cli("scan", ".", "--select", "RA106", "--no-cache", "--format", "json", cwd=tmp_path).stdout)
     assert report["findings"][0]["autofix"]["safety"] == "safe"

@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from resume_audit.api import resolve_config, ScanRequest
-from resume_audit.engine.scan import scan
-
 from conftest import EXPECT, REPO
+
+from resume_audit.api import ScanRequest, resolve_config
+from resume_audit.engine.scan import scan
 
 FIXTURES = REPO / "fixtures"
 STATIC = FIXTURES / "static"

@@ -34,8 +34,13 @@ def test_the_registry_lists_every_framework_once_in_order() -> None:
     assert registry.canonical("llama-index") is None
     with pytest.raises(registry.UnknownFramework):
         registry.get("nope")
-    assert registry.by_import_name() == {"langgraph": "langgraph", "crewai": "crewai", "workflows": "llamaindex",
-                                         "llama_index": "llamaindex", "pydantic_graph": "pydantic-graph"}
+    assert registry.by_import_name() == {
+        "langgraph": "langgraph",
+        "crewai": "crewai",
+        "workflows": "llamaindex",
+        "llama_index": "llamaindex",
+        "pydantic_graph": "pydantic-graph",
+    }
     assert registry.listing() == "langgraph, crewai, llamaindex or pydantic-graph"
 
 
@@ -80,10 +85,12 @@ def test_pyproject_installs_every_framework() -> None:
 
 def test_a_framework_record_is_light() -> None:
     """The scan's warm path reads the registry (through the pre-filter): no framework, no LibCST."""
-    code = ("import sys\nfrom resume_audit.frameworks import registry\nregistry.frameworks()\n"
-            "import resume_audit.reading.prefilter\n"
-            "heavy = {'libcst', 'langgraph', 'crewai', 'workflows', 'llama_index', 'pydantic_graph'} & set(sys.modules)\n"
-            "assert not heavy, heavy\n")
+    code = (
+        "import sys\nfrom resume_audit.frameworks import registry\nregistry.frameworks()\n"
+        "import resume_audit.reading.prefilter\n"
+        "heavy = {'libcst', 'langgraph', 'crewai', 'workflows', 'llama_index', 'pydantic_graph'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -115,7 +122,8 @@ def test_a_new_framework_is_one_folder_and_one_registry_line(toyflow, tmp_path: 
     assert prefilter.match(b"import os\n").empty
 
     # audit's discovery: its programs, named and placed like any framework's
-    (tmp_path / "orders.py").write_text(textwrap.dedent("""\
+    (tmp_path / "orders.py").write_text(
+        textwrap.dedent("""\
         from toyflow import Pipeline
 
         class Orders(Pipeline):
@@ -123,10 +131,12 @@ def test_a_new_framework_is_one_folder_and_one_registry_line(toyflow, tmp_path: 
 
         class Helper:
             pass
-    """))
+    """)
+    )
     found = discover([(tmp_path / "orders.py", "orders.py")], tmp_path)
     assert [(e.target, e.framework, e.kind, e.line, e.root) for e in found] == [
-        ("orders:Orders", "toyflow", "pipeline", 3, str(tmp_path))]
+        ("orders:Orders", "toyflow", "pipeline", 3, str(tmp_path))
+    ]
 
     # the dynamic stage: its adapter, its imports in a target's source, its objects
     assert "toyflow" in REGISTRY
@@ -149,14 +159,23 @@ def test_a_new_framework_is_one_folder_and_one_registry_line(toyflow, tmp_path: 
 
 # -- no import cycle through what this slice owns -----------------------------------------------------
 #: the modules the registry and its derived tables live in (lazy imports count, TYPE_CHECKING ones do not)
-OWNED = ("resume_audit.frameworks.registry", "resume_audit.audit.", "resume_audit.dynamic.adapters",
-         "resume_audit.reading.prefilter", "resume_audit.dynamic.conformance.suite")
+OWNED = (
+    "resume_audit.frameworks.registry",
+    "resume_audit.audit.",
+    "resume_audit.dynamic.adapters",
+    "resume_audit.reading.prefilter",
+    "resume_audit.dynamic.conformance.suite",
+)
 OWNED_IN_FOLDERS = ("__init__", "entrypoints", "conformance")
 
 
 def _module_files() -> dict[str, Path]:
     out = {}
-    for top, package in (("auditor", "resume_audit"), ("rules", "resume_audit.rules"), ("dynamic", "resume_audit.dynamic")):
+    for top, package in (
+        ("auditor", "resume_audit"),
+        ("rules", "resume_audit.rules"),
+        ("dynamic", "resume_audit.dynamic"),
+    ):
         for path in (REPO / top).rglob("*.py"):
             parts = list(path.relative_to(REPO / top).with_suffix("").parts)
             if parts[-1] == "__init__":

@@ -16,14 +16,13 @@ from pathlib import Path
 import hypothesmith
 import jsonschema
 import pytest
+from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
 from resume_audit.reporters.sarif import build_sarif
-
-from conftest import REPO
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
@@ -89,15 +88,32 @@ def test_mutilated_fixtures_never_break_the_scan(tmp_path_factory, data: bytes) 
 
 #: codec names a coding cookie can carry: ordinary ones, bytes-to-bytes and text-to-text codecs
 #: (rot13, hex, zlib), ones whose decoder raises UnicodeError (punycode, undefined, idna), unknown ones
-COOKIES = ["utf-8", "latin-1", "cp1252", "utf-16", "utf-7", "rot13", "hex", "zlib", "base64", "punycode",
-           "undefined", "idna", "no-such-codec", "utf-8-sig", "ascii"]
+COOKIES = [
+    "utf-8",
+    "latin-1",
+    "cp1252",
+    "utf-16",
+    "utf-7",
+    "rot13",
+    "hex",
+    "zlib",
+    "base64",
+    "punycode",
+    "undefined",
+    "idna",
+    "no-such-codec",
+    "utf-8-sig",
+    "ascii",
+]
 KINDS = ["source", "fifo", "loop", "dangling", "directory", "device", "empty"]
 
 
 @st.composite
 def hostile_entry(draw) -> tuple[bytes, str, bytes]:
     """(file name as bytes, kind, content)."""
-    stem = draw(st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))
+    stem = draw(
+        st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b".."))
+    )
     kind = draw(st.sampled_from(KINDS))
     terms = draw(st.sampled_from([1, 2, 700, 2500, 8500]))
     cookie = draw(st.sampled_from(["", *COOKIES]))
@@ -143,19 +159,27 @@ def test_generated_hostile_trees_never_break_the_scan(tmp_path_factory, entries)
 
 # -- hostile trees --------------------------------------------------------------------------
 
+
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "resume_audit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "NO_COLOR": "1"},
     )
 
 
-HAZARD = HEADER + '''
+HAZARD = (
+    HEADER
+    + """
 
 def node(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("go?")}
-'''
+"""
+)
 
 
 def test_hostile_tree(tmp_path: Path) -> None:
@@ -214,7 +238,8 @@ def test_unreadable_file(tmp_path: Path) -> None:
 
 def test_per_file_time_limit(tmp_path: Path) -> None:
     many = HEADER + "".join(
-        f"\ndef node_{i}(state):\n    requests.post('https://e/{i}', json=state)\n    return interrupt('q')\n" for i in range(300)
+        f"\ndef node_{i}(state):\n    requests.post('https://e/{i}', json=state)\n    return interrupt('q')\n"
+        for i in range(300)
     )
     (tmp_path / "slow.py").write_text(many)
     (tmp_path / "quick.py").write_text(HAZARD)
@@ -239,8 +264,12 @@ def test_an_unwritable_output_path_is_a_usage_error(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "-o", "/proc/nope/report.json"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "-o", "/proc/nope/report.json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "cannot write the report to /proc/nope/report.json" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -249,12 +278,18 @@ def test_an_empty_select_is_refused_not_a_silent_pass(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "--select", ""],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "scan", "fixtures/static", "--select", ""],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2 and "selects no rule" in proc.stderr
     (tmp_path / "pyproject.toml").write_text("[tool.resume-audit]\nselect = []\n")
     (tmp_path / "a.py").write_text("x = 1\n")
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "scan", str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 2 and "selects no rule" in proc.stderr
 
 
@@ -267,8 +302,13 @@ def test_more_bad_arguments_are_usage_errors_not_tracebacks(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
 
     def scan(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "resume_audit", "scan", *args], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "resume_audit", "scan", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     proc = scan("a.py", "--max-file-size", "inf")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--max-file-size" in proc.stderr
@@ -285,8 +325,20 @@ def test_an_effect_without_a_colon_is_a_usage_error():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", "fixtures/dynamic/langgraph/two_gates.py:build_graph",
-                           "--effect", "nocolon"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "crash-sweep",
+            "fixtures/dynamic/langgraph/two_gates.py:build_graph",
+            "--effect",
+            "nocolon",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2 and "expected MODULE:FUNCTION" in proc.stderr and "internal error" not in proc.stderr
 
 
@@ -308,8 +360,12 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path, phase):
         package = tmp_path / f"pkg{i // 100}"
         package.mkdir(exist_ok=True)
         (package / f"m{i}.py").write_text(source.replace("Refund", f"Refund{i}"))
-    proc = subprocess.Popen([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
     def workers() -> set[int]:
         out = set()
@@ -326,7 +382,9 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path, phase):
     def wait_for_two(other_than: set[int]) -> set[int]:
         deadline = time.monotonic() + 60
         while len(workers() - other_than) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, f"the scan ended before its {phase} pool started"
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                f"the scan ended before its {phase} pool started"
+            )
             time.sleep(0.01)
         return workers() - other_than
 
@@ -341,7 +399,12 @@ def test_sigterm_stops_a_pool_mode_scan_and_its_workers(tmp_path, phase):
             proc.wait()
     assert proc.returncode == 143, err[-2000:]
     time.sleep(0.5)
-    alive = [pid for pid in pool | readers if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"]
+    alive = [
+        pid
+        for pid in pool | readers
+        if os.path.exists(f"/proc/{pid}")
+        and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    ]
     assert alive == []
 
 
@@ -354,9 +417,14 @@ def test_a_fifo_or_a_device_named_py_is_reported_not_read(tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     (tmp_path / "zero.py").symlink_to("/dev/zero")
     (tmp_path / "agent.py").write_text("from langgraph.types import interrupt\n")
+
     def notes(*extra: str) -> dict[str, str]:
-        proc = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--format", "json", *extra],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--no-cache", "--format", "json", *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         return {n["path"]: n["message"] for n in json.loads(proc.stdout)["notifications"]}
 

@@ -15,37 +15,39 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, write_tree
 
 REQUIRE_TOOLS = os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS") == "1"
 
-BASE_GRAPH = '''import requests
+BASE_GRAPH = """import requests
 from langgraph.types import interrupt
 
 
 def old_node(state):
     requests.post("https://example.com/old", json=state)
     return {"ok": interrupt("old?")}
-'''
+"""
 
-HEAD_GRAPH = BASE_GRAPH + '''
+HEAD_GRAPH = (
+    BASE_GRAPH
+    + """
 
 def new_node(state):
     requests.post("https://example.com/new", json=state)
     return {"ok": interrupt("new?")}
-'''
+"""
+)
 
 MANY = "\n".join(
-    f'''
+    f"""
 def node_{i}(state):
     requests.post("https://example.com/{i}", json=state)
     return {{"ok": interrupt("q{i}")}}
-'''
+"""
     for i in range(12)
 )
 
-WARNING_ONLY = '''from langgraph.types import Command
+WARNING_ONLY = """from langgraph.types import Command
 
 
 def approve(graph, thread_id):
@@ -53,7 +55,7 @@ def approve(graph, thread_id):
     snap = graph.get_state(cfg)
     if snap.next:
         graph.invoke(Command(resume=True), cfg)
-'''
+"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -105,13 +107,20 @@ def step_condition(expr: str, ctx: dict) -> bool:
     python = re.sub(r"\b(?:inputs|github|steps)(?:\.[\w-]+)+", lookup, expr.replace("always()", "True"))
     python = python.replace("&&", " and ").replace("||", " or ")
     assert re.fullmatch(r"[\s()]*(?:(?:True|'[^']*')\s*(?:[=!]=\s*'[^']*')?[\s()]*(?:and|or)?[\s()]*)+", python), (
-        f"the harness does not evaluate {expr!r}")
+        f"the harness does not evaluate {expr!r}"
+    )
     return bool(eval(python, {"__builtins__": {}}))  # only literals, comparisons, and/or: checked above
 
 
 def run_action(
-    repo: Path, tmp_path: Path, inputs: dict[str, str], event: dict, *,
-    upload_fails: bool = False, event_name: str = "pull_request", real_install: bool = False,
+    repo: Path,
+    tmp_path: Path,
+    inputs: dict[str, str],
+    event: dict,
+    *,
+    upload_fails: bool = False,
+    event_name: str = "pull_request",
+    real_install: bool = False,
 ) -> dict:
     """Execute action.yml's `run` steps in order like the runner does, with ``GITHUB_*`` files
     in ``tmp_path``. ``uses`` steps are not run: setup-python is taken to give this interpreter,
@@ -168,11 +177,20 @@ def run_action(
         env.update({k: substitute(str(v), ctx) for k, v in step.get("env", {}).items()})
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
         ctx["steps"][step["id"]] = {"outputs": outputs, "outcome": "success" if proc.returncode == 0 else "failure"}
-        results[step["id"]] = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "outputs": outputs}
+        results[step["id"]] = {
+            "returncode": proc.returncode,
+            "stdout": proc.stdout,
+            "stderr": proc.stderr,
+            "outputs": outputs,
+        }
         if proc.returncode != 0 and step.get("id") != "report" and not step.get("continue-on-error"):
             break
     results["summary"] = summary.read_text() if summary.exists() else ""
@@ -201,7 +219,9 @@ def test_action_annotates_changed_lines_first_and_fails(tmp_path: Path) -> None:
     assert report["returncode"] == 1  # two errors >= default fail-on warning
     annotations = [line for line in report["stdout"].splitlines() if line.startswith("::")]
     assert len(annotations) == 2
-    assert annotations[0].startswith("::error file=agents/graph.py,line=11,")  # the new node's effect: changed line first
+    assert annotations[0].startswith(
+        "::error file=agents/graph.py,line=11,"
+    )  # the new node's effect: changed line first
     assert annotations[1].startswith("::error file=agents/graph.py,line=6,")
     assert report["outputs"]["findings"] == "2" and report["outputs"]["new-findings"] == "2"
     assert report["outputs"]["failing"] == "true"
@@ -231,7 +251,9 @@ def test_a_failed_sarif_upload_warns_and_the_verdict_still_decides(tmp_path: Pat
 def test_extra_args_patterns_are_not_glob_expanded(tmp_path: Path) -> None:
     head = {"agents/graph.py": HEAD_GRAPH, "agents/other.py": HEAD_GRAPH}
     repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, head)
-    result = run_action(repo, tmp_path, {"paths": ".", "extra-args": "--exclude agents/*"}, pr_event(base_sha, head_sha))
+    result = run_action(
+        repo, tmp_path, {"paths": ".", "extra-args": "--exclude agents/*"}, pr_event(base_sha, head_sha)
+    )
     assert result["scan"]["returncode"] == 0, result["scan"]["stderr"]
     # bash used to expand agents/* into `--exclude agents/graph.py agents/other.py`: the second file
     # became a path to scan, and its findings were reported although the user excluded it
@@ -239,7 +261,9 @@ def test_extra_args_patterns_are_not_glob_expanded(tmp_path: Path) -> None:
     assert result["report"]["returncode"] == 0
 
 
-def test_action_audit_mode_refuses_to_run_the_code_where_the_kernel_cannot_confine_it(tmp_path: Path, monkeypatch) -> None:
+def test_action_audit_mode_refuses_to_run_the_code_where_the_kernel_cannot_confine_it(
+    tmp_path: Path, monkeypatch
+) -> None:
     """Issue 37: `audit: true` runs the pull request's code; by default it fails closed, with the reason."""
     monkeypatch.setenv("RESUME_AUDIT_NETNS", "off")  # as a runner refusing user namespaces, without Landlock
     monkeypatch.setenv("RESUME_AUDIT_LANDLOCK", "off")
@@ -251,7 +275,10 @@ def test_action_audit_mode_refuses_to_run_the_code_where_the_kernel_cannot_confi
 
 
 def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
-    head = {"agents/many.py": "import requests\nfrom langgraph.types import interrupt\n" + MANY, "agents/warn.py": WARNING_ONLY}
+    head = {
+        "agents/many.py": "import requests\nfrom langgraph.types import interrupt\n" + MANY,
+        "agents/warn.py": WARNING_ONLY,
+    }
     repo, base_sha, head_sha = make_repo(tmp_path, {"README.md": "agents\n"}, head)
     result = run_action(repo, tmp_path, {"paths": "agents", "fail-on": "never"}, pr_event(base_sha, head_sha))
     report = result["report"]
@@ -270,11 +297,15 @@ def test_action_without_annotations_with_baseline(tmp_path: Path) -> None:
     baseline = repo / ".resume-audit-baseline.json"
     subprocess.run(
         [sys.executable, "-m", "resume_audit", "scan", "agents", "--write-baseline", str(baseline)],
-        cwd=repo, check=True, capture_output=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
     )
     write_tree(repo, {"agents/graph.py": HEAD_GRAPH.replace("/new", "/newer")})
     result = run_action(
-        repo, tmp_path, {"paths": "agents", "annotate": "false", "baseline": ".resume-audit-baseline.json", "fail-on": "error"},
+        repo,
+        tmp_path,
+        {"paths": "agents", "annotate": "false", "baseline": ".resume-audit-baseline.json", "fail-on": "error"},
         pr_event(base_sha, head_sha),
     )
     report = result["report"]
@@ -289,7 +320,9 @@ def test_action_with_unfetched_base_judges_every_finding_and_says_so(tmp_path: P
     repo, _base, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     result = run_action(repo, tmp_path, {"paths": "agents"}, pr_event("0" * 40, head_sha))
     assert result["compare"]["returncode"] == 0, result["compare"]["stderr"]
-    assert result["compare"]["stdout"].startswith("::warning title=resume-audit::The pull request's base commit 000000000000 is not in this checkout")
+    assert result["compare"]["stdout"].startswith(
+        "::warning title=resume-audit::The pull request's base commit 000000000000 is not in this checkout"
+    )
     assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["new-findings"] == "2"
     summary = result["summary"]
     assert "Changed lines unknown" in summary and "is not available in this checkout" in summary
@@ -305,7 +338,10 @@ def test_scan_diff_on_real_history(tmp_path: Path) -> None:
     def scan(*extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "resume_audit", "scan", "agents", "-f", "json", *extra],
-            cwd=repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
         )
 
     full = json.loads(scan().stdout)
@@ -316,7 +352,15 @@ def test_scan_diff_on_real_history(tmp_path: Path) -> None:
     by_sha = json.loads(scan("--diff", base_sha).stdout)
     assert [f["start_line"] for f in by_sha["findings"]] == [11]
     # uncommitted edits count: a new interrupt after the old effect makes the old line's hazard "changed"
-    write_tree(repo, {"agents/graph.py": HEAD_GRAPH.replace('    return {"ok": interrupt("old?")}', '    x = interrupt("first?")\n    return {"ok": interrupt("old?")}')})
+    write_tree(
+        repo,
+        {
+            "agents/graph.py": HEAD_GRAPH.replace(
+                '    return {"ok": interrupt("old?")}',
+                '    x = interrupt("first?")\n    return {"ok": interrupt("old?")}',
+            )
+        },
+    )
     working = json.loads(scan("--diff", "main").stdout)
     assert [f["start_line"] for f in working["findings"]] == [6, 12]
     # untracked new files count as changed
@@ -330,11 +374,15 @@ def test_scan_diff_on_real_history(tmp_path: Path) -> None:
 def test_scan_diff_in_shallow_clone(tmp_path: Path) -> None:
     repo, base_sha, _ = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{repo}", str(shallow)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{repo}", str(shallow)], check=True
+    )
     cmd = [sys.executable, "-m", "resume_audit", "scan", "agents", "-f", "json", "--diff", "origin/main"]
     before = subprocess.run(cmd, cwd=shallow, capture_output=True, text=True)
     assert before.returncode == 2 and "git fetch" in before.stderr
-    subprocess.run(["git", "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main"], cwd=shallow, check=True)
+    subprocess.run(
+        ["git", "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main"], cwd=shallow, check=True
+    )
     after = subprocess.run(cmd, cwd=shallow, capture_output=True, text=True)
     assert after.returncode == 1, after.stderr
     assert [f["start_line"] for f in json.loads(after.stdout)["findings"]] == [11]
@@ -342,7 +390,12 @@ def test_scan_diff_in_shallow_clone(tmp_path: Path) -> None:
 
 def test_not_a_git_repository(tmp_path: Path) -> None:
     write_tree(tmp_path, {"graph.py": BASE_GRAPH})
-    out = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--diff", "main"], capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "scan", str(tmp_path), "--diff", "main"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 2 and "git repository" in out.stderr
 
 
@@ -365,16 +418,21 @@ def escalate(state):
     return {"closed": decision == "yes"}
 '''
 
-TICKETS_HEAD_NEW = TICKETS_BASE + '''
+TICKETS_HEAD_NEW = (
+    TICKETS_BASE
+    + """
 
 def refund(state):
     requests.post("https://billing.example.com/refunds", json={"order": state["order"]})
     approved = interrupt({"ask": f"Refunded {state['order']}. Notify the customer?"})
     return {"notified": bool(approved)}
-'''
+"""
+)
 
 # the head only adds a docstring line above the old node: the old finding moves down a line
-TICKETS_HEAD_MOVED = TICKETS_BASE.replace('escalates to a human when unsure."""', 'escalates to a human when unsure.\n\nOwned by the support team."""')
+TICKETS_HEAD_MOVED = TICKETS_BASE.replace(
+    'escalates to a human when unsure."""', 'escalates to a human when unsure.\n\nOwned by the support team."""'
+)
 
 
 def annotations_of(result: dict) -> list[str]:
@@ -388,7 +446,9 @@ def test_pull_request_end_to_end_a_new_finding_fails(tmp_path: Path) -> None:
     assert "1 new, 1 pre-existing" in result["compare"]["stderr"]
     # the SARIF that code scanning receives says which is which (SARIF's own baselineState)
     uploaded = result["upload"]["sarif"]["runs"][0]
-    states = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["baselineState"] for r in uploaded["results"]}
+    states = {
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["baselineState"] for r in uploaded["results"]
+    }
     assert states == {7: "unchanged", 13: "new"}
     assert uploaded["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == AGENT_URL
     # the base's worktree is gone again
@@ -401,15 +461,29 @@ def test_pull_request_end_to_end_a_new_finding_fails(tmp_path: Path) -> None:
     # a multi-line span carries no columns (GitHub's rule); a single-line one keeps them
     assert annotations[0].startswith(f"::error file={AGENT_FILE},line=13,endLine=13,col=5,endColumn=")
     assert report["outputs"] | {"sarif-file": ""} == {
-        "findings": "2", "new-findings": "1", "pre-existing": "1", "errors": "1", "warnings": "0", "notes": "0",
-        "annotated": "1", "fail-on": "warning", "failing": "true", "sarif-file": "",
+        "findings": "2",
+        "new-findings": "1",
+        "pre-existing": "1",
+        "errors": "1",
+        "warnings": "0",
+        "notes": "0",
+        "annotated": "1",
+        "fail-on": "warning",
+        "failing": "true",
+        "sarif-file": "",
     }
 
     summary = result["summary"]
     short = base_sha[:7]
-    assert f"**2 findings** (2 error): **1 new**, 1 pre-existing (already in the merge base `{short}`). 1 on lines this change touches." in summary
+    assert (
+        f"**2 findings** (2 error): **1 new**, 1 pre-existing (already in the merge base `{short}`). 1 on lines this change touches."
+        in summary
+    )
     assert "The check **fails** (`fail-on: warning`, from the default; new findings judged (1))." in summary
-    assert "| rule | property | findings | new |" in summary and "| RA101 effect-before-interrupt | EO/PC | 2 | 1 |" in summary
+    assert (
+        "| rule | property | findings | new |" in summary
+        and "| RA101 effect-before-interrupt | EO/PC | 2 | 1 |" in summary
+    )
     # links go to the head commit (not GITHUB_SHA, a merge commit), with the path URL-quoted
     new_item = f"- **error RA101** [`{AGENT_FILE}:13`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L13) (changed line): "
     old_item = f"- **error RA101** [`{AGENT_FILE}:7`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L7): "
@@ -430,11 +504,16 @@ def test_pull_request_end_to_end_only_a_pre_existing_finding_passes(tmp_path: Pa
     summary = result["summary"]
     assert "**1 finding** (1 error): **0 new**, 1 pre-existing" in summary
     assert "The check **passes**" in summary
-    assert f"### 1 pre-existing finding" in summary and f"[`{AGENT_FILE}:9`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L9)" in summary
+    assert (
+        "### 1 pre-existing finding" in summary
+        and f"[`{AGENT_FILE}:9`](https://github.com/acme/agents/blob/{head_sha}/{AGENT_URL}#L9)" in summary
+    )
     assert "### New findings" not in summary
 
     # new-findings-only: false judges the same finding and fails
-    every = run_action(repo, tmp_path / "every", {"paths": "src", "new-findings-only": "false"}, pr_event(base_sha, head_sha))
+    every = run_action(
+        repo, tmp_path / "every", {"paths": "src", "new-findings-only": "false"}, pr_event(base_sha, head_sha)
+    )
     assert every["report"]["returncode"] == 1 and every["report"]["outputs"]["new-findings"] == "1"
     assert len(annotations_of(every)) == 1 and "pre-existing" not in every["summary"]
 
@@ -444,9 +523,12 @@ def test_the_summary_names_the_files_that_could_not_be_analysed(tmp_path: Path) 
     an unused suppression comment is a warning, not a file that went unanalysed."""
     broken = f"{AGENT_DIR}/half written é.py"
     repo, base_sha, head_sha = make_repo(
-        tmp_path, {AGENT_FILE: TICKETS_BASE},
-        {broken: "from langgraph.types import interrupt\n\ndef node(state:\n    return interrupt(state)\n",
-         f"{AGENT_DIR}/quiet.py": "from langgraph.types import interrupt\nx = 1  # resume-audit: ignore[RA101]\n"},
+        tmp_path,
+        {AGENT_FILE: TICKETS_BASE},
+        {
+            broken: "from langgraph.types import interrupt\n\ndef node(state:\n    return interrupt(state)\n",
+            f"{AGENT_DIR}/quiet.py": "from langgraph.types import interrupt\nx = 1  # resume-audit: ignore[RA101]\n",
+        },
     )
     result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
     summary = result["summary"]
@@ -459,7 +541,9 @@ def test_the_summary_names_the_files_that_could_not_be_analysed(tmp_path: Path) 
 def test_pull_request_end_to_end_upload_failure_and_fork(tmp_path: Path) -> None:
     repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
     failed = run_action(repo, tmp_path / "failed", {"paths": "src"}, pr_event(base_sha, head_sha), upload_fails=True)
-    assert failed["upload-warning"]["stdout"].startswith("::warning title=resume-audit::Uploading the SARIF to code scanning failed")
+    assert failed["upload-warning"]["stdout"].startswith(
+        "::warning title=resume-audit::Uploading the SARIF to code scanning failed"
+    )
     assert failed["report"]["returncode"] == 1 and len(annotations_of(failed)) == 1  # the verdict still decides
 
     fork = pr_event(base_sha, head_sha)
@@ -480,7 +564,9 @@ def test_pull_request_in_a_shallow_clone_fetches_the_base(tmp_path: Path) -> Non
     """actions/checkout fetches one commit by default: the base is fetched by sha for the comparison."""
     origin, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW})
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(shallow)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(shallow)], check=True
+    )
     git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as github.com allows
     result = run_action(shallow, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
     assert result["compare"]["returncode"] == 0 and "::warning" not in result["compare"]["stdout"], result["compare"]
@@ -490,9 +576,12 @@ def test_pull_request_in_a_shallow_clone_fetches_the_base(tmp_path: Path) -> Non
 def test_a_base_scan_that_fails_falls_back_to_every_finding(tmp_path: Path) -> None:
     """The extra arguments name a configuration file the pull request adds: the base cannot be
     scanned with them. Never a silent pass."""
-    repo, base_sha, head_sha = make_repo(tmp_path, {AGENT_FILE: TICKETS_BASE},
-                                         {AGENT_FILE: TICKETS_HEAD_NEW, "ci/strict.toml": "[tool.resume-audit]\n"})
-    result = run_action(repo, tmp_path / "run", {"paths": "src", "extra-args": "--config ci/strict.toml"}, pr_event(base_sha, head_sha))
+    repo, base_sha, head_sha = make_repo(
+        tmp_path, {AGENT_FILE: TICKETS_BASE}, {AGENT_FILE: TICKETS_HEAD_NEW, "ci/strict.toml": "[tool.resume-audit]\n"}
+    )
+    result = run_action(
+        repo, tmp_path / "run", {"paths": "src", "extra-args": "--config ci/strict.toml"}, pr_event(base_sha, head_sha)
+    )
     warning = result["compare"]["stdout"]
     assert warning.startswith(f"::warning title=resume-audit::Scanning the merge base {base_sha[:12]} failed")
     assert "strict.toml" in warning and "Every finding is judged" in warning
@@ -503,15 +592,20 @@ def test_a_base_scan_that_fails_falls_back_to_every_finding(tmp_path: Path) -> N
 def test_the_base_is_scanned_under_the_pull_requests_configuration(tmp_path: Path) -> None:
     """A pull request that turns a rule on (here: stops ignoring RA101) and drops a nested
     configuration: the old code's finding is pre-existing, only the added one is new."""
-    base = {AGENT_FILE: TICKETS_BASE, "pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
-            f"{AGENT_DIR}/pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n'}
+    base = {
+        AGENT_FILE: TICKETS_BASE,
+        "pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
+        f"{AGENT_DIR}/pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
+    }
     head = {AGENT_FILE: TICKETS_HEAD_NEW, "pyproject.toml": "[tool.resume-audit]\n"}
     repo, base_sha, head_sha = make_repo(tmp_path, base, head)
     git(repo, "rm", "-q", f"{AGENT_DIR}/pyproject.toml")
     git(repo, "commit", "-q", "--amend", "--no-edit")
     head_sha = git(repo, "rev-parse", "HEAD")
     result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
-    assert "1 new, 1 pre-existing" in result["compare"]["stderr"], result["compare"]["stderr"] + result["compare"]["stdout"]
+    assert "1 new, 1 pre-existing" in result["compare"]["stderr"], (
+        result["compare"]["stderr"] + result["compare"]["stdout"]
+    )
     assert result["report"]["outputs"]["new-findings"] == "1" and result["report"]["outputs"]["pre-existing"] == "1"
     # the merge base itself is untouched: its configuration files are what they were
     assert git(repo, "show", f"{base_sha}:pyproject.toml").strip() == '[tool.resume-audit]\nignore = ["RA101"]'
@@ -519,7 +613,9 @@ def test_the_base_is_scanned_under_the_pull_requests_configuration(tmp_path: Pat
 
 def test_fail_on_defaults_to_the_projects_configuration(tmp_path: Path) -> None:
     pyproject = '[tool.resume-audit]\nfail-on = "never"\n'
-    repo, base_sha, head_sha = make_repo(tmp_path, {"pyproject.toml": pyproject}, {"pyproject.toml": pyproject, AGENT_FILE: TICKETS_HEAD_NEW})
+    repo, base_sha, head_sha = make_repo(
+        tmp_path, {"pyproject.toml": pyproject}, {"pyproject.toml": pyproject, AGENT_FILE: TICKETS_HEAD_NEW}
+    )
     result = run_action(repo, tmp_path / "run", {"paths": "src"}, pr_event(base_sha, head_sha))
     assert result["report"]["returncode"] == 0 and result["report"]["outputs"]["fail-on"] == "never"
     assert "The check **passes** (`fail-on: never`, from pyproject.toml;" in result["summary"]
@@ -559,11 +655,22 @@ def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_pac
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
     output = tmp_path / "output"
     output.write_text("")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output), "GITHUB_ACTION_PATH": str(REPO),
-           "RA_AUDIT": "true", "RA_PYTHON": ""}
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_ACTION_PATH": str(REPO),
+        "RA_AUDIT": "true",
+        "RA_PYTHON": "",
+    }
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0 and "No matching distribution" in proc.stderr:
         pytest.skip("the package index is not reachable")
     assert proc.returncode == 0, proc.stderr
@@ -571,7 +678,9 @@ def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_pac
     assert venv_python.is_relative_to(tmp_path / "resume-audit-venv")
     probe = subprocess.run(
         [str(venv_python), "-c", "import resume_audit, yaml; print(resume_audit.__file__); print(yaml.__file__)"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     assert Path(probe[0]).is_relative_to(tmp_path / "resume-audit-venv")  # its own copy
     assert Path(probe[1]).is_relative_to(job_site)  # the job's package, seen through the .pth
@@ -580,11 +689,24 @@ def test_install_step_for_an_audit_leaves_the_jobs_python_alone_and_sees_its_pac
 
 # -- static checks of the action itself ------------------------------------------------------
 
+
 def test_action_metadata_is_complete() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "fail-on", "new-findings-only", "baseline", "upload-sarif", "annotate", "audit", "suggest", "python-version", "extra-args",
-                                      "require-confinement", "pass-env"}
+    assert set(action["inputs"]) == {
+        "paths",
+        "fail-on",
+        "new-findings-only",
+        "baseline",
+        "upload-sarif",
+        "annotate",
+        "audit",
+        "suggest",
+        "python-version",
+        "extra-args",
+        "require-confinement",
+        "pass-env",
+    }
     assert action["inputs"]["require-confinement"]["default"] == "true"  # audit mode fails closed (issue 37)
     assert action["inputs"]["fail-on"]["default"] == "" and action["inputs"]["new-findings-only"]["default"] == "true"
     assert action["inputs"]["suggest"]["default"] == "false"  # posting review comments is opt-in
@@ -596,7 +718,9 @@ def test_action_metadata_is_complete() -> None:
         if "run" in step:
             assert step.get("shell") == "bash", step
             assert "${{" not in step["run"], "expressions go through env, never straight into scripts"
-    uploads = [s for s in action["runs"]["steps"] if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")]
+    uploads = [
+        s for s in action["runs"]["steps"] if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")
+    ]
     assert len(uploads) == 1 and "inputs.upload-sarif == 'true'" in uploads[0]["if"]
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert {h["id"] for h in hooks} == {"resume-audit", "resume-audit-errors"}
@@ -616,8 +740,13 @@ def _actionlint(files: dict[str, str], root: Path) -> list[dict]:
         (root / rel).write_text(text)
     git(root, "init", "-q")  # actionlint finds the project (and local actions' metadata) by its .git
     workflows = [rel for rel in files if rel.startswith(".github/workflows/")]
-    proc = subprocess.run([actionlint, "-format", "{{json .}}", "-shellcheck", shellcheck, *workflows],
-                          cwd=root, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [actionlint, "-format", "{{json .}}", "-shellcheck", shellcheck, *workflows],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout or "[]")
 
@@ -631,14 +760,32 @@ def test_actionlint_accepts_the_action_steps_and_the_example_workflow(tmp_path: 
     action = yaml.safe_load((REPO / "action.yml").read_text())
     synthetic = {
         "name": "action-under-lint",
-        "on": {"workflow_dispatch": {"inputs": {k: {"description": v["description"], "default": str(v.get("default", "")), "required": False} for k, v in action["inputs"].items()}}},
+        "on": {
+            "workflow_dispatch": {
+                "inputs": {
+                    k: {"description": v["description"], "default": str(v.get("default", "")), "required": False}
+                    for k, v in action["inputs"].items()
+                }
+            }
+        },
         "permissions": {"contents": "read", "security-events": "write"},
-        "jobs": {"audit": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v5"}, *action["runs"]["steps"]]}},
+        "jobs": {
+            "audit": {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v5"}, *action["runs"]["steps"]]}
+        },
     }
     local_use = {
-        "name": "local", "on": "pull_request", "permissions": {"contents": "read", "security-events": "write"},
-        "jobs": {"scan": {"runs-on": "ubuntu-latest", "steps": [
-            {"uses": "actions/checkout@v5"}, {"uses": "./", "with": {"paths": "agents", "fail-on": "error"}}]}},
+        "name": "local",
+        "on": "pull_request",
+        "permissions": {"contents": "read", "security-events": "write"},
+        "jobs": {
+            "scan": {
+                "runs-on": "ubuntu-latest",
+                "steps": [
+                    {"uses": "actions/checkout@v5"},
+                    {"uses": "./", "with": {"paths": "agents", "fail-on": "error"}},
+                ],
+            }
+        },
     }
     problems = _actionlint(
         {
@@ -656,11 +803,11 @@ def test_actionlint_accepts_the_action_steps_and_the_example_workflow(tmp_path: 
         {
             "action.yml": (REPO / "action.yml").read_text(),
             ".github/workflows/bad.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                                         "      - run: echo ${{ inputs.nope }}\n        shel: bash\n",
+            "      - run: echo ${{ inputs.nope }}\n        shel: bash\n",
             ".github/workflows/bad-input.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                                               "      - uses: ./\n        with:\n          no-such-input: x\n",
+            "      - uses: ./\n        with:\n          no-such-input: x\n",
             ".github/workflows/bad-script.yml": "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                                                "      - run: cat $UNQUOTED_FILE\n",
+            "      - run: cat $UNQUOTED_FILE\n",
         },
         tmp_path / "bad",
     )
@@ -668,7 +815,6 @@ def test_actionlint_accepts_the_action_steps_and_the_example_workflow(tmp_path: 
     assert set(by_file) == {"bad.yml", "bad-input.yml", "bad-script.yml"}, broken
     assert 'input "no-such-input" is not defined in action "resume-audit"' in by_file["bad-input.yml"]["message"]
     assert by_file["bad-script.yml"]["kind"] == "shellcheck"
-
 
 
 def test_the_repositorys_own_shell_scripts_pass_shellcheck() -> None:
@@ -679,7 +825,9 @@ def test_the_repositorys_own_shell_scripts_pass_shellcheck() -> None:
             pytest.fail("shellcheck is required in CI: pip install -e '.[test]'")
         pytest.skip("shellcheck not installed (the test extra installs it)")
     scripts = [REPO / ".ci" / "run", *sorted((REPO / ".ci").glob("*.sh"))]
-    proc = subprocess.run([shellcheck, "-S", "warning", "-x", *map(str, scripts)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [shellcheck, "-S", "warning", "-x", *map(str, scripts)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -705,11 +853,11 @@ builder.add_edge("refund", END)
 graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("refunds.db", check_same_thread=False)))
 '''
 
-REFUNDS_RUNNER = '''
+REFUNDS_RUNNER = """
 
 def run(order: str) -> dict:
     return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, durability="exit")  # fast
-'''
+"""
 
 
 class _FakeGitHub:
@@ -758,12 +906,15 @@ def test_suggest_posts_the_fixes_on_changed_lines_as_one_review(tmp_path: Path, 
     assert review["commit_id"] == head_sha and review["event"] == "COMMENT"
     [comment] = review["comments"]
     line = (REFUNDS_GRAPH + REFUNDS_RUNNER).splitlines().index(
-        '    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, durability="exit")  # fast') + 1
+        '    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, durability="exit")  # fast'
+    ) + 1
     assert {k: comment[k] for k in ("path", "line", "side")} == {"path": path, "line": line, "side": "RIGHT"}
     assert "start_line" not in comment
     assert comment["body"].startswith("**resume-audit RA106**: ")
-    assert comment["body"].endswith('```suggestion\n    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, '
-                                    'durability="sync")  # fast\n```\n')
+    assert comment["body"].endswith(
+        '```suggestion\n    return graph.invoke({"order": order}, {"configurable": {"thread_id": order}}, '
+        'durability="sync")  # fast\n```\n'
+    )
     assert result["report"]["returncode"] == 1  # the verdict is the report's, suggestions or not
 
 
@@ -774,13 +925,24 @@ def test_suggest_refused_by_github_warns_and_the_verdict_still_decides(tmp_path:
     monkeypatch.setenv("GITHUB_API_URL", github.url)
     try:
         result = run_action(repo, tmp_path / "run", {"paths": "src", "suggest": "true"}, pr_event(base_sha, head_sha))
-        fork = run_action(repo, tmp_path / "fork", {"paths": "src", "suggest": "true"},
-                          {"pull_request": {**pr_event(base_sha, head_sha)["pull_request"],
-                                            "head": {"sha": head_sha, "repo": {"full_name": "someone/fork"}}}})
+        fork = run_action(
+            repo,
+            tmp_path / "fork",
+            {"paths": "src", "suggest": "true"},
+            {
+                "pull_request": {
+                    **pr_event(base_sha, head_sha)["pull_request"],
+                    "head": {"sha": head_sha, "repo": {"full_name": "someone/fork"}},
+                }
+            },
+        )
     finally:
         github.close()
     assert result["suggest"]["returncode"] == 1
-    assert "::warning title=resume-audit::suggestions not posted: GitHub refused the review: HTTP 403 (does the job have `pull-requests: write`?)" in result["suggest"]["stdout"]
+    assert (
+        "::warning title=resume-audit::suggestions not posted: GitHub refused the review: HTTP 403 (does the job have `pull-requests: write`?)"
+        in result["suggest"]["stdout"]
+    )
     assert result["report"]["returncode"] == 1 and result["report"]["outputs"]["failing"] == "true"
     # a fork's token cannot comment: the step does not run at all
     assert "suggest" in fork["skipped"] and len(github.received) == 1

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import REPO
 
+from resume_audit.config.settings import Config
 from resume_audit.engine import analysing
+from resume_audit.engine.scan import scan
 from resume_audit.engine.timelimit import Alarm, TimeLimit
 from resume_audit.reading import readers
-from resume_audit.config.settings import Config
-from resume_audit.engine.scan import scan
-
-from conftest import REPO
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 HAZARD = (
@@ -35,8 +34,9 @@ HAZARD = (
 
 def run(*args: str, cwd: Path, user: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([*(user or []), sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [*(user or []), sys.executable, "-m", "resume_audit", *args], cwd=cwd, capture_output=True, timeout=300, env=env
+    )
 
 
 def notes_of(stdout: bytes) -> dict[str, tuple[str, str]]:
@@ -58,13 +58,20 @@ def test_loops_odd_names_and_cookies_cost_one_file_each(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     for attempt in ("cold", "warm"):
         proc = run("scan", "tree", "-f", "json", "--cache-dir", str(cache), cwd=tmp_path)
-        assert proc.returncode == 1, (attempt, proc.stderr.decode()[-2000:])  # findings, not a crash (2) or a segfault (-11)
+        assert proc.returncode == 1, (
+            attempt,
+            proc.stderr.decode()[-2000:],
+        )  # findings, not a crash (2) or a segfault (-11)
         data = json.loads(proc.stdout.decode("utf-8"))
         assert sorted(f["path"] for f in data["findings"]) == ["tree/agent.py", "tree/bad\\xff.py"], attempt
         kinds = {path: kind for path, (kind, _) in notes_of(proc.stdout).items()}
         assert kinds == {
-            "tree/a.py": "unreadable", "tree/b.py": "unreadable", "tree/puny.py": "decode-error",
-            "tree/undef.py": "decode-error", "tree/rot.py": "decode-error", "tree/chain.py": "parse-error",
+            "tree/a.py": "unreadable",
+            "tree/b.py": "unreadable",
+            "tree/puny.py": "decode-error",
+            "tree/undef.py": "decode-error",
+            "tree/rot.py": "decode-error",
+            "tree/chain.py": "parse-error",
         }, attempt
     sarif = run("scan", "tree", "-f", "sarif", "--no-cache", cwd=tmp_path)
     jsonschema.Draft4Validator(SCHEMA).validate(json.loads(sarif.stdout.decode("utf-8")))
@@ -115,9 +122,9 @@ def test_a_slow_dependency_is_charged_to_itself(tmp_path: Path) -> None:
         "def send(x):\n    requests.post('https://example.com/y', json=x)\n"
     )
     result = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=0.5, cache_dir=tmp_path / "cache")
-    assert [(f.rule_id, f.span.path, f.span.start_line) for f in result.findings if f.span.path == "a_agent.py"][:1] == [
-        ("RA101", "a_agent.py", 6)
-    ]
+    assert [(f.rule_id, f.span.path, f.span.start_line) for f in result.findings if f.span.path == "a_agent.py"][
+        :1
+    ] == [("RA101", "a_agent.py", 6)]
     assert [(n.kind.value, n.path) for n in result.notifications] == [("timeout", "z_data.py")]
     # the neighbour's result leaned on a parse that ran out of time: it is not cached as final
     again = scan([tmp_path], Config(), tmp_path, jobs=1, time_limit=120, cache_dir=tmp_path / "cache")
@@ -223,8 +230,12 @@ def test_symlinks_out_of_the_tree_are_skipped_unless_followed(tmp_path: Path) ->
     (tree / "outside.py").symlink_to(outside / "secret.py")
     plain = run("scan", ".", "-f", "json", "--no-cache", cwd=tree)
     assert [f["path"] for f in json.loads(plain.stdout)["findings"]] == ["agent.py"]
-    assert notes_of(plain.stdout) == {"outside.py": (
-        "skipped", "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)")}
+    assert notes_of(plain.stdout) == {
+        "outside.py": (
+            "skipped",
+            "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)",
+        )
+    }
     followed = run("scan", ".", "-f", "json", "--no-cache", "--follow-symlinks", cwd=tree)
     assert [f["path"] for f in json.loads(followed.stdout)["findings"]] == ["agent.py", "outside.py"]
     assert notes_of(followed.stdout) == {}
@@ -244,7 +255,9 @@ def test_a_long_boolean_chain_in_pool_mode_is_a_notification(tmp_path: Path) -> 
     scan ended in a BrokenProcessPool traceback."""
     for i in range(analysing.PARALLEL_THRESHOLD):
         (tmp_path / f"agent_{i:03}.py").write_text(HAZARD)
-    (tmp_path / "chain.py").write_text("from langgraph.types import interrupt\nx = " + " and ".join(["a"] * 8500) + "\n")
+    (tmp_path / "chain.py").write_text(
+        "from langgraph.types import interrupt\nx = " + " and ".join(["a"] * 8500) + "\n"
+    )
     proc = run("scan", ".", "-f", "json", "--no-cache", "-j", "2", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr.decode()[-2000:]
     assert len(json.loads(proc.stdout)["findings"]) == analysing.PARALLEL_THRESHOLD

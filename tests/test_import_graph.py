@@ -19,7 +19,11 @@ from pathlib import Path
 from conftest import REPO
 
 #: where each installed package's source lives
-SOURCES = {"resume_audit": REPO / "auditor", "resume_audit.rules": REPO / "rules", "resume_audit.dynamic": REPO / "dynamic"}
+SOURCES = {
+    "resume_audit": REPO / "auditor",
+    "resume_audit.rules": REPO / "rules",
+    "resume_audit.dynamic": REPO / "dynamic",
+}
 
 #: a cycle with a module of one of these fails the test
 CHECKED = ("resume_audit",)
@@ -67,8 +71,14 @@ def _imported_names(module: str, path: Path, tree: ast.AST, type_checking: bool 
                 base = ".".join([*parent, *([base] if base else [])])
             # ``from a.b import c``: an edge to the module a.b.c when c is one, else to a.b (resolved below)
             names.extend(f"{base}.{alias.name}" for alias in node.names)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names.append(node.args[0].value)
     return names
 
@@ -150,9 +160,18 @@ def test_no_import_cycle_anywhere_in_the_tool() -> None:
 
 
 #: the static analysis core: the project model, the facts, the effect model, the frameworks' static knowledge
-CORE = ("resume_audit.analysis", "resume_audit.facts", "resume_audit.handlers", "resume_audit.fixes", "resume_audit.rules",
-        "resume_audit.frameworks.classes", "resume_audit.frameworks.langchain_tools", "resume_audit.frameworks.pydantic",
-        "resume_audit.frameworks.langgraph.units", "resume_audit.frameworks.langgraph.resume_plane")
+CORE = (
+    "resume_audit.analysis",
+    "resume_audit.facts",
+    "resume_audit.handlers",
+    "resume_audit.fixes",
+    "resume_audit.rules",
+    "resume_audit.frameworks.classes",
+    "resume_audit.frameworks.langchain_tools",
+    "resume_audit.frameworks.pydantic",
+    "resume_audit.frameworks.langgraph.units",
+    "resume_audit.frameworks.langgraph.resume_plane",
+)
 
 
 def _in_core(module: str) -> bool:
@@ -181,17 +200,34 @@ def test_the_sweep_child_never_imports_the_parent_side() -> None:
 
 def test_the_sweeps_shared_vocabulary_imports_neither_side() -> None:
     graph = import_graph()
-    shared = ("cells", "spec", "ledger", "killpoints", "values", "child_result", "effect_spec", "llm_script", "target",
-              "lifetime", "request", "protocol")
+    shared = (
+        "cells",
+        "spec",
+        "ledger",
+        "killpoints",
+        "values",
+        "child_result",
+        "effect_spec",
+        "llm_script",
+        "target",
+        "lifetime",
+        "request",
+        "protocol",
+    )
     for name in shared:
         module = f"resume_audit.dynamic.{name}"
-        sides = sorted(n for n in graph[module] if n.startswith(("resume_audit.dynamic.parent.", "resume_audit.dynamic.child.")))
+        sides = sorted(
+            n for n in graph[module] if n.startswith(("resume_audit.dynamic.parent.", "resume_audit.dynamic.child."))
+        )
         assert sides == [], f"{module} imports {sides}"
 
 
 def test_no_module_imports_the_version_from_the_package_root() -> None:
     """``from resume_audit import __version__`` in a submodule imports the package's ``__init__``,
     which re-exports the API (a cycle through its lazy imports): the version has a module of its own."""
-    offenders = [str(path.relative_to(REPO)) for path in _modules().values()
-                 if "from resume_audit import __version__" in path.read_text(encoding="utf-8")]
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in _modules().values()
+        if "from resume_audit import __version__" in path.read_text(encoding="utf-8")
+    ]
     assert offenders == []

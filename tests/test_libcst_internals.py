@@ -50,8 +50,9 @@ def test_one_statement_generated_alone_has_libcsts_positions_shifted_to_its_line
     assert code == wrapper.module.code_for_node(stmt)
     offset = SOURCE[: SOURCE.index(code)].count("\n")
     assert offset == 1  # the class's leading blank lines belong to its code
-    assert {n: (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column)
-            for n, r in positions.items()} == {n: want[n] for n in positions}
+    assert {
+        n: (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column) for n, r in positions.items()
+    } == {n: want[n] for n in positions}
 
 
 def test_a_parse_without_validation_gives_the_validated_tree_and_puts_validation_back() -> None:

@@ -30,11 +30,15 @@ def _start(root: Path) -> LiveScan:
     request = ScanRequest(paths=[root], root=root, jobs=1)
     source = config_source(request)
     config = root_config(source, [root])
-    return LiveScan.start([root], source, root, scan_options(request, config, RepoPaths.for_scan(root, config.base_dir)))
+    return LiveScan.start(
+        [root], source, root, scan_options(request, config, RepoPaths.for_scan(root, config.base_dir))
+    )
 
 
 def _shape(result: ScanResult) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    findings = sorted((f.rule_id, f.span, f.message, f.fingerprint, tuple(r.span for r in f.related)) for f in result.findings)
+    findings = sorted(
+        (f.rule_id, f.span, f.message, f.fingerprint, tuple(r.span for r in f.related)) for f in result.findings
+    )
     notes = sorted((n.kind.value, n.path or "", n.line or 0, n.message) for n in result.notifications)
     return findings, notes
 
@@ -47,11 +51,17 @@ def _cold(root: Path) -> ScanResult:
 
 
 MUTATIONS = {
-    "drop the node's effect": lambda text: text.replace('    notify("https://hooks.example.com/', '    print("https://hooks.example.com/'),
-    "drop the helper's effect": lambda text: text.replace("    requests.post(url, json=payload, timeout=5)", "    print(url, payload)"),
+    "drop the node's effect": lambda text: text.replace(
+        '    notify("https://hooks.example.com/', '    print("https://hooks.example.com/'
+    ),
+    "drop the helper's effect": lambda text: text.replace(
+        "    requests.post(url, json=payload, timeout=5)", "    print(url, payload)"
+    ),
     "no checkpointer": lambda text: text.replace("checkpointer=InMemorySaver()", "checkpointer=None"),
     "broken syntax": lambda text: text + "\ndef broken(:\n",
-    "no framework import": lambda text: text.replace("from langgraph.types import Command, interrupt", "from mylib import Command, interrupt"),
+    "no framework import": lambda text: text.replace(
+        "from langgraph.types import Command, interrupt", "from mylib import Command, interrupt"
+    ),
 }
 
 
@@ -81,7 +91,9 @@ def test_an_edit_reanalyses_the_dependent_modules_only(tmp_path: Path) -> None:
     live = _start(root)
     helper = sorted(root.glob("*/notify.py"))[0]
     package = helper.parent
-    update = live.update({helper.resolve(): helper.read_bytes().replace(b"    requests.post(url, json=payload, timeout=5)", b"    pass")})
+    update = live.update(
+        {helper.resolve(): helper.read_bytes().replace(b"    requests.post(url, json=payload, timeout=5)", b"    pass")}
+    )
     # every agent of the helper's package, and no other file
     assert sorted(update.analysed) == sorted(a.resolve() for a in agents if a.parent == package)
     assert update.analysed

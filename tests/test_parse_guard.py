@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from resume_audit.facts.parse import MAX_NESTING, _max_depth, _pre_check
-from resume_audit.reading.decoding import SourceText
 from resume_audit.findings import Notification
+from resume_audit.reading.decoding import SourceText
 
 REPO = Path(__file__).resolve().parents[1]
 N = MAX_NESTING + 200

@@ -17,19 +17,19 @@ from pathlib import Path
 import pytest
 
 from resume_audit.cache.fileresult import FileResult
+from resume_audit.config.settings import Config
+from resume_audit.discovery.modulenames import SourceFile, module_name_for
+from resume_audit.discovery.repo_root import AS_REPORTED
 from resume_audit.engine import analysing, pool, processpool
 from resume_audit.engine.grouping import Group
 from resume_audit.engine.options import DEFAULT_MAX_FILE_BYTES
 from resume_audit.engine.rulesets import active_rule_infos, prefilter_of
 from resume_audit.engine.scan import scan
 from resume_audit.findings import ScanResult
-from resume_audit.config.settings import Config
-from resume_audit.discovery.modulenames import SourceFile, module_name_for
 from resume_audit.reading.prefilter import frameworks_in_scan
-from resume_audit.discovery.repo_root import AS_REPORTED
 from resume_audit.reading.sourcebytes import Corpus, Mentions, SourceBytes, content_hash
 
-AGENT = '''from typing import TypedDict
+AGENT = """from typing import TypedDict
 
 import requests
 from langgraph.checkpoint.memory import InMemorySaver
@@ -54,14 +54,14 @@ def build():
     builder.add_edge(START, "review")
     builder.add_edge("review", END)
     return builder.compile(checkpointer=InMemorySaver())
-'''
+"""
 
-OTHER = '''from langgraph.graph import StateGraph
+OTHER = """from langgraph.graph import StateGraph
 
 
 def make(state_type):
     return StateGraph(state_type)
-'''
+"""
 
 
 def _setup(root: Path) -> tuple[pool.WorkerSetup, Path, Path]:
@@ -82,15 +82,27 @@ def _setup(root: Path) -> tuple[pool.WorkerSetup, Path, Path]:
     prefilter = prefilter_of(rules)
     group = Group(0, Config(), tuple(r.id for r in rules))
     setup = pool.WorkerSetup(
-        files, [group], 60.0, hashes, texts, DEFAULT_MAX_FILE_BYTES,
-        frameworks_in_scan(prefilter.match(b) for b in raw.values()), AS_REPORTED, None, None, Mentions(files, texts),
+        files,
+        [group],
+        60.0,
+        hashes,
+        texts,
+        DEFAULT_MAX_FILE_BYTES,
+        frameworks_in_scan(prefilter.match(b) for b in raw.values()),
+        AS_REPORTED,
+        None,
+        None,
+        Mentions(files, texts),
     )
     return setup, (root / "agent.py").resolve(), (root / "other.py").resolve()
 
 
 def _observable(result: FileResult) -> tuple:
-    return ([(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
-            [(n.kind, n.path, n.message) for n in result.notifications], result.summary_deps)
+    return (
+        [(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
+        [(n.kind, n.path, n.message) for n in result.notifications],
+        result.summary_deps,
+    )
 
 
 def _loaded(path: Path) -> bool:
@@ -98,7 +110,9 @@ def _loaded(path: Path) -> bool:
     return pool.WORKER.built[0].project._loaded.get(path) is not None
 
 
-def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pool, "WORKER", None)
     setup, agent, other = _setup(tmp_path)
 
@@ -119,8 +133,9 @@ def test_a_summary_computed_by_one_worker_spares_the_other_its_parse(tmp_path: P
     assert _observable(served) == _observable(alone)
 
 
-def test_a_worker_analyses_the_files_it_summarised_before_taking_another_workers(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_analyses_the_files_it_summarised_before_taking_another_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The second phase's tasks go to whichever worker is free; each takes a chunk that worker
     summarised while one is left (it holds their parsed modules: a chunk summarised elsewhere is
     parsed again, a third of the analysis of a 5,000-file tree), then any other. Every chunk is
@@ -140,7 +155,9 @@ def test_a_worker_analyses_the_files_it_summarised_before_taking_another_workers
     assert second.display == "other.py" and list(taken) == [1, 1]
 
 
-def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_summary_that_times_out_is_not_handed_on_and_the_worker_starts_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A module that cannot be summarised in time leaves no partial summary behind: nothing is
     shared, and the worker's analyser (whose memos would rest on the missing module) is dropped;
     the file's own analysis then meets the limit again and reports it, as a serial scan would."""
@@ -160,7 +177,6 @@ def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.
     text instead of inheriting the scan's word index, and search words themselves: same report."""
     import multiprocessing
 
-
     for i in range(3):
         (tmp_path / f"agent_{i}.py").write_text(AGENT.replace("State", f"State{i}"))
     (tmp_path / "other.py").write_text(OTHER)
@@ -169,10 +185,12 @@ def test_spawned_workers_give_the_same_scan(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(processpool, "pool_context", lambda: multiprocessing.get_context("spawn"))
     spawned = scan([tmp_path], Config(), tmp_path, jobs=2, cache_dir=tmp_path.parent / "spawn-cache")
     assert [f.rule_id for f in serial.findings] == ["RA101"] * 3
-    assert [(f.rule_id, f.span, f.message, f.fingerprint) for f in spawned.findings] == \
-        [(f.rule_id, f.span, f.message, f.fingerprint) for f in serial.findings]
-    assert [(n.kind, n.path, n.message) for n in spawned.notifications] == \
-        [(n.kind, n.path, n.message) for n in serial.notifications]
+    assert [(f.rule_id, f.span, f.message, f.fingerprint) for f in spawned.findings] == [
+        (f.rule_id, f.span, f.message, f.fingerprint) for f in serial.findings
+    ]
+    assert [(n.kind, n.path, n.message) for n in spawned.notifications] == [
+        (n.kind, n.path, n.message) for n in serial.notifications
+    ]
 
 
 def test_workers_do_not_search_the_words_the_readers_answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,8 +208,10 @@ def test_workers_do_not_search_the_words_the_readers_answered(tmp_path: Path, mo
     (tmp_path / "api.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
 
     def seen(result: ScanResult) -> tuple:
-        return ([(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
-                [(n.kind, n.path, n.message) for n in result.notifications])
+        return (
+            [(f.rule_id, f.span, f.message, f.fingerprint) for f in result.findings],
+            [(n.kind, n.path, n.message) for n in result.notifications],
+        )
 
     serial = seen(scan([tmp_path], Config(), tmp_path, jobs=1))
     assert [rule for rule, *_ in serial[0]] == ["RA101"] * 6

@@ -51,8 +51,13 @@ def _check(source: str) -> int:
     full = wrapper.resolve(PositionProvider)
     placed = 0
     for stmt in wrapper.module.body:
-        placed += _placed_right(source, full, _statement_positions(wrapper.module, source, stmt),
-                                wrapper.module.code_for_node(stmt), wrapper.module)
+        placed += _placed_right(
+            source,
+            full,
+            _statement_positions(wrapper.module, source, stmt),
+            wrapper.module.code_for_node(stmt),
+            wrapper.module,
+        )
     return placed
 
 
@@ -67,7 +72,11 @@ def _placed_right(source: str, full, got, code: str, module: cst.Module) -> int:
     for node, rng in computed.items():
         want = full[node]
         assert (rng.start.line + offset, rng.start.column, rng.end.line + offset, rng.end.column) == (
-            want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
+            want.start.line,
+            want.start.column,
+            want.end.line,
+            want.end.column,
+        ), (type(node).__name__, source)
     return 1
 
 
@@ -82,8 +91,13 @@ def _check_nested(source: str) -> int:
     placed = 0
     for line in lines:
         indents = facts.indents_of(line)
-        placed += _placed_right(source, full, _statement_positions(wrapper.module, source, line, indents),
-                                _indented_code(wrapper.module, line, indents), wrapper.module)
+        placed += _placed_right(
+            source,
+            full,
+            _statement_positions(wrapper.module, source, line, indents),
+            _indented_code(wrapper.module, line, indents),
+            wrapper.module,
+        )
     for node, want in full.items():
         if node is not wrapper.module:
             assert facts.position(node) == ((want.start.line, want.start.column), (want.end.line, want.end.column))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import scan_tree, write_tree
+
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import active_rules, prefilter_of
 from resume_audit.reading.prefilter import Trigger, frameworks_in_scan
-from conftest import scan_tree, write_tree
 
 #: threading code that mentions a thread id -- no agent framework anywhere near it
 THREADING = """
@@ -91,8 +92,15 @@ def test_a_run_config_marks_a_controller_as_langgraph_code(tmp_path: Path) -> No
     ra301 = next(type(r) for r in active_rules(Config()) if r.id == "RA301")
     assert pre.applies(ra301, match, frozenset({"langgraph"}))
     # and the scan really checks it: the get_state check that gates the resume is reported
-    write_tree(tmp_path, {"workflow/__init__.py": "", "workflow/graph.py": GRAPH, "controllers/chat.py": CONTROLLER,
-                          "util/threads.py": THREADING})
+    write_tree(
+        tmp_path,
+        {
+            "workflow/__init__.py": "",
+            "workflow/graph.py": GRAPH,
+            "controllers/chat.py": CONTROLLER,
+            "util/threads.py": THREADING,
+        },
+    )
     result = scan_tree(tmp_path)
     assert {(f.rule_id, f.span.path) for f in result.findings} >= {("RA301", "controllers/chat.py")}
     assert result.files_analysed == 2  # the graph and the controller; the threading helper is not parsed

@@ -14,13 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import REPO
+from test_fixtures import markers
 
 from resume_audit.api import ScanRequest, resolve_config
 from resume_audit.engine.scan import scan
 from resume_audit.findings import NotificationKind
-
-from conftest import REPO
-from test_fixtures import markers
 
 PROJECTS = REPO / "fixtures" / "projects"
 LAYOUTS = sorted(p for p in PROJECTS.iterdir() if p.is_dir() and p.name != "unresolved_import")
@@ -68,7 +67,7 @@ def test_installed_package_names_are_not_project_imports(tmp_path: Path) -> None
     assert result.unresolved_imports == 0
 
 
-VENDORED_LOGGING = '''
+VENDORED_LOGGING = """
 class Logger:
     def warning(self, message):
         ...
@@ -76,9 +75,9 @@ class Logger:
 
 def getLogger(name=None) -> Logger:
     return Logger()
-'''
+"""
 
-AGENT_LOGS = '''
+AGENT_LOGS = """
 import logging
 
 log = logging.getLogger(__name__)
@@ -87,26 +86,30 @@ log = logging.getLogger(__name__)
 def node(state):
     log.warning("refund requested")
     return state
-'''
+"""
 
 
-@pytest.mark.parametrize("vendored_at, importable", [("vendor/logging/__init__.py", False),
-                                                     ("app/logging/__init__.py", True)])
+@pytest.mark.parametrize(
+    "vendored_at, importable", [("vendor/logging/__init__.py", False), ("app/logging/__init__.py", True)]
+)
 def test_a_vendored_standard_library_package_counts_only_where_it_is_on_the_path(
-        tmp_path: Path, vendored_at: str, importable: bool) -> None:
+    tmp_path: Path, vendored_at: str, importable: bool
+) -> None:
     """A copy of ``logging`` in an unrelated folder is not what ``import logging`` gives the agent
     (the standard library comes first on ``sys.path``): following a call's type through it neither
     parses it nor takes its types. Beside the importer (the script's own folder) it shadows."""
-    from resume_audit.analysis.project import Project
-    from resume_audit.discovery.walk import discover
-    from resume_audit.engine.scan import load_module
-    from resume_audit.discovery.modulenames import SourceFile, module_name_for
-
     from conftest import write_tree
 
+    from resume_audit.analysis.project import Project
+    from resume_audit.discovery.modulenames import SourceFile, module_name_for
+    from resume_audit.discovery.walk import discover
+    from resume_audit.engine.scan import load_module
+
     write_tree(tmp_path, {"app/agent.py": AGENT_LOGS, vendored_at: VENDORED_LOGGING})
-    files = [SourceFile(s.resolved, s.display, *module_name_for(s.resolved, resolved=True))
-             for s in discover([tmp_path], tmp_path, [])]
+    files = [
+        SourceFile(s.resolved, s.display, *module_name_for(s.resolved, resolved=True))
+        for s in discover([tmp_path], tmp_path, [])
+    ]
     loaded: list[str] = []
 
     def loader(entry: SourceFile):

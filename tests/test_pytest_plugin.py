@@ -9,15 +9,6 @@ cells a test needs so the whole module stays fast.
 
 from __future__ import annotations
 
-import re
-import time
-import uuid
-from pathlib import Path
-
-import pytest
-
-from resume_audit.dynamic.parent.runner import process_table
-
 # Every resume_audit module is imported before pytester snapshots ``sys.modules``: the in-process inner runs
 # then share them -- one fork server for every sweep, one ``resume_audit.dynamic.child.main.main`` to pickle for it,
 # one ResumeContractError class -- instead of re-importing them per run and pickling a stale function.
@@ -25,9 +16,16 @@ import importlib
 import multiprocessing.forkserver  # noqa: F401
 import multiprocessing.popen_forkserver  # noqa: F401
 import pkgutil
+import re
+import time
+import uuid
+from pathlib import Path
+
+import pytest
 
 import resume_audit
 from resume_audit.api import ScanRequest, run_scan
+from resume_audit.dynamic.parent.runner import process_table
 
 # (resume_audit.dynamic and resume_audit.rules live outside auditor/ in the repository: walk each package's own path)
 for _pkg in ("resume_audit", "resume_audit.dynamic", "resume_audit.rules"):
@@ -50,7 +48,7 @@ def charge_card(order_id: int, amount: int, *, idempotency_key: str | None = Non
     return f"ch_{order_id}_{amount}"
 '''
 
-SHOP_GRAPH = '''
+SHOP_GRAPH = """
 from typing import TypedDict
 
 from langgraph.config import get_config
@@ -95,7 +93,7 @@ def build_graph(checkpointer):
 
 def build_keyed_graph(checkpointer):
     return _build(checkpointer, charge_keyed)
-'''
+"""
 
 
 @pytest.fixture
@@ -121,7 +119,10 @@ def _write_test(pytester: pytest.Pytester, name: str, source: str) -> None:
 
 # -- the fixture --------------------------------------------------------------------------------------
 def test_a_keyed_effect_comes_out_clean(project: pytest.Pytester) -> None:
-    _write_test(project, "test_keyed.py", '''
+    _write_test(
+        project,
+        "test_keyed.py",
+        """
 import pytest
 from resume_audit import ResumeContractError
 
@@ -138,36 +139,43 @@ def test_keyed_charge_is_exactly_once(resume_audit):
         report.assert_conformant("FD")
     text = str(info.value)
     assert "RA703" in text and 'sent:        "approve", "reject"' in text and 'served:      "approve", "approve"' in text
-''')
+""",
+    )
     result = project.runpytest("-q")
     result.assert_outcomes(passed=1)
 
 
 def test_a_duplicate_charge_fails_with_the_witness(project: pytest.Pytester) -> None:
-    _write_test(project, "test_order.py", '''
+    _write_test(
+        project,
+        "test_order.py",
+        """
 def test_order_is_charged_once(resume_audit):
     report = resume_audit.crash_sweep(
         "graphs/order_approval.py:build_graph", effects=["order_approval:charge_card"],
         input={"order_id": 7}, resume=["approve"], cells=["crash"])
     report.assert_exactly_once()
-''')
+""",
+    )
     result = project.runpytest("-q")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     # the failing line of the test, then the witness as pytest prints an assertion: no repr dump
-    result.stdout.fnmatch_lines([
-        ">       report.assert_exactly_once()",
-        "E       resume_audit.ResumeContractError: resume contract broken by graphs/order_approval.py:build_graph: exactly-once*",
-        "E       1 violation (sqlite backend, langgraph *)",
-        "E       RA701 [[]EO[]] an effect fired again after a crash and a resume",
-        "E         at graphs/order_approval.py:40, node `charge`",
-        "E         kill point:  resume 1: after effect order_approval.charge_card in node charge",
-        "E         resumed by:  invoke(None) from the durable checkpoint",
-        "E         effect:      order_approval.charge_card  1 -> 2",
-        "E         - 1 call   (uninterrupted run)",
-        "E         + 2 calls  (after the crash and the resume)",
-        "E         fix: Make the effect idempotent*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            ">       report.assert_exactly_once()",
+            "E       resume_audit.ResumeContractError: resume contract broken by graphs/order_approval.py:build_graph: exactly-once*",
+            "E       1 violation (sqlite backend, langgraph *)",
+            "E       RA701 [[]EO[]] an effect fired again after a crash and a resume",
+            "E         at graphs/order_approval.py:40, node `charge`",
+            "E         kill point:  resume 1: after effect order_approval.charge_card in node charge",
+            "E         resumed by:  invoke(None) from the durable checkpoint",
+            "E         effect:      order_approval.charge_card  1 -> 2",
+            "E         - 1 call   (uninterrupted run)",
+            "E         + 2 calls  (after the crash and the resume)",
+            "E         fix: Make the effect idempotent*",
+        ]
+    )
     assert "Finding(" not in out and "witness=" not in out and "{'kill_point'" not in out
     assert "dynamic/assertions.py" not in out  # the helper's own frames are hidden
     # the cell table is attached to the failed test's report
@@ -202,7 +210,8 @@ def _running(marker: str) -> list[int]:
 
 def test_a_hanging_graph_times_out_cleanly(project: pytest.Pytester) -> None:
     marker = f"resume-audit-hang-{uuid.uuid4().hex}"
-    (project.path / "graphs" / "stalls.py").write_text(f'''
+    (project.path / "graphs" / "stalls.py").write_text(
+        f'''
 import subprocess
 import sys
 import threading
@@ -228,27 +237,41 @@ def build(checkpointer):
     g.add_edge(START, "stall")
     g.add_edge("stall", END)
     return g.compile(checkpointer=checkpointer)
-''', encoding="utf-8")
-    _write_test(project, "test_stall.py", '''
+''',
+        encoding="utf-8",
+    )
+    _write_test(
+        project,
+        "test_stall.py",
+        """
 def test_stalling_graph(resume_audit):
     resume_audit.crash_sweep("graphs/stalls.py:build", timeout=2)
-''')
+""",
+    )
     # A child's timeout runs from its start, and the first start of a session also boots the fork server
     # (imports LangGraph): boot it now, so the 2 s go to the graph and it gets as far as spawning its worker.
-    resume_audit.crash_sweep(str(GRAPHS / "typed_states.py") + ":typeddict_graph", effects=[], input={"n": 1}, resume=[],
-                        cells=["validity"])
+    resume_audit.crash_sweep(
+        str(GRAPHS / "typed_states.py") + ":typeddict_graph", effects=[], input={"n": 1}, resume=[], cells=["validity"]
+    )
     started = time.monotonic()
     result = project.runpytest("-q")
     elapsed = time.monotonic() - started
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "E       resume_audit.SweepIncomplete: crash-sweep of graphs/stalls.py:build could not run: "
-        "the uninterrupted run of graphs/stalls.py:build did not complete (timed out); nothing was swept",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "E       resume_audit.SweepIncomplete: crash-sweep of graphs/stalls.py:build could not run: "
+            "the uninterrupted run of graphs/stalls.py:build did not complete (timed out); nothing was swept",
+        ]
+    )
     # the report attached to the failure says what happened: the worker was spawned, the run timed out
-    result.stdout.fnmatch_lines(["*Captured resume-audit call*", "*dry-run*uninterrupted run*error*",
-                                 "note the graph spawned a child process*",
-                                 "note a dry process exceeded the 'run' timeout and was killed with its process group"])
+    result.stdout.fnmatch_lines(
+        [
+            "*Captured resume-audit call*",
+            "*dry-run*uninterrupted run*error*",
+            "note the graph spawned a child process*",
+            "note a dry process exceeded the 'run' timeout and was killed with its process group",
+        ]
+    )
     assert elapsed < 30, f"the timed-out sweep took {elapsed:.1f}s"
     # nothing the graph started survives: not the sweep's children, not the worker the graph spawned
     assert _running(marker) == []
@@ -258,7 +281,10 @@ def test_stalling_graph(resume_audit):
 
 # -- the marker ---------------------------------------------------------------------------------------
 def test_the_marker_sweeps_a_graph_factory_and_fails_with_the_witness(project: pytest.Pytester) -> None:
-    _write_test(project, "test_marked.py", '''
+    _write_test(
+        project,
+        "test_marked.py",
+        """
 import pytest
 
 ORDER = dict(effects=["shop.tools:charge_card"], input={"order_id": 7}, resume=["approve"], cells=["crash"])
@@ -273,20 +299,23 @@ def test_keyed_checkout(resume_audit):
 @pytest.mark.resume_contract("shop.graph:build_graph", properties=("EO",), **ORDER)
 def test_unkeyed_checkout():
     raise AssertionError("BODY-RAN: the marker must fail the test first")
-''')
+""",
+    )
     result = project.runpytest("-q", "--strict-markers")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "*_ test_unkeyed_checkout _*",
-        "tests/test_marked.py:13: @pytest.mark.resume_contract('shop.graph:build_graph')",
-        "E   resume_audit.ResumeContractError: resume contract broken by shop.graph:build_graph: EO (effect exactly-once)",
-        "E   RA701 [[]EO[]] an effect fired again after a crash and a resume",
-        "E     at shop/graph.py:*, node `charge`",
-        "E     kill point:  resume 1: after effect shop.tools.charge_card in node charge",
-        "E     effect:      shop.tools.charge_card  1 -> 2",
-        "E     - 1 call   (uninterrupted run)",
-        "E     + 2 calls  (after the crash and the resume)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_unkeyed_checkout _*",
+            "tests/test_marked.py:13: @pytest.mark.resume_contract('shop.graph:build_graph')",
+            "E   resume_audit.ResumeContractError: resume contract broken by shop.graph:build_graph: EO (effect exactly-once)",
+            "E   RA701 [[]EO[]] an effect fired again after a crash and a resume",
+            "E     at shop/graph.py:*, node `charge`",
+            "E     kill point:  resume 1: after effect shop.tools.charge_card in node charge",
+            "E     effect:      shop.tools.charge_card  1 -> 2",
+            "E     - 1 call   (uninterrupted run)",
+            "E     + 2 calls  (after the crash and the resume)",
+        ]
+    )
     out = result.stdout.str()
     assert "BODY-RAN" not in out
     assert "All traceback entries are hidden" not in out and "pytest_plugin.py" not in out
@@ -294,7 +323,10 @@ def test_unkeyed_checkout():
 
 
 def test_the_marker_is_registered_and_checks_its_arguments(project: pytest.Pytester) -> None:
-    _write_test(project, "test_bad_marker.py", '''
+    _write_test(
+        project,
+        "test_bad_marker.py",
+        """
 import pytest
 
 
@@ -306,7 +338,8 @@ def test_unknown_property():
 @pytest.mark.resume_contract("shop.graph:build_graph", efects=["shop.tools:charge_card"])
 def test_misspelt_option():
     pass
-''')
+""",
+    )
     result = project.runpytest("-q", "--strict-markers")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*unknown contract property or dynamic rule 'XY'*"])
@@ -335,20 +368,25 @@ def _ra101_line() -> int:
 
 
 def test_scan_fails_the_session_on_a_new_finding_and_names_its_location(scanned: pytest.Pytester) -> None:
-    (scanned.path / "tests" / "test_findings.py").write_text('''
+    (scanned.path / "tests" / "test_findings.py").write_text(
+        """
 def test_the_fixture_scans_the_tested_package(resume_audit):
     findings = resume_audit.scan()  # what --resume-audit-scan scans, paths relative to the rootdir
     assert [(f.rule_id, f.span.path) for f in findings] == [("RA101", "shop/refunds.py")]
     assert resume_audit.scan("shop", ignore=["RA1"]) == []
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     result = scanned.runpytest("-q", "--resume-audit-scan")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([
-        "*= resume-audit scan =*",
-        f"shop/refunds.py:{_ra101_line()}:*: RA101 error [[]EO/PC[]] httpx.Client.post runs before interrupt()*",
-        "resume-audit scan of shop: 1 new finding, 1 at or above warning -- fails the session",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= resume-audit scan =*",
+            f"shop/refunds.py:{_ra101_line()}:*: RA101 error [[]EO/PC[]] httpx.Client.post runs before interrupt()*",
+            "resume-audit scan of shop: 1 new finding, 1 at or above warning -- fails the session",
+        ]
+    )
     # an explicit path, as --resume-audit-scan=PATH
     single = scanned.runpytest("-q", "--resume-audit-scan=shop/refunds.py", "tests/test_ok.py")
     assert single.ret == pytest.ExitCode.TESTS_FAILED
@@ -363,14 +401,20 @@ def test_a_baseline_silences_known_findings(scanned: pytest.Pytester) -> None:
     run_scan(ScanRequest(paths=[scanned.path / "shop"], root=scanned.path, write_baseline=baseline))
     result = scanned.runpytest("-q", "--resume-audit-scan", f"--resume-audit-baseline={baseline.name}")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["resume-audit scan of shop: 0 new findings, 0 at or above warning, 1 in the baseline -- passes"])
+    result.stdout.fnmatch_lines(
+        ["resume-audit scan of shop: 0 new findings, 0 at or above warning, 1 in the baseline -- passes"]
+    )
     # a new hazard beside the baselined one fails the session again, and only it is listed
     hazard = RA101_HAZARD.read_text(encoding="utf-8").replace("  # expect: RA101", "")
     (scanned.path / "shop" / "returns.py").write_text(hazard, encoding="utf-8")
     again = scanned.runpytest("-q", "--resume-audit-scan", f"--resume-audit-baseline={baseline.name}")
     assert again.ret == pytest.ExitCode.TESTS_FAILED
-    again.stdout.fnmatch_lines([f"shop/returns.py:{_ra101_line()}:*: RA101 *",
-                                "resume-audit scan of shop: 1 new finding, 1 at or above warning, 1 in the baseline -- fails the session"])
+    again.stdout.fnmatch_lines(
+        [
+            f"shop/returns.py:{_ra101_line()}:*: RA101 *",
+            "resume-audit scan of shop: 1 new finding, 1 at or above warning, 1 in the baseline -- fails the session",
+        ]
+    )
     assert "shop/refunds.py:" not in again.stdout.str()
 
 
@@ -397,9 +441,14 @@ def test_audit_from_a_test(pytester: pytest.Pytester) -> None:
     import shutil
 
     pytester.makeini(INI)
-    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "audit" / "helpdesk", pytester.path / "helpdesk")
+    shutil.copytree(
+        Path(__file__).resolve().parent.parent / "fixtures" / "audit" / "helpdesk", pytester.path / "helpdesk"
+    )
     pytester.mkdir("tests")
-    _write_test(pytester, "test_desk.py", '''
+    _write_test(
+        pytester,
+        "test_desk.py",
+        """
 from resume_audit.findings import Confirmation
 
 
@@ -410,7 +459,8 @@ def test_the_refund_desk(resume_audit):
     assert ("RA103", "refunds.py", "confirmed") in verdicts
     assert ("RA103", "keyed_refunds.py", "not-reproduced") in verdicts
     assert [s.entry.target for s in report.entries if not s.ran] == ["helpdesk.reports:build_report_graph"]
-''')
+""",
+    )
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
 
@@ -423,15 +473,20 @@ def test_a_project_with_its_own_auditor_package_runs_pytest(tmp_path: Path) -> N
     import sys
 
     (tmp_path / "auditor").mkdir()
-    (tmp_path / "auditor" / "__init__.py").write_text("NAME = \"the user's own\"\n")
+    (tmp_path / "auditor" / "__init__.py").write_text('NAME = "the user\'s own"\n')
     (tmp_path / "pytest.ini").write_text(INI)
     (tmp_path / "test_own.py").write_text(
         "import auditor\n\n\n"
         "def test_the_projects_own_package(pytestconfig):\n"
-        "    assert auditor.NAME == \"the user's own\"\n"
+        '    assert auditor.NAME == "the user\'s own"\n'
         "    assert pytestconfig.pluginmanager.hasplugin('resume_audit')\n"
     )
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_own.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_own.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "1 passed" in proc.stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import resume_audit
-from resume_audit import Config, ConfigError, PathNotFound, BaselineError, scan
+from resume_audit import BaselineError, Config, ConfigError, PathNotFound, scan
 from resume_audit.api import ScanRequest, run_scan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,8 +22,13 @@ HEAVY = ("libcst", "rich", "typer", "sarif_om", "langgraph", "pydantic", "sqlite
 
 
 def _modules_after(code: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -37,14 +42,17 @@ def test_the_pytest_plugin_is_light_at_pytest_start_up():
     # every pytest session of an environment with resume-audit installed imports the plugin
     mods = _modules_after("import resume_audit.integrations.pytest_plugin")
     # its package (a docstring) and itself, nothing else of the tool
-    assert [m for m in mods if m.startswith("resume_audit.")] == ["resume_audit.integrations", "resume_audit.integrations.pytest_plugin"]
+    assert [m for m in mods if m.startswith("resume_audit.")] == [
+        "resume_audit.integrations",
+        "resume_audit.integrations.pytest_plugin",
+    ]
     assert [m for m in mods if m.split(".")[0] in HEAVY] == []
 
 
 def test_every_public_name_resolves_to_its_implementation():
     import resume_audit.api
-    import resume_audit.dynamic.report
     import resume_audit.dynamic.parent.sweep
+    import resume_audit.dynamic.report
 
     for name in resume_audit.__all__:
         assert getattr(resume_audit, name) is not None, name
@@ -54,16 +62,25 @@ def test_every_public_name_resolves_to_its_implementation():
     assert set(dir(resume_audit)) >= {"scan", "crash_sweep", "Finding", "SweepReport", "ResumeContractError"}
     with pytest.raises(AttributeError):
         resume_audit.no_such_name  # noqa: B018
-    for fn in (resume_audit.scan, resume_audit.crash_sweep, resume_audit.SweepReport.assert_exactly_once,
-               resume_audit.SweepReport.assert_conformant):
+    for fn in (
+        resume_audit.scan,
+        resume_audit.crash_sweep,
+        resume_audit.SweepReport.assert_exactly_once,
+        resume_audit.SweepReport.assert_conformant,
+    ):
         assert fn.__doc__ and fn.__annotations__
 
 
 def test_scan_returns_what_the_cli_reports(monkeypatch):
     monkeypatch.chdir(REPO)
     env = {**os.environ, "NO_COLOR": "1"}
-    cli = subprocess.run([sys.executable, "-m", "resume_audit", "scan", "fixtures/myagent", "--format", "json", "--no-cache"],
-                         capture_output=True, text=True, cwd=REPO, env=env)
+    cli = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "scan", "fixtures/myagent", "--format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     assert cli.returncode == 1, cli.stderr
     expected = sorted((f["rule_id"], f["path"], f["start_line"]) for f in json.loads(cli.stdout)["findings"])
     got = sorted((f.rule_id, f.span.path, f.span.start_line) for f in scan(["fixtures/myagent"]))
@@ -102,8 +119,17 @@ def test_the_docs_name_the_api_and_the_plugin():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "from resume_audit import" in api and "# pytest plugin" in plugin
     assert "(docs/python-api.md)" in readme and "(docs/pytest-plugin.md)" in readme
-    for name in ("resume_audit.crash_sweep(", "assert_exactly_once()", "assert_conformant(", "@pytest.mark.resume_contract(",
-                 "--resume-audit-scan", "--resume-audit-baseline"):
+    for name in (
+        "resume_audit.crash_sweep(",
+        "assert_exactly_once()",
+        "assert_conformant(",
+        "@pytest.mark.resume_contract(",
+        "--resume-audit-scan",
+        "--resume-audit-baseline",
+    ):
         assert name in plugin, name
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert '[project.entry-points.pytest11]\n' in pyproject and 'resume_audit = "resume_audit.integrations.pytest_plugin"' in pyproject
+    assert (
+        "[project.entry-points.pytest11]\n" in pyproject
+        and 'resume_audit = "resume_audit.integrations.pytest_plugin"' in pyproject
+    )

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_audit.reading import readers as reading
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import active_rule_infos, prefilter_of
+from resume_audit.reading import readers as reading
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -35,7 +35,9 @@ def test_readers_read_what_this_process_reads(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(reading, "CHUNK_FILES", 7)  # many chunks, several in flight at once
     pooled = list(reading.read_files(items, prefilter, workers=2))
     assert len(here) == len(items) > 300
-    assert [(r.raw, r.digest, r.problem, r.match) for r in pooled] == [(r.raw, r.digest, r.problem, r.match) for r in here]
+    assert [(r.raw, r.digest, r.problem, r.match) for r in pooled] == [
+        (r.raw, r.digest, r.problem, r.match) for r in here
+    ]
     assert sum(r.raw is None for r in here) == 3  # the FIFO, the deleted and the missing file
     assert sum(r.problem is not None and r.raw is not None for r in here) == 2  # undecodable
     assert sum(not r.match.empty for r in here) > 100
@@ -75,7 +77,9 @@ def test_the_readers_are_gone_once_the_last_file_is_handed_out(tmp_path: Path, m
     assert threading.active_count() == threads
 
 
-def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The readers' per-file answers for the words every scan asks (and a few more: a dotted
     import, a phrase with a comma, a word in no file) are what the corpus search finds."""
     from resume_audit.reading.sourcebytes import Corpus
@@ -93,7 +97,10 @@ def test_readers_say_which_files_hold_each_word_as_a_search_of_the_whole_text_do
         if r.raw is not None:
             corpus.add(resolved, r.raw)
     searched = corpus.find_many([w.encode() for w in words])
-    by_reader = {w: sorted(str(resolved) for (_, resolved, _), r in zip(items, pooled) if r.words and w in r.words) for w in words}
+    by_reader = {
+        w: sorted(str(resolved) for (_, resolved, _), r in zip(items, pooled) if r.words and w in r.words)
+        for w in words
+    }
     assert by_reader == {w: searched[w.encode()] for w in words}
     assert by_reader["from langgraph"] and by_reader["from fastapi"] and by_reader["no file holds this"] == []
     assert all(r.words is not None for r in pooled)
@@ -131,8 +138,9 @@ NEAR_MISSES = [
 
 
 @pytest.mark.parametrize("words", [(), None])
-def test_a_readers_framework_imports_are_the_pre_filters_own_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                     words: tuple[str, ...] | None) -> None:
+def test_a_readers_framework_imports_are_the_pre_filters_own_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, words: tuple[str, ...] | None
+) -> None:
     """Readers find the framework import phrases with the other import phrases they search a
     chunk for, and hand them to the pre-filter; its verdict is the one its own searches give,
     near misses included -- with or without whole-tree words asked."""

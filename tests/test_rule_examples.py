@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import expected_markers, scan_tree, write_tree
 
 from resume_audit.config.settings import Config
 from resume_audit.rules import all_rules
-
-from conftest import expected_markers, scan_tree, write_tree
 
 CASES = [
     pytest.param(rule, kind, i, example, id=f"{rule.id}-{kind}-{i}")
@@ -41,13 +40,19 @@ def test_rule_example(tmp_path: Path, rule, kind, index, example) -> None:
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)
 def test_rule_has_examples_and_docs(rule) -> None:
-    assert len(rule.INVALID) >= 2 and len(rule.VALID) >= 2, f"{rule.id} needs at least two INVALID and two VALID examples"
+    assert len(rule.INVALID) >= 2 and len(rule.VALID) >= 2, (
+        f"{rule.id} needs at least two INVALID and two VALID examples"
+    )
     for field in ("summary", "description", "runtime", "fix", "not_flagged"):
         assert getattr(rule, field).strip(), f"{rule.id}.{field} is empty"
     assert set(rule.properties) <= {"EO", "PC", "FD", "FI", "CV", "CO", "RD", "LV"}
 
 
-FIX_CASES = [pytest.param(rule, i, example, id=f"{rule.id}-fix-{i}") for rule in all_rules() for i, example in enumerate(rule.FIXES)]
+FIX_CASES = [
+    pytest.param(rule, i, example, id=f"{rule.id}-fix-{i}")
+    for rule in all_rules()
+    for i, example in enumerate(rule.FIXES)
+]
 
 
 @pytest.mark.parametrize("rule,index,example", FIX_CASES)

@@ -9,7 +9,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 RULES = sorted((REPO / "rules").glob("ra*.py"))

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import REPO, write_tree
 
 from resume_audit.api import ScanRequest, resolve_config
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
 from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY
 from resume_audit.reporters.sarif import build_sarif
-
-from conftest import REPO, write_tree
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 
@@ -80,7 +79,7 @@ def test_notifications_for_unparsable_files_are_schema_valid(tmp_path: Path) -> 
     assert by_uri["latin1.py"]["descriptor"]["id"] == "decode-error"
 
 
-HAZARD = '''import requests
+HAZARD = """import requests
 from langgraph.types import interrupt
 
 
@@ -92,7 +91,7 @@ def node(state):
 def other(state):
     requests.post("https://example.com/x", json=state)
     return {"ok": interrupt("again?")}
-'''
+"""
 
 
 def _fingerprints(root: Path) -> dict[int, str]:
@@ -107,13 +106,23 @@ def test_fingerprints_survive_unrelated_edits_above(tmp_path: Path) -> None:
     write_tree(tmp_path, {"agent.py": HAZARD})
     before = _fingerprints(tmp_path)
     assert len(set(before.values())) == 2, "identical code in two functions must still get two fingerprints"
-    edited = '"""Module docstring added later."""\nimport os  # new import\n\n' + HAZARD.replace("import requests", "import requests  # http")
+    edited = '"""Module docstring added later."""\nimport os  # new import\n\n' + HAZARD.replace(
+        "import requests", "import requests  # http"
+    )
     write_tree(tmp_path, {"agent.py": edited})
     after = _fingerprints(tmp_path)
     assert sorted(after) == [k + 3 for k in sorted(before)]
     assert sorted(after.values()) == sorted(before.values())
     # changing the flagged line itself changes that finding's fingerprint only
-    write_tree(tmp_path, {"agent.py": HAZARD.replace('requests.post("https://example.com/x", json=state)\n    return {"ok": interrupt("go?")}', 'requests.post("https://example.com/y", json=state)\n    return {"ok": interrupt("go?")}')})
+    write_tree(
+        tmp_path,
+        {
+            "agent.py": HAZARD.replace(
+                'requests.post("https://example.com/x", json=state)\n    return {"ok": interrupt("go?")}',
+                'requests.post("https://example.com/y", json=state)\n    return {"ok": interrupt("go?")}',
+            )
+        },
+    )
     changed = _fingerprints(tmp_path)
     assert len(set(changed.values()) & set(before.values())) == 1
 
@@ -129,7 +138,9 @@ def test_relative_uris_are_percent_encoded(tmp_path: Path) -> None:
     percent-encoded, still schema-valid, and the GitHub reporter maps it back to the file."""
     from resume_audit.integrations.github_action import read_sarif
 
-    source = next((REPO / "fixtures" / "static" / "ra101").glob("*hazard*.py"), None) or next((REPO / "fixtures" / "static" / "ra101").rglob("*.py"))
+    source = next((REPO / "fixtures" / "static" / "ra101").glob("*hazard*.py"), None) or next(
+        (REPO / "fixtures" / "static" / "ra101").rglob("*.py")
+    )
     odd = tmp_path / "a#b c?é.py"
     odd.write_text(source.read_text())
     log = sarif_for(tmp_path, tmp_path)
@@ -147,7 +158,9 @@ def test_category_and_commit_for_code_scanning(tmp_path: Path) -> None:
     import subprocess
 
     (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "graph.py").write_text((REPO / "fixtures" / "static" / "ra101" / "hazard_refund_loop.py").read_text())
+    (tmp_path / "agents" / "graph.py").write_text(
+        (REPO / "fixtures" / "static" / "ra101" / "hazard_refund_loop.py").read_text()
+    )
     outside = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))["runs"][0]
     assert outside["automationDetails"] == {"id": "resume-audit/scan/agents/"}
     assert "versionControlProvenance" not in outside  # not a git work tree
@@ -162,7 +175,13 @@ def test_category_and_commit_for_code_scanning(tmp_path: Path) -> None:
     log = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))
     validate_sarif(log)
     [provenance] = log["runs"][0]["versionControlProvenance"]
-    assert provenance == {"repositoryUri": "ssh://git@github.com/acme/agents.git", "revisionId": git("rev-parse", "HEAD"), "branch": "main"}
+    assert provenance == {
+        "repositoryUri": "ssh://git@github.com/acme/agents.git",
+        "revisionId": git("rev-parse", "HEAD"),
+        "branch": "main",
+    }
     git("remote", "set-url", "origin", "https://x-access-token:ghs_secret@github.com/acme/agents.git")
-    [provenance] = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))["runs"][0]["versionControlProvenance"]
+    [provenance] = build_sarif(scan([tmp_path / "agents"], Config(), tmp_path, jobs=1))["runs"][0][
+        "versionControlProvenance"
+    ]
     assert provenance["repositoryUri"] == "https://github.com/acme/agents.git"  # the token stays out of the report

@@ -9,13 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import REPO
 from rich.console import Console
 
 from resume_audit.config.settings import Config
 from resume_audit.engine.scan import scan
 from resume_audit.reporters.progress import scan_progress
-
-from conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "static"
 
@@ -25,6 +24,7 @@ def test_the_engine_reports_each_phase_to_the_bar() -> None:
     console = Console(file=out, force_terminal=True, width=100)
     seen: list[tuple[str, int, int | None]] = []
     with scan_progress(console, delay=0) as bar:
+
         def progress(phase: str, done: int, total: int | None) -> None:
             seen.append((phase, done, total))
             bar(phase, done, total)

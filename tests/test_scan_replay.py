@@ -27,7 +27,7 @@ from resume_audit.rules import all_rules
 
 MARK = -7
 
-AGENT = '''
+AGENT = """
 from langgraph.types import interrupt
 import stripe
 
@@ -35,15 +35,23 @@ def node(state):
     stripe.Charge.create(amount=state["amount"])
     answer = interrupt("approve?")
     return {"answer": answer}
-'''
+"""
 
 
 def _observable(result: ScanResult) -> tuple:
     return (
-        [(f.rule_id, f.span, f.fingerprint, f.message, tuple((r.span, r.message) for r in f.related)) for f in result.findings],
+        [
+            (f.rule_id, f.span, f.fingerprint, f.message, tuple((r.span, r.message) for r in f.related))
+            for f in result.findings
+        ],
         [(n.kind, n.path, n.line, n.message) for n in result.notifications],
-        result.files_scanned, result.files_analysed, result.unresolved_imports, result.suppressed, result.rules_run,
-        result.category, result.root,
+        result.files_scanned,
+        result.files_analysed,
+        result.unresolved_imports,
+        result.suppressed,
+        result.rules_run,
+        result.category,
+        result.root,
     )
 
 
@@ -115,7 +123,8 @@ CHANGES: dict[str, Callable[[Path], None]] = {
     "a .gitignore created": lambda root: _write(root / "scripts" / ".gitignore", "other_agent.py\n"),
     "a .gitignore edited in place": lambda root: (root / ".gitignore").write_text("scripts/\n"),
     "a configuration's exclude edited in place": lambda root: (root / "pyproject.toml").write_text(
-        '[tool.resume-audit]\nexclude = ["scripts/"]\n'),
+        '[tool.resume-audit]\nexclude = ["scripts/"]\n'
+    ),
     "a virtualenv that stops being one": _turn_a_venv_into_code,
     "a package marker above the scanned folder": lambda root: _write(root.parent / "__init__.py", ""),
 }
@@ -187,8 +196,13 @@ def test_a_damaged_record_is_a_miss(tmp_path: Path, trusted: None) -> None:
     _scan(root, cache)
     (record,) = cache.glob("replay-*.json")
     good = json.loads(record.read_text())
-    for damage in ("{not json", json.dumps([1, 2]), json.dumps({**good, "format": 99}),
-                   json.dumps({**good, "files": [["/nowhere", 5]]}), json.dumps({**good, "result": {"findings": 3}})):
+    for damage in (
+        "{not json",
+        json.dumps([1, 2]),
+        json.dumps({**good, "format": 99}),
+        json.dumps({**good, "files": [["/nowhere", 5]]}),
+        json.dumps({**good, "result": {"findings": 3}}),
+    ):
         record.write_text(damage)
         assert _observable(_scan(root, cache)) == uncached
 
@@ -201,7 +215,12 @@ def test_when_only_contents_changed_the_recorded_file_list_is_taken_not_walked(t
     _scan(root, cache)
     (record,) = cache.glob("replay-*.json")
     data = json.loads(record.read_text())
-    assert [row[2] for row in data["files"]] == ["app/__init__.py", "app/agent.py", "app/tools/util.py", "scripts/other_agent.py"]
+    assert [row[2] for row in data["files"]] == [
+        "app/__init__.py",
+        "app/agent.py",
+        "app/tools/util.py",
+        "scripts/other_agent.py",
+    ]
     # the mark: a file the record leaves out is not scanned, which only a scan taking the record's list does
     data["files"] = [row for row in data["files"] if row[2] != "scripts/other_agent.py"]
     record.write_text(json.dumps(data))

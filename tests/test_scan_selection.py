@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 import yaml
-
 from conftest import REPO, write_tree
 from test_config_and_suppression import CUSTOM_SINK, HAZARD, run  # the same hazard, sink and CLI runner
 
@@ -34,28 +33,41 @@ def hazards(*paths: str) -> set[tuple[str, str]]:
 
 # -- .gitignore -----------------------------------------------------------------------------
 
+
 def gitignored_repo(tmp_path: Path) -> Path:
-    write_tree(tmp_path, {
-        ".gitignore": "build_out/\n*.gen.py\n!keep.gen.py\n/top_only.py\n",
-        "pkg/.gitignore": "local_secret.py\n",
-        "app/node.py": HAZARD,
-        "build_out/node.py": HAZARD,
-        "app/client.gen.py": HAZARD,
-        "app/keep.gen.py": HAZARD,
-        "top_only.py": HAZARD,
-        "sub/top_only.py": HAZARD,
-        "pkg/local_secret.py": HAZARD,
-        "pkg/node.py": HAZARD,
-        "scratch.py": HAZARD,
-    })
+    write_tree(
+        tmp_path,
+        {
+            ".gitignore": "build_out/\n*.gen.py\n!keep.gen.py\n/top_only.py\n",
+            "pkg/.gitignore": "local_secret.py\n",
+            "app/node.py": HAZARD,
+            "build_out/node.py": HAZARD,
+            "app/client.gen.py": HAZARD,
+            "app/keep.gen.py": HAZARD,
+            "top_only.py": HAZARD,
+            "sub/top_only.py": HAZARD,
+            "pkg/local_secret.py": HAZARD,
+            "pkg/node.py": HAZARD,
+            "scratch.py": HAZARD,
+        },
+    )
     git_init(tmp_path)
     (tmp_path / ".git" / "info").mkdir(exist_ok=True)
     (tmp_path / ".git" / "info" / "exclude").write_text("scratch.py\n")
     return tmp_path
 
 
-EVERY_FILE = hazards("app/node.py", "build_out/node.py", "app/client.gen.py", "app/keep.gen.py", "top_only.py",
-                     "sub/top_only.py", "pkg/local_secret.py", "pkg/node.py", "scratch.py")
+EVERY_FILE = hazards(
+    "app/node.py",
+    "build_out/node.py",
+    "app/client.gen.py",
+    "app/keep.gen.py",
+    "top_only.py",
+    "sub/top_only.py",
+    "pkg/local_secret.py",
+    "pkg/node.py",
+    "scratch.py",
+)
 NOT_IGNORED = hazards("app/node.py", "app/keep.gen.py", "sub/top_only.py", "pkg/node.py")
 
 
@@ -83,31 +95,38 @@ def test_gitignore_outside_a_git_repository_is_not_read(tmp_path: Path) -> None:
 
 # -- exclude patterns and --force-exclude ----------------------------------------------------
 
+
 def test_exclude_patterns_have_gitignore_semantics_and_old_globs_still_work(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "pyproject.toml": '[tool.resume-audit]\nexclude = ["migrations/*", "tests/*", "*_pb2.py", "/scripts/", "!keep_pb2.py"]\n',
-        "app/node.py": HAZARD,
-        "migrations/0001.py": HAZARD,
-        "migrations/deep/0002.py": HAZARD,
-        "tests/test_node.py": HAZARD,
-        "app/api_pb2.py": HAZARD,
-        "app/keep_pb2.py": HAZARD,
-        "scripts/run.py": HAZARD,
-        "app/scripts/run.py": HAZARD,  # /scripts/ is anchored to the config's folder
-    })
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.resume-audit]\nexclude = ["migrations/*", "tests/*", "*_pb2.py", "/scripts/", "!keep_pb2.py"]\n',
+            "app/node.py": HAZARD,
+            "migrations/0001.py": HAZARD,
+            "migrations/deep/0002.py": HAZARD,
+            "tests/test_node.py": HAZARD,
+            "app/api_pb2.py": HAZARD,
+            "app/keep_pb2.py": HAZARD,
+            "scripts/run.py": HAZARD,
+            "app/scripts/run.py": HAZARD,  # /scripts/ is anchored to the config's folder
+        },
+    )
     assert flagged(".", cwd=tmp_path) == hazards("app/node.py", "app/keep_pb2.py", "app/scripts/run.py")
     # --exclude is relative to the root, and adds to the configuration's patterns
     assert flagged(".", "--exclude", "app/scripts", cwd=tmp_path) == hazards("app/node.py", "app/keep_pb2.py")
 
 
 def test_files_named_on_the_command_line_are_scanned_unless_force_exclude(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "pyproject.toml": '[tool.resume-audit]\nexclude = ["generated/"]\n',
-        ".gitignore": "vendored/\n",
-        "app/node.py": HAZARD,
-        "generated/node.py": HAZARD,
-        "vendored/node.py": HAZARD,
-    })
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.resume-audit]\nexclude = ["generated/"]\n',
+            ".gitignore": "vendored/\n",
+            "app/node.py": HAZARD,
+            "generated/node.py": HAZARD,
+            "vendored/node.py": HAZARD,
+        },
+    )
     git_init(tmp_path)
     named = ("app/node.py", "generated/node.py", "vendored/node.py")
     # default: a name on the command line is what the user asked for
@@ -126,13 +145,16 @@ def test_files_named_on_the_command_line_are_scanned_unless_force_exclude(tmp_pa
 def test_pre_commit_hooks_skip_excluded_staged_files(tmp_path: Path) -> None:
     """pre-commit runs `entry` with the staged file names appended: an excluded or ignored file
     among them must not fail the commit."""
-    write_tree(tmp_path, {
-        "pyproject.toml": '[tool.resume-audit]\nexclude = ["generated/"]\n',
-        ".gitignore": "vendored/\n",
-        "app/safe.py": "def add(a, b):\n    return a + b\n",
-        "generated/node.py": HAZARD,
-        "vendored/node.py": HAZARD,
-    })
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.resume-audit]\nexclude = ["generated/"]\n',
+            ".gitignore": "vendored/\n",
+            "app/safe.py": "def add(a, b):\n    return a + b\n",
+            "generated/node.py": HAZARD,
+            "vendored/node.py": HAZARD,
+        },
+    )
     git_init(tmp_path)
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert {h["id"] for h in hooks} == {"resume-audit", "resume-audit-errors"}
@@ -148,24 +170,28 @@ def test_pre_commit_hooks_skip_excluded_staged_files(tmp_path: Path) -> None:
 
 # -- hierarchical configuration --------------------------------------------------------------
 
+
 def monorepo(tmp_path: Path) -> Path:
-    write_tree(tmp_path, {
-        "pyproject.toml": '[project]\nname = "mono"\n\n[tool.resume-audit]\nsafe-calls = ["requests.get"]\n',
-        # pkg_a: its own sink, RA101 on its tests ignored, a generated folder excluded
-        "pkg_a/pyproject.toml": '[tool.resume-audit]\neffect-sinks = ["billing.charge"]\nexclude = ["gen/"]\n'
-                                '[tool.resume-audit.per-path-ignores]\n"tests/*" = ["RA101"]\n',
-        "pkg_a/src/a_node.py": HAZARD,
-        "pkg_a/src/a_custom.py": CUSTOM_SINK,
-        "pkg_a/tests/test_a.py": HAZARD,
-        "pkg_a/gen/a_gen.py": HAZARD,
-        # pkg_b: RA101 ignored outright; billing.charge is nothing to it
-        "pkg_b/pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
-        "pkg_b/b_node.py": HAZARD,
-        "pkg_b/b_custom.py": CUSTOM_SINK,
-        "pkg_b/gen/b_gen.py": HAZARD,
-        # under the root configuration
-        "tools/t_node.py": HAZARD,
-    })
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "mono"\n\n[tool.resume-audit]\nsafe-calls = ["requests.get"]\n',
+            # pkg_a: its own sink, RA101 on its tests ignored, a generated folder excluded
+            "pkg_a/pyproject.toml": '[tool.resume-audit]\neffect-sinks = ["billing.charge"]\nexclude = ["gen/"]\n'
+            '[tool.resume-audit.per-path-ignores]\n"tests/*" = ["RA101"]\n',
+            "pkg_a/src/a_node.py": HAZARD,
+            "pkg_a/src/a_custom.py": CUSTOM_SINK,
+            "pkg_a/tests/test_a.py": HAZARD,
+            "pkg_a/gen/a_gen.py": HAZARD,
+            # pkg_b: RA101 ignored outright; billing.charge is nothing to it
+            "pkg_b/pyproject.toml": '[tool.resume-audit]\nignore = ["RA101"]\n',
+            "pkg_b/b_node.py": HAZARD,
+            "pkg_b/b_custom.py": CUSTOM_SINK,
+            "pkg_b/gen/b_gen.py": HAZARD,
+            # under the root configuration
+            "tools/t_node.py": HAZARD,
+        },
+    )
     return tmp_path
 
 
@@ -188,7 +214,8 @@ def test_command_line_flags_apply_to_every_package(tmp_path: Path) -> None:
     repo = monorepo(tmp_path)
     # --ignore replaces each package's ignore: pkg_b's RA101 comes back (pkg_a's exclude of gen/ is not pkg_b's)
     assert flagged(".", "--ignore", "RA301", cwd=repo) == PER_PACKAGE | hazards(
-        "tools/t_node.py", "pkg_b/b_node.py", "pkg_b/gen/b_gen.py")
+        "tools/t_node.py", "pkg_b/b_node.py", "pkg_b/gen/b_gen.py"
+    )
     assert flagged(".", "--select", "RA2", cwd=repo) == set()
 
 
@@ -198,7 +225,8 @@ def test_config_file_forces_one_configuration_for_every_file(tmp_path: Path) -> 
     assert flagged(".", "--config", "pkg_b/pyproject.toml", cwd=repo) == set()
     # pkg_a's: its sink counts in pkg_b too; its exclude and per-path-ignores are relative to pkg_a
     assert flagged(".", "--config", "pkg_a/pyproject.toml", cwd=repo) == PER_PACKAGE | hazards(
-        "pkg_b/b_node.py", "pkg_b/b_custom.py", "pkg_b/gen/b_gen.py", "tools/t_node.py")
+        "pkg_b/b_node.py", "pkg_b/b_custom.py", "pkg_b/gen/b_gen.py", "tools/t_node.py"
+    )
 
 
 def test_fail_on_comes_from_the_root_configuration_whatever_the_order(tmp_path: Path) -> None:
@@ -226,4 +254,5 @@ def test_the_cache_follows_each_files_configuration(tmp_path: Path) -> None:
     assert flagged(".", *cache, cwd=repo) == expected == flagged(".", cwd=repo)
     # the same file under another package's configuration (--config) is another cache entry
     assert flagged(".", *cache, "--config", "pkg_a/pyproject.toml", cwd=repo) == flagged(
-        ".", "--config", "pkg_a/pyproject.toml", cwd=repo)
+        ".", "--config", "pkg_a/pyproject.toml", cwd=repo
+    )

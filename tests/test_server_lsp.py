@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from lsp_session import ServerSession
 from lsprotocol import types as lsp
 
-from lsp_session import ServerSession
 from resume_audit.api import scan as scan_api
 
 FIXTURE = Path(__file__).parent / "data" / "lsp_project"
@@ -46,7 +46,7 @@ def apply_edits(text: str, edits: list[lsp.TextEdit]) -> str:
         return starts[p.line] + p.character
 
     for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 
 
@@ -65,9 +65,12 @@ def test_diagnostics_on_open_follow_an_unsaved_edit_of_a_helper_in_another_file(
             assert ra101.code_description is not None and ra101.code_description.href.endswith("/RA101.md")
             assert (ra101.range.start.line, ra101.range.start.character) == (17, 4)  # charge_card(...) in the node
             assert "fires again on every resume" in ra101.message
-            related = {(Path(r.location.uri).name, r.location.range.start.line) for r in ra101.related_information or []}
+            related = {
+                (Path(r.location.uri).name, r.location.range.start.line) for r in ra101.related_information or []
+            }
             assert ("payments.py", 6) in related  # the effect, in the helper's file
             assert ("graph.py", 18) in related  # the interrupt() it precedes
+
             def kinds() -> list[object]:
                 return [p.get("kind") if isinstance(p, dict) else getattr(p, "kind", None) for p in s.progress]
 
@@ -96,14 +99,20 @@ def test_quick_fix_suppression_and_hover(project: Path) -> None:
             text = (project / "agent" / "graph.py").read_text()
             ra106 = next(d for d in s.diagnostics[graph] if d.code == "RA106")
 
-            hover = await s.client.text_document_hover_async(lsp.HoverParams(
-                lsp.TextDocumentIdentifier(graph), ra106.range.start))
+            hover = await s.client.text_document_hover_async(
+                lsp.HoverParams(lsp.TextDocumentIdentifier(graph), ra106.range.start)
+            )
             assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
-            assert "**RA106**" in hover.contents.value and "# RA106 durability-exit" in hover.contents.value  # explain's text
+            assert (
+                "**RA106**" in hover.contents.value and "# RA106 durability-exit" in hover.contents.value
+            )  # explain's text
             assert "## Fix" in hover.contents.value
 
-            actions = await s.client.text_document_code_action_async(lsp.CodeActionParams(
-                lsp.TextDocumentIdentifier(graph), ra106.range, lsp.CodeActionContext(diagnostics=[ra106])))
+            actions = await s.client.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    lsp.TextDocumentIdentifier(graph), ra106.range, lsp.CodeActionContext(diagnostics=[ra106])
+                )
+            )
             assert actions is not None
             fixes = [a for a in actions if isinstance(a, lsp.CodeAction) and a.title.startswith("Fix RA106")]
             assert len(fixes) == 1 and fixes[0].is_preferred and "unsafe" not in fixes[0].title
@@ -114,10 +123,15 @@ def test_quick_fix_suppression_and_hover(project: Path) -> None:
             await s.wait_for(lambda: s.codes("agent/graph.py") == ["RA101"])
 
             ra101 = s.diagnostics[graph][0]
-            actions = await s.client.text_document_code_action_async(lsp.CodeActionParams(
-                lsp.TextDocumentIdentifier(graph), ra101.range, lsp.CodeActionContext(diagnostics=[ra101])))
+            actions = await s.client.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    lsp.TextDocumentIdentifier(graph), ra101.range, lsp.CodeActionContext(diagnostics=[ra101])
+                )
+            )
             assert actions is not None
-            suppress = next(a for a in actions if isinstance(a, lsp.CodeAction) and a.title == "Suppress RA101 on this line")
+            suppress = next(
+                a for a in actions if isinstance(a, lsp.CodeAction) and a.title == "Suppress RA101 on this line"
+            )
             assert suppress.edit is not None and suppress.edit.changes is not None
             suppressed = apply_edits(fixed, list(suppress.edit.changes[graph]))
             assert '    charge_card(state["amount"])  # resume-audit: ignore[RA101]\n' in suppressed
@@ -151,7 +165,9 @@ def test_bad_buffers_and_files_do_not_stop_the_server(project: Path) -> None:
             await s.wait_for(lambda: s.codes("agent/graph.py") == ["skipped"])
 
             # still serving: a request is answered, and the good text is analysed again
-            hover = await s.client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(graph), lsp.Position(0, 0)))
+            hover = await s.client.text_document_hover_async(
+                lsp.HoverParams(lsp.TextDocumentIdentifier(graph), lsp.Position(0, 0))
+            )
             assert hover is None
             s.change("agent/graph.py", text)
             await s.wait_for(lambda: sorted(s.codes("agent/graph.py")) == ["RA101", "RA106"])
@@ -169,15 +185,17 @@ def test_files_and_configuration_changed_outside_the_editor(project: Path) -> No
             # pyproject.toml deselects RA106 (an edit outside the editor, reported by its watcher)
             pyproject = project / "pyproject.toml"
             pyproject.write_text(pyproject.read_text().replace("ignore = []", 'ignore = ["RA106"]'))
-            s.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
-                [lsp.FileEvent(pyproject.as_uri(), lsp.FileChangeType.Changed)]))
+            s.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams([lsp.FileEvent(pyproject.as_uri(), lsp.FileChangeType.Changed)])
+            )
             await s.wait_for(lambda: s.codes("agent/graph.py") == ["RA101"])
 
             # a formatter or a checkout rewrites the helper on disk (not open in the editor)
             payments = project / "agent" / "payments.py"
             payments.write_text(payments.read_text().replace(EFFECT, "print(amount)"))
-            s.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
-                [lsp.FileEvent(payments.as_uri(), lsp.FileChangeType.Changed)]))
+            s.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams([lsp.FileEvent(payments.as_uri(), lsp.FileChangeType.Changed)])
+            )
             await s.wait_for(lambda: s.codes("agent/graph.py") == [])
             assert await s.shutdown() == 0
 
@@ -186,11 +204,14 @@ def test_files_and_configuration_changed_outside_the_editor(project: Path) -> No
 
 def test_a_crashing_rule_is_logged_with_its_file_and_the_others_still_report(project: Path) -> None:
     # the server as installed, with one rule broken on purpose before it starts
-    command = [sys.executable, "-c",
-               "from resume_audit.rules.ra106_durability_exit import DurabilityExit\n"
-               "def broken(self, ctx):\n    raise RuntimeError('rule bug')\n"
-               "DurabilityExit.check = broken\n"
-               "from resume_audit.server.main import serve\nraise SystemExit(serve())\n"]
+    command = [
+        sys.executable,
+        "-c",
+        "from resume_audit.rules.ra106_durability_exit import DurabilityExit\n"
+        "def broken(self, ctx):\n    raise RuntimeError('rule bug')\n"
+        "DurabilityExit.check = broken\n"
+        "from resume_audit.server.main import serve\nraise SystemExit(serve())\n",
+    ]
 
     async def scenario() -> None:
         async with _session(project, command=command) as s:

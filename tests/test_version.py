@@ -27,5 +27,7 @@ def test_the_version_is_written_once_and_is_the_installed_version() -> None:
 
 
 def test_the_command_line_prints_the_version() -> None:
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "--version"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "--version"], capture_output=True, text=True, check=True
+    )
     assert proc.stdout.strip() == f"resume-audit {__version__}"

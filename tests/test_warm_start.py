@@ -10,12 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-from resume_audit.catalog import ruleindex
 from resume_audit.cache.filetable import RACY_SECONDS
+from resume_audit.catalog import ruleindex
 from resume_audit.reading.prefilter import Trigger
 from resume_audit.rules import all_rules
 
-AGENT = '''
+AGENT = """
 from langgraph.types import interrupt
 import stripe
 
@@ -23,10 +23,10 @@ def node(state):
     stripe.Charge.create(amount=state["amount"])
     answer = interrupt("approve?")
     return {"answer": answer}
-'''
+"""
 
 #: a scan through the CLI's code path, then what it imported
-PROBE = '''
+PROBE = """
 import json, sys
 from pathlib import Path
 from resume_audit.cli import app
@@ -48,12 +48,26 @@ heavy = sorted(m for m in sys.modules if m in ("libcst", "pydantic", "multiproce
                or m.startswith(("libcst.", "pydantic.", "resume_audit.rules", "resume_audit.analysis.", "resume_audit.frameworks"))
                and m not in light)
 print(json.dumps(heavy))
-'''
+"""
 
 
 def _imported_by_scan(tree: Path, cache: Path, out: Path) -> list[str]:
-    args = ", ".join(repr(a) for a in ["scan", str(tree), "--cache-dir", str(cache), "-f", "json", "-o", str(out),
-                                       "--fail-on", "never", "-q"])
+    args = ", ".join(
+        repr(a)
+        for a in [
+            "scan",
+            str(tree),
+            "--cache-dir",
+            str(cache),
+            "-f",
+            "json",
+            "-o",
+            str(out),
+            "--fail-on",
+            "never",
+            "-q",
+        ]
+    )
     proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, cwd=tree)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -83,9 +97,12 @@ def test_warm_scan_of_an_unchanged_tree_imports_no_analysis(tmp_path: Path) -> N
 
 
 def _from_classes() -> tuple[ruleindex.RuleInfo, ...]:
-    return tuple(ruleindex.RuleInfo(r.id, r.name, tuple(r.frameworks),
-                                    tuple(t if isinstance(t, Trigger) else Trigger((t,)) for t in r.triggers))
-                 for r in all_rules())
+    return tuple(
+        ruleindex.RuleInfo(
+            r.id, r.name, tuple(r.frameworks), tuple(t if isinstance(t, Trigger) else Trigger((t,)) for t in r.triggers)
+        )
+        for r in all_rules()
+    )
 
 
 def test_snapshot_says_what_the_rule_classes_say(tmp_path: Path, monkeypatch) -> None:
@@ -101,7 +118,11 @@ def test_snapshot_says_what_the_rule_classes_say(tmp_path: Path, monkeypatch) ->
 def test_damaged_snapshot_is_not_trusted(tmp_path: Path, monkeypatch) -> None:
     snapshot = ruleindex._snapshot_path(tmp_path)
     snapshot.parent.mkdir(parents=True, exist_ok=True)
-    for damaged in ("{not json", json.dumps({"format": 999, "rules": []}), json.dumps({"format": 1, "rules": [{"id": "RA101"}]})):
+    for damaged in (
+        "{not json",
+        json.dumps({"format": 999, "rules": []}),
+        json.dumps({"format": 1, "rules": [{"id": "RA101"}]}),
+    ):
         snapshot.write_text(damaged)
         assert ruleindex._read(snapshot) is None
     # a scan reading the damaged snapshot falls back to the classes (simulating a process that has

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from resume_audit.analysis.project import Project
 from resume_audit.discovery.walk import discover
 from resume_audit.engine.scan import load_module
 from resume_audit.handlers import web
-
-from conftest import write_tree
 
 
 def project_of(tmp_path: Path, files: dict[str, str]) -> Project:
@@ -61,11 +61,25 @@ def test_http_frameworks(tmp_path: Path) -> None:
     )
     names = handler_names(project)
     for expected in (
-        "svc/routes.py:a", "svc/routes.py:b", "svc/routes.py:c", "flaskapp.py:r", "flaskapp.py:s", "flaskapp.py:t",
-        "flaskapp.py:Item.post", "djapp/views.py:approve", "djapp/views.py:drf", "djapp/views.py:Thing.post", "aio.py:x",
+        "svc/routes.py:a",
+        "svc/routes.py:b",
+        "svc/routes.py:c",
+        "flaskapp.py:r",
+        "flaskapp.py:s",
+        "flaskapp.py:t",
+        "flaskapp.py:Item.post",
+        "djapp/views.py:approve",
+        "djapp/views.py:drf",
+        "djapp/views.py:Thing.post",
+        "aio.py:x",
     ):
         assert expected in names, (expected, names)
-    for not_expected in ("svc/routes.py:boot", "svc/routes.py:helper", "flaskapp.py:Item._helper", "djapp/views.py:unrouted"):
+    for not_expected in (
+        "svc/routes.py:boot",
+        "svc/routes.py:helper",
+        "flaskapp.py:Item._helper",
+        "djapp/views.py:unrouted",
+    ):
         assert not_expected not in names
     assert names["svc/routes.py:a"] == "FastAPI route handler"
 

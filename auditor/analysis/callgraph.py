@@ -70,7 +70,9 @@ def may_call(call: cst.Call, name: str) -> bool:
         value = arg.value
         if isinstance(value, cst.Call):  # functools.partial(fn, ...)
             value = value.args[0].value if value.args else value
-        if (isinstance(value, cst.Name) and value.value == name) or (isinstance(value, cst.Attribute) and value.attr.value == name):
+        if (isinstance(value, cst.Name) and value.value == name) or (
+            isinstance(value, cst.Attribute) and value.attr.value == name
+        ):
             return True
     return False
 
@@ -105,12 +107,15 @@ def _never(call: cst.Call, callee: FunctionInfo, resolver: NameResolver, scope: 
     return False
 
 
-def _not_a_dispatcher(call: cst.Call, callee: FunctionInfo, scope: FunctionInfo | None, module: ModuleFacts,
-                      project: ProjectQueries) -> list[FunctionInfo] | None:
+def _not_a_dispatcher(
+    call: cst.Call, callee: FunctionInfo, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo] | None:
     return None
 
 
-def _runs_nothing(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
+def _runs_nothing(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo]:
     return []
 
 
@@ -124,8 +129,9 @@ class CalleeHooks:
     skips: Callable[[cst.Call, FunctionInfo, NameResolver, FunctionInfo | None], bool] = _never
     #: the functions a call of a dispatching helper runs in its stead (tools looked up by the
     #: name passed in), or None when ``callee`` dispatches nothing
-    dispatches: Callable[[cst.Call, FunctionInfo, FunctionInfo | None, ModuleFacts, ProjectQueries],
-                         list[FunctionInfo] | None] = _not_a_dispatcher
+    dispatches: Callable[
+        [cst.Call, FunctionInfo, FunctionInfo | None, ModuleFacts, ProjectQueries], list[FunctionInfo] | None
+    ] = _not_a_dispatcher
     #: what a call that names no project function runs all the same (a LangChain tool object's
     #: ``invoke``); asked only when nothing else was found
     objects: Callable[[cst.Call, FunctionInfo | None, ModuleFacts, ProjectQueries], list[FunctionInfo]] = _runs_nothing
@@ -135,8 +141,15 @@ class CallGraph:
     """Callees, callers' modules and reachability over the project's calls. ``host``: the
     project, handed to the hooks."""
 
-    def __init__(self, ledger: Ledger, index: ModuleIndex, summaries: ProjectSummaries[Any], symbols: Symbols,
-                 host: ProjectQueries, hooks: CalleeHooks = CalleeHooks()) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        index: ModuleIndex,
+        summaries: ProjectSummaries[Any],
+        symbols: Symbols,
+        host: ProjectQueries,
+        hooks: CalleeHooks = CalleeHooks(),
+    ) -> None:
         self._ledger = ledger
         self._index = index
         self._summaries = summaries
@@ -157,7 +170,7 @@ class CallGraph:
             if fn is None or hooks.skips(call.node, fn, resolver, call.function):
                 continue
             targets = hooks.dispatches(call.node, fn, call.function, module, self._host)
-            for target in ([fn] if targets is None else targets):
+            for target in [fn] if targets is None else targets:
                 if target not in out:
                     out.append(target)
         for fn in self.callback_targets(call, module):
@@ -166,8 +179,11 @@ class CallGraph:
         if not out:
             # an object called (``tool.invoke(args)``, a registry lookup) whose call runs a
             # project function: the hooks know which
-            out = list(self._ledger.cached("tool-callees", id(call.node),
-                                           lambda: hooks.objects(call.node, call.function, module, self._host)))
+            out = list(
+                self._ledger.cached(
+                    "tool-callees", id(call.node), lambda: hooks.objects(call.node, call.function, module, self._host)
+                )
+            )
         return out
 
     def callback_targets(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
@@ -224,8 +240,14 @@ class CallGraph:
                 out.append(m)
         return out
 
-    def reach(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], call: CallInfo, module: ModuleFacts,
-              budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def reach(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        call: CallInfo,
+        module: ModuleFacts,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         """The first path from ``call`` to a call ``classify`` accepts, through at most
         ``budget`` levels of project helpers.
 
@@ -244,9 +266,15 @@ class CallGraph:
                 return Reached((call, *inner.calls), (module, *inner.modules), inner.hit)
         return None
 
-    def function_reaches(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], fn: FunctionInfo,
-                         budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def function_reaches(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        fn: FunctionInfo,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         """The first call in ``fn``'s body that reaches a hit (memoised; recursion-safe)."""
+
         def first_reaching() -> Reached[T] | None:
             for call in fn.calls:
                 found = self.reach(key, classify, call, fn.module, budget)

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
-
-from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import dict_items, keyword, string_value
+from resume_audit.facts.walk import visit_fast
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -56,7 +55,9 @@ class ConfigEvaluator:
     def __init__(self, project: "Project") -> None:
         self.project = project
 
-    def shape(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int = 0) -> ConfigShape:
+    def shape(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int = 0
+    ) -> ConfigShape:
         out = ConfigShape()
         if depth > 6:
             out.partial = True
@@ -72,7 +73,11 @@ class ConfigEvaluator:
             return self._call_shape(expr, scope, module, depth)
         if isinstance(expr, cst.Name):
             return self._name_shape(expr, scope, module, depth)
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "config" and self._is_snapshot(expr.value, scope, module, depth):
+        if (
+            isinstance(expr, cst.Attribute)
+            and expr.attr.value == "config"
+            and self._is_snapshot(expr.value, scope, module, depth)
+        ):
             for k in SNAPSHOT_KEYS:
                 out.add(k, expr, module)
             return out
@@ -80,7 +85,9 @@ class ConfigEvaluator:
         return out
 
     # -- pieces -----------------------------------------------------------
-    def _configurable(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> ConfigShape:
+    def _configurable(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int
+    ) -> ConfigShape:
         out = ConfigShape()
         if isinstance(expr, cst.Dict):
             for key, value in dict_items(expr):
@@ -98,7 +105,9 @@ class ConfigEvaluator:
                     out.merge(self._configurable(arg.value, scope, module, depth + 1))
             return out
         if isinstance(expr, cst.Name):
-            found = self.project.resolver(module).binding_value(expr.value, scope, module.order(expr)) if scope else None
+            found = (
+                self.project.resolver(module).binding_value(expr.value, scope, module.order(expr)) if scope else None
+            )
             if found is not None:
                 inner = self._configurable(found[0].value, found[1], module, depth + 1)
                 if found[1] is not None:
@@ -166,7 +175,9 @@ class ConfigEvaluator:
                 out.add(key, node, module)
         return out
 
-    def _is_snapshot(self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int) -> bool:
+    def _is_snapshot(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, depth: int
+    ) -> bool:
         """Is ``expr`` a StateSnapshot (from get_state / get_state_history)?"""
         if depth > 6:
             return False
@@ -198,7 +209,12 @@ def _subscript_keys(fn: FunctionInfo, name: str, module: ModuleFacts) -> list[tu
     found: list[tuple[str, cst.CSTNode]] = []
 
     def is_configurable_of_name(expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == name and expr.slice:
+        if (
+            isinstance(expr, cst.Subscript)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == name
+            and expr.slice
+        ):
             el = expr.slice[0].slice
             return isinstance(el, cst.Index) and string_value(el.value) == "configurable"
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "setdefault":

@@ -107,7 +107,12 @@ class Sdk:
         """The calls matched as qualified names, in order."""
         if self.calls is not None:
             return self.calls
-        return tuple(SinkSpec(p, self.kind, None, w.consequence) for w in self.writes for p in w.patterns if not p.startswith("<"))
+        return tuple(
+            SinkSpec(p, self.kind, None, w.consequence)
+            for w in self.writes
+            for p in w.patterns
+            if not p.startswith("<")
+        )
 
     def matched_methods(self) -> tuple[SinkSpec, ...]:
         """The method names matched whatever the receiver."""
@@ -163,70 +168,143 @@ _HTTP_VERBS = ("post", "put", "patch", "delete")
 
 #: The table. The generic families first (``resume-audit effects`` lists them first), then the SDKs.
 EFFECT_SINKS: tuple[Sdk, ...] = (
-    Sdk("HTTP clients", ("requests", "httpx", "aiohttp", "urllib3", "urllib"), "requests.Session() / httpx.Client()", "http",
-        (Write(("requests.post|put|patch|delete", "httpx.*.post|put|patch|delete", "aiohttp.ClientSession.post|...",
-                "*.request(method=POST|PUT|PATCH|DELETE)", "urllib.request.urlopen(data=...)"),
-               "sends the HTTP request again (POSTs to model endpoints such as /embeddings and /chat/completions, "
-               "GraphQL queries, and URLs listed in safe-urls are reads)"),),
+    Sdk(
+        "HTTP clients",
+        ("requests", "httpx", "aiohttp", "urllib3", "urllib"),
+        "requests.Session() / httpx.Client()",
+        "http",
+        (
+            Write(
+                (
+                    "requests.post|put|patch|delete",
+                    "httpx.*.post|put|patch|delete",
+                    "aiohttp.ClientSession.post|...",
+                    "*.request(method=POST|PUT|PATCH|DELETE)",
+                    "urllib.request.urlopen(data=...)",
+                ),
+                "sends the HTTP request again (POSTs to model endpoints such as /embeddings and /chat/completions, "
+                "GraphQL queries, and URLs listed in safe-urls are reads)",
+            ),
+        ),
         "an `Idempotency-Key` header where the API honours one",
         calls=(
-            *(SinkSpec(f"{lib}.{verb}", "http") for lib in ("requests", "requests.api", "httpx") for verb in _HTTP_VERBS),
-            *(SinkSpec(f"{lib}.request", "http", method_is_mutating(0)) for lib in ("requests", "requests.api", "httpx")),
+            *(
+                SinkSpec(f"{lib}.{verb}", "http")
+                for lib in ("requests", "requests.api", "httpx")
+                for verb in _HTTP_VERBS
+            ),
+            *(
+                SinkSpec(f"{lib}.request", "http", method_is_mutating(0))
+                for lib in ("requests", "requests.api", "httpx")
+            ),
             *(
                 SinkSpec(f"{cls}.{verb}", "http")
                 for cls in (
-                    "requests.Session", "requests.session", "requests.sessions.Session",
-                    "httpx.Client", "httpx.AsyncClient", "aiohttp.ClientSession", "aiohttp.client.ClientSession",
+                    "requests.Session",
+                    "requests.session",
+                    "requests.sessions.Session",
+                    "httpx.Client",
+                    "httpx.AsyncClient",
+                    "aiohttp.ClientSession",
+                    "aiohttp.client.ClientSession",
                 )
                 for verb in _HTTP_VERBS
             ),
             *(
                 SinkSpec(f"{cls}.request", "http", method_is_mutating(0))
-                for cls in ("requests.Session", "requests.session", "httpx.Client", "httpx.AsyncClient", "aiohttp.ClientSession")
+                for cls in (
+                    "requests.Session",
+                    "requests.session",
+                    "httpx.Client",
+                    "httpx.AsyncClient",
+                    "aiohttp.ClientSession",
+                )
             ),
             SinkSpec("urllib3.PoolManager.request", "http", method_is_mutating(0)),
             SinkSpec("urllib3.request", "http", method_is_mutating(0)),
             SinkSpec("urllib.request.urlopen", "http", urlopen_sends_data),
         ),
-        any_receiver=(), generic=True),
-    Sdk("Payments (stripe, braintree, paypalrestsdk, square, Adyen)", ("stripe", "braintree", "paypalrestsdk", "square", "Adyen"),
-        "stripe.api_key = ... / StripeClient(...)", "payment",
-        (Write(("stripe.*.create|confirm|capture|refund|...", "braintree.*.sale|refund|...", "paypalrestsdk.*.create|execute"),
-               "moves the money again (a second charge or refund)"),),
+        any_receiver=(),
+        generic=True,
+    ),
+    Sdk(
+        "Payments (stripe, braintree, paypalrestsdk, square, Adyen)",
+        ("stripe", "braintree", "paypalrestsdk", "square", "Adyen"),
+        "stripe.api_key = ... / StripeClient(...)",
+        "payment",
+        (
+            Write(
+                (
+                    "stripe.*.create|confirm|capture|refund|...",
+                    "braintree.*.sale|refund|...",
+                    "paypalrestsdk.*.create|execute",
+                ),
+                "moves the money again (a second charge or refund)",
+            ),
+        ),
         "Stripe: `idempotency_key=`",
         keyed=(
-    KeyedApi(
-        "Stripe",
-        # resource classes: stripe.PaymentIntent.create, stripe.checkout.Session.create, ..._async
-        ("stripe.[A-Z]*.*", "stripe.*.[A-Z]*.*"),
-        # StripeClient services take request options in an options={...} dict instead
-        ("*StripeClient*", "*StripeObject*"),
-        "idempotency_key",
-        "at least 24 hours",  # keys of up to 255 characters: the fix hashes its parts
-        "stripe 16.1.0: every resource method's params extend RequestOptions, whose idempotency_key "
-        "is split off (_request_options.extract_options_from_dict) and sent as the Idempotency-Key header",
-    ),
+            KeyedApi(
+                "Stripe",
+                # resource classes: stripe.PaymentIntent.create, stripe.checkout.Session.create, ..._async
+                ("stripe.[A-Z]*.*", "stripe.*.[A-Z]*.*"),
+                # StripeClient services take request options in an options={...} dict instead
+                ("*StripeClient*", "*StripeObject*"),
+                "idempotency_key",
+                "at least 24 hours",  # keys of up to 255 characters: the fix hashes its parts
+                "stripe 16.1.0: every resource method's params extend RequestOptions, whose idempotency_key "
+                "is split off (_request_options.extract_options_from_dict) and sent as the Idempotency-Key header",
+            ),
         ),
         calls=(
             *(
                 SinkSpec(f"stripe.*.{verb}", "payment")
                 for verb in (
-                    "create", "confirm", "capture", "cancel", "modify", "update", "delete", "pay", "refund",
-                    "finalize_invoice", "void_invoice", "send_invoice", "mark_uncollectible", "attach", "detach",
-                    "create_async", "confirm_async", "capture_async", "pay_async",
+                    "create",
+                    "confirm",
+                    "capture",
+                    "cancel",
+                    "modify",
+                    "update",
+                    "delete",
+                    "pay",
+                    "refund",
+                    "finalize_invoice",
+                    "void_invoice",
+                    "send_invoice",
+                    "mark_uncollectible",
+                    "attach",
+                    "detach",
+                    "create_async",
+                    "confirm_async",
+                    "capture_async",
+                    "pay_async",
                 )
             ),
-            *(SinkSpec(f"braintree.*.{verb}", "payment") for verb in ("sale", "refund", "submit_for_settlement", "void", "create")),
+            *(
+                SinkSpec(f"braintree.*.{verb}", "payment")
+                for verb in ("sale", "refund", "submit_for_settlement", "void", "create")
+            ),
             SinkSpec("paypalrestsdk.*.create", "payment"),
             SinkSpec("paypalrestsdk.*.execute", "payment"),
             SinkSpec("square.*.create_payment", "payment"),
             SinkSpec("Adyen.*.payments", "payment"),
         ),
-        any_receiver=(), generic=True),
-    Sdk("Email (smtplib, yagmail, django.core.mail, flask_mail, fastapi_mail)", ("smtplib", "yagmail", "django", "flask_mail", "fastapi_mail"),
-        "smtplib.SMTP(host)", "email", (Write(("smtplib.SMTP.sendmail|send_message", "django.core.mail.send_mail"), "sends the email again"),),
+        any_receiver=(),
+        generic=True,
+    ),
+    Sdk(
+        "Email (smtplib, yagmail, django.core.mail, flask_mail, fastapi_mail)",
+        ("smtplib", "yagmail", "django", "flask_mail", "fastapi_mail"),
+        "smtplib.SMTP(host)",
+        "email",
+        (Write(("smtplib.SMTP.sendmail|send_message", "django.core.mail.send_mail"), "sends the email again"),),
         calls=(
-            *(SinkSpec(f"smtplib.{c}.{m}", "email") for c in ("SMTP", "SMTP_SSL", "LMTP") for m in ("sendmail", "send_message")),
+            *(
+                SinkSpec(f"smtplib.{c}.{m}", "email")
+                for c in ("SMTP", "SMTP_SSL", "LMTP")
+                for m in ("sendmail", "send_message")
+            ),
             SinkSpec("yagmail.SMTP.send", "email"),
             SinkSpec("sendgrid.*.send", "email"),
             SinkSpec("django.core.mail.send_mail", "email"),
@@ -236,11 +314,27 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
             SinkSpec("flask_mail.Mail.send", "email"),
             SinkSpec("fastapi_mail.FastMail.send_message", "email"),
         ),
-        any_receiver=(SinkSpec("sendmail", "email"),), generic=True),
-    Sdk("Message brokers (kafka, pika, pubsub, redis, celery, nats)", ("kafka", "confluent_kafka", "pika", "google.cloud.pubsub", "redis", "celery", "nats"),
-        "KafkaProducer(...) / channel / redis.Redis()", "message",
-        (Write(("kafka.KafkaProducer.send", "*.basic_publish", "google.cloud.pubsub*.publish", "redis.*.publish|xadd|lpush|incr",
-                "*.apply_async", "celery.*.send_task"), "publishes the message again"),),
+        any_receiver=(SinkSpec("sendmail", "email"),),
+        generic=True,
+    ),
+    Sdk(
+        "Message brokers (kafka, pika, pubsub, redis, celery, nats)",
+        ("kafka", "confluent_kafka", "pika", "google.cloud.pubsub", "redis", "celery", "nats"),
+        "KafkaProducer(...) / channel / redis.Redis()",
+        "message",
+        (
+            Write(
+                (
+                    "kafka.KafkaProducer.send",
+                    "*.basic_publish",
+                    "google.cloud.pubsub*.publish",
+                    "redis.*.publish|xadd|lpush|incr",
+                    "*.apply_async",
+                    "celery.*.send_task",
+                ),
+                "publishes the message again",
+            ),
+        ),
         "SQS FIFO: `MessageDeduplicationId=`",
         calls=(
             SinkSpec("kafka.KafkaProducer.send", "message"),
@@ -249,7 +343,10 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
             SinkSpec("*.basic_publish", "message"),
             SinkSpec("aio_pika.*.publish", "message"),
             SinkSpec("google.cloud.pubsub*.publish", "message"),
-            *(SinkSpec(f"redis.*.{m}", "message") for m in ("publish", "xadd", "lpush", "rpush", "incr", "incrby", "decr", "decrby", "hincrby")),
+            *(
+                SinkSpec(f"redis.*.{m}", "message")
+                for m in ("publish", "xadd", "lpush", "rpush", "incr", "incrby", "decr", "decrby", "hincrby")
+            ),
             SinkSpec("slack_sdk.*.chat_postMessage", "message"),
             SinkSpec("slack_sdk.*.chat_postEphemeral", "message"),
             SinkSpec("slack_sdk.*.files_upload*", "message"),
@@ -261,35 +358,86 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         ),
         # (``chat_postMessage`` on any receiver keeps this family's consequence: methods are
         # claimed by the first entry that names them, and the families come first)
-        any_receiver=(SinkSpec("basic_publish", "message"), SinkSpec("chat_postMessage", "message"),
-                      SinkSpec("apply_async", "message")),
-        generic=True),
-    Sdk("Cloud SDK writes (boto3, google-cloud-storage/firestore, azure blob)", ("boto3", "google.cloud", "azure"),
-        "boto3.client('s3') / storage.Client()", "cloud",
-        (Write(("boto3.*.put_object|put_item|send_message|publish|send_email|invoke|...", "google.cloud.storage.*.upload_from_*",
-                "google.cloud.firestore.*.set|add|update|delete", "azure.storage.blob.*.upload_blob|delete_blob"),
-               "repeats the cloud write"),),
+        any_receiver=(
+            SinkSpec("basic_publish", "message"),
+            SinkSpec("chat_postMessage", "message"),
+            SinkSpec("apply_async", "message"),
+        ),
+        generic=True,
+    ),
+    Sdk(
+        "Cloud SDK writes (boto3, google-cloud-storage/firestore, azure blob)",
+        ("boto3", "google.cloud", "azure"),
+        "boto3.client('s3') / storage.Client()",
+        "cloud",
+        (
+            Write(
+                (
+                    "boto3.*.put_object|put_item|send_message|publish|send_email|invoke|...",
+                    "google.cloud.storage.*.upload_from_*",
+                    "google.cloud.firestore.*.set|add|update|delete",
+                    "azure.storage.blob.*.upload_blob|delete_blob",
+                ),
+                "repeats the cloud write",
+            ),
+        ),
         "AWS: `ClientToken=` / `ClientRequestToken=`",
         calls=(
             *(
                 SinkSpec(f"boto3.*.{m}", "cloud")
                 for m in (
-                    "put_object", "delete_object", "delete_objects", "copy_object", "upload_file", "upload_fileobj",
-                    "put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items",
-                    "send_message", "send_message_batch", "publish", "send_email", "send_raw_email",
-                    "send_templated_email", "put_events", "put_record", "put_records", "start_execution", "invoke",
+                    "put_object",
+                    "delete_object",
+                    "delete_objects",
+                    "copy_object",
+                    "upload_file",
+                    "upload_fileobj",
+                    "put_item",
+                    "update_item",
+                    "delete_item",
+                    "batch_write_item",
+                    "transact_write_items",
+                    "send_message",
+                    "send_message_batch",
+                    "publish",
+                    "send_email",
+                    "send_raw_email",
+                    "send_templated_email",
+                    "put_events",
+                    "put_record",
+                    "put_records",
+                    "start_execution",
+                    "invoke",
                 )
             ),
             SinkSpec("boto3.resource.Object.put", "cloud"),
             SinkSpec("boto3.resource.Object.delete", "cloud"),
-            *(SinkSpec(f"google.cloud.storage.*.{m}", "cloud") for m in ("upload_from_string", "upload_from_filename", "upload_from_file", "delete")),
+            *(
+                SinkSpec(f"google.cloud.storage.*.{m}", "cloud")
+                for m in ("upload_from_string", "upload_from_filename", "upload_from_file", "delete")
+            ),
             *(SinkSpec(f"google.cloud.firestore.*.{m}", "cloud") for m in ("set", "add", "update", "delete", "create")),
             *(SinkSpec(f"azure.storage.blob.*.{m}", "cloud") for m in ("upload_blob", "delete_blob")),
         ),
-        any_receiver=(), generic=True),
-    Sdk("SQL writes", ("sqlite3", "psycopg", "sqlalchemy", "pymongo", "django"), "cursor / session / collection", "sql",
-        (Write(("*.execute('INSERT|UPDATE|DELETE ...')", "session.add(...); session.commit()", "*.objects.create",
-                "pymongo.*.insert_one|update_one|..."), "repeats the database write (upserts from the statement's own values and merge-only commits are not reported)"),),
+        any_receiver=(),
+        generic=True,
+    ),
+    Sdk(
+        "SQL writes",
+        ("sqlite3", "psycopg", "sqlalchemy", "pymongo", "django"),
+        "cursor / session / collection",
+        "sql",
+        (
+            Write(
+                (
+                    "*.execute('INSERT|UPDATE|DELETE ...')",
+                    "session.add(...); session.commit()",
+                    "*.objects.create",
+                    "pymongo.*.insert_one|update_one|...",
+                ),
+                "repeats the database write (upserts from the statement's own values and merge-only commits are not reported)",
+            ),
+        ),
         "`INSERT ... ON CONFLICT DO NOTHING` / a unique key",
         calls=(
             SinkSpec("*.execute", "sql", sql_argument_writes),
@@ -301,7 +449,19 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
             SinkSpec("sqlmodel.*.commit", "sql"),
             SinkSpec("*.objects.create", "sql"),
             SinkSpec("*.objects.bulk_create", "sql"),
-            *(SinkSpec(f"{lib}.*.{m}", "sql") for lib in ("pymongo", "motor") for m in ("insert_one", "insert_many", "update_one", "update_many", "delete_one", "delete_many", "replace_one")),
+            *(
+                SinkSpec(f"{lib}.*.{m}", "sql")
+                for lib in ("pymongo", "motor")
+                for m in (
+                    "insert_one",
+                    "insert_many",
+                    "update_one",
+                    "update_many",
+                    "delete_one",
+                    "delete_many",
+                    "replace_one",
+                )
+            ),
         ),
         any_receiver=(
             SinkSpec("insert_one", "sql"),
@@ -310,28 +470,58 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
             SinkSpec("executemany", "sql", sql_argument_writes),
             SinkSpec("executescript", "sql", sql_argument_writes),
         ),
-        generic=True),
-    Sdk("Files and processes", ("builtins", "os", "shutil", "pathlib", "subprocess"), "-", "file",
-        (Write(("open(..., 'a'|'x')", "os.remove|rename", "shutil.rmtree|move", "subprocess.run|Popen (except local read-only commands)"),
-               "repeats the file change / runs the command again (overwrites with 'w' replay harmlessly)"),),
+        generic=True,
+    ),
+    Sdk(
+        "Files and processes",
+        ("builtins", "os", "shutil", "pathlib", "subprocess"),
+        "-",
+        "file",
+        (
+            Write(
+                (
+                    "open(..., 'a'|'x')",
+                    "os.remove|rename",
+                    "shutil.rmtree|move",
+                    "subprocess.run|Popen (except local read-only commands)",
+                ),
+                "repeats the file change / runs the command again (overwrites with 'w' replay harmlessly)",
+            ),
+        ),
         calls=(
-            *(SinkSpec(f"{fn}", "file", mode_writes) for fn in ("builtins.open", "io.open", "codecs.open", "aiofiles.open", "os.fdopen")),
-            *(SinkSpec(f"pathlib.*.{m}", "file") for m in ("write_text", "write_bytes", "unlink", "rename", "replace", "rmdir")),
-            *(SinkSpec(f"os.{m}", "file") for m in ("remove", "unlink", "rename", "replace", "rmdir", "removedirs", "truncate")),
+            *(
+                SinkSpec(f"{fn}", "file", mode_writes)
+                for fn in ("builtins.open", "io.open", "codecs.open", "aiofiles.open", "os.fdopen")
+            ),
+            *(
+                SinkSpec(f"pathlib.*.{m}", "file")
+                for m in ("write_text", "write_bytes", "unlink", "rename", "replace", "rmdir")
+            ),
+            *(
+                SinkSpec(f"os.{m}", "file")
+                for m in ("remove", "unlink", "rename", "replace", "rmdir", "removedirs", "truncate")
+            ),
             *(SinkSpec(f"shutil.{m}", "file") for m in ("rmtree", "move", "copy", "copy2", "copyfile", "copytree")),
-            *(SinkSpec(f"subprocess.{m}", "subprocess") for m in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")),
+            *(
+                SinkSpec(f"subprocess.{m}", "subprocess")
+                for m in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")
+            ),
             *(SinkSpec(f"os.{m}", "subprocess") for m in ("system", "popen", "exec*", "spawn*", "posix_spawn*")),
             SinkSpec("asyncio.create_subprocess_*", "subprocess"),
         ),
-        any_receiver=(SinkSpec("write_text", "file"), SinkSpec("write_bytes", "file")), generic=True),
+        any_receiver=(SinkSpec("write_text", "file"), SinkSpec("write_bytes", "file")),
+        generic=True,
+    ),
     Sdk(
         "Google APIs (Gmail, Calendar, Drive, Sheets, Docs, YouTube)",
         ("googleapiclient",),
         'service = build("gmail", "v1", credentials=creds)',
         "saas",
         (
-            Write(("<discovery chain>.send|insert|create|append|batchUpdate|patch|update|delete(...).execute()",),
-                  "repeats the Google API write"),
+            Write(
+                ("<discovery chain>.send|insert|create|append|batchUpdate|patch|update|delete(...).execute()",),
+                "repeats the Google API write",
+            ),
         ),
         "none for most methods (Calendar accepts a client-chosen event `id`; Gmail has none)",
     ),
@@ -341,13 +531,25 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         "client = WebClient(token=...) / AsyncWebClient / app.client",
         "message",
         (
-            Write(("slack_sdk.*.chat_postMessage", "slack_bolt.*.chat_postMessage", "slack.*.chat_postMessage"),
-                  "posts the Slack message again", ("chat_postMessage",)),
-            Write(("slack_sdk.*.chat_postEphemeral", "slack_sdk.*.chat_scheduleMessage", "slack_sdk.*.chat_meMessage"),
-                  "posts the Slack message again", ("chat_postEphemeral", "chat_scheduleMessage")),
-            Write(("slack_sdk.*.files_upload*", "slack_bolt.*.files_upload*"), "uploads the file to Slack again",
-                  ("files_upload_v2", "files_upload")),
-            Write(("slack_sdk.*.conversations_create", "slack_sdk.*.conversations_invite"), "creates the channel / invites again"),
+            Write(
+                ("slack_sdk.*.chat_postMessage", "slack_bolt.*.chat_postMessage", "slack.*.chat_postMessage"),
+                "posts the Slack message again",
+                ("chat_postMessage",),
+            ),
+            Write(
+                ("slack_sdk.*.chat_postEphemeral", "slack_sdk.*.chat_scheduleMessage", "slack_sdk.*.chat_meMessage"),
+                "posts the Slack message again",
+                ("chat_postEphemeral", "chat_scheduleMessage"),
+            ),
+            Write(
+                ("slack_sdk.*.files_upload*", "slack_bolt.*.files_upload*"),
+                "uploads the file to Slack again",
+                ("files_upload_v2", "files_upload"),
+            ),
+            Write(
+                ("slack_sdk.*.conversations_create", "slack_sdk.*.conversations_invite"),
+                "creates the channel / invites again",
+            ),
             Write(("slack_sdk.webhook.*.send",), "posts the Slack webhook message again"),
         ),
         "none (Slack dedupes nothing; use `client_msg_id` bookkeeping of your own)",
@@ -372,8 +574,16 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         (
             Write(("notion_client.*.pages.create",), "creates a second Notion page", ()),
             Write(("notion_client.*.blocks.children.append",), "appends the Notion blocks again"),
-            Write(("notion_client.*.pages.update", "notion_client.*.blocks.update", "notion_client.*.databases.create",
-                   "notion_client.*.comments.create", "notion_client.*.blocks.delete"), "repeats the Notion write"),
+            Write(
+                (
+                    "notion_client.*.pages.update",
+                    "notion_client.*.blocks.update",
+                    "notion_client.*.databases.create",
+                    "notion_client.*.comments.create",
+                    "notion_client.*.blocks.delete",
+                ),
+                "repeats the Notion write",
+            ),
         ),
     ),
     Sdk(
@@ -382,12 +592,20 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         "gh = Github(auth=...); repo = gh.get_repo(...)",
         "saas",
         (
-            Write(("github.*.create_issue", "githubkit.*.create_issue"), "opens a second GitHub issue", ("create_issue",)),
+            Write(
+                ("github.*.create_issue", "githubkit.*.create_issue"), "opens a second GitHub issue", ("create_issue",)
+            ),
             Write(("github.*.create_pull",), "opens a second pull request", ("create_pull",)),
-            Write(("github.*.create_comment", "github.*.create_issue_comment", "github.*.create_review"),
-                  "posts the GitHub comment again", ("create_issue_comment", "create_review")),
-            Write(("github.*.create_file", "github.*.create_git_ref", "github.*.create_git_release", "github.*.merge"),
-                  "repeats the GitHub write", ("create_git_ref", "create_git_release")),
+            Write(
+                ("github.*.create_comment", "github.*.create_issue_comment", "github.*.create_review"),
+                "posts the GitHub comment again",
+                ("create_issue_comment", "create_review"),
+            ),
+            Write(
+                ("github.*.create_file", "github.*.create_git_ref", "github.*.create_git_release", "github.*.merge"),
+                "repeats the GitHub write",
+                ("create_git_ref", "create_git_release"),
+            ),
             Write(("githubkit.*.rest.issues.create*", "githubkit.*.rest.pulls.create*"), "repeats the GitHub write"),
         ),
     ),
@@ -399,8 +617,11 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         (
             Write(("jira.*.create_issue", "jira.*.create_issues"), "creates a second Jira issue"),
             Write(("jira.*.add_comment",), "adds the Jira comment again", ("add_comment",)),
-            Write(("jira.*.transition_issue", "jira.*.add_worklog", "jira.*.add_attachment"), "repeats the Jira write",
-                  ("transition_issue", "add_worklog")),
+            Write(
+                ("jira.*.transition_issue", "jira.*.add_worklog", "jira.*.add_attachment"),
+                "repeats the Jira write",
+                ("transition_issue", "add_worklog"),
+            ),
         ),
     ),
     Sdk(
@@ -450,7 +671,11 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         ("smtplib", "aiosmtplib"),
         "smtplib.SMTP(host) / aiosmtplib.send(...)",
         "email",
-        (Write(("aiosmtplib.send", "aiosmtplib.SMTP.send_message", "aiosmtplib.SMTP.sendmail"), "sends the email again"),),
+        (
+            Write(
+                ("aiosmtplib.send", "aiosmtplib.SMTP.send_message", "aiosmtplib.SMTP.sendmail"), "sends the email again"
+            ),
+        ),
     ),
     Sdk(
         "Discord (discord.py, discord_webhook)",
@@ -468,8 +693,16 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         "bot = Bot(token) / application.bot",
         "message",
         (
-            Write(("telegram.*.send_message", "telegram.*.send_photo", "telegram.*.send_document",
-                   "aiogram.*.send_message", "telebot.*.send_message"), "sends the Telegram message again"),
+            Write(
+                (
+                    "telegram.*.send_message",
+                    "telegram.*.send_photo",
+                    "telegram.*.send_document",
+                    "aiogram.*.send_message",
+                    "telebot.*.send_message",
+                ),
+                "sends the Telegram message again",
+            ),
         ),
     ),
     Sdk(
@@ -478,7 +711,10 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         "GraphServiceClient(credentials) / Account(credentials).mailbox()",
         "email",
         (
-            Write(("msgraph.*.send_mail.post", "msgraph.*.messages.post", "msgraph.*.events.post"), "sends the Outlook mail / creates the event again"),
+            Write(
+                ("msgraph.*.send_mail.post", "msgraph.*.messages.post", "msgraph.*.events.post"),
+                "sends the Outlook mail / creates the event again",
+            ),
             Write(("O365.*.Message.send", "O365.*.new_message.send"), "sends the Outlook mail again"),
         ),
     ),
@@ -488,11 +724,18 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
         "async with ClientSession(read, write) as session",
         "mcp",
         (
-            Write(("mcp.*.call_tool", "fastmcp.*.call_tool"),
-                  "calls the MCP tool again (whatever it does on the server side)", ("call_tool",)),
-            Write(("<ToolNode(tools).invoke / create_react_agent(model, tools).invoke over MultiServerMCPClient.get_tools() "
-                   "or load_mcp_tools(session) tools>",),
-                  MCP_ADAPTER_CONSEQUENCE),
+            Write(
+                ("mcp.*.call_tool", "fastmcp.*.call_tool"),
+                "calls the MCP tool again (whatever it does on the server side)",
+                ("call_tool",),
+            ),
+            Write(
+                (
+                    "<ToolNode(tools).invoke / create_react_agent(model, tools).invoke over MultiServerMCPClient.get_tools() "
+                    "or load_mcp_tools(session) tools>",
+                ),
+                MCP_ADAPTER_CONSEQUENCE,
+            ),
         ),
         "whatever the server's tool accepts; names starting with get_/list_/search_/read_ are treated as reads",
     ),
@@ -517,7 +760,9 @@ def keyed_api(names: set[str] | frozenset[str]) -> tuple[KeyedApi, str] | None:
 def sink_specs() -> tuple[SinkSpec, ...]:
     """Every call matched by qualified name, in the order they are tried: the SDKs' first (their
     consequence is the precise one: "sends the SMS again"), then the generic families'."""
-    return tuple(spec for sdk in CATALOG for spec in sdk.matched()) + tuple(spec for sdk in GENERIC_SINKS for spec in sdk.matched())
+    return tuple(spec for sdk in CATALOG for spec in sdk.matched()) + tuple(
+        spec for sdk in GENERIC_SINKS for spec in sdk.matched()
+    )
 
 
 def any_receiver_specs() -> tuple[SinkSpec, ...]:

@@ -18,7 +18,6 @@ from resume_audit.analysis.queries import NameResolver
 from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.facts.syntax import argument, dict_items, string_value
 
-
 #: POSTs that are model calls, not effects: OpenAI-compatible, Anthropic, Ollama, Gemini,
 #: Cohere/TEI rerank and embedding endpoints
 MODEL_ENDPOINT = re.compile(
@@ -32,7 +31,9 @@ MODEL_ENDPOINT = re.compile(
 SET_ENDPOINT = re.compile(r"/issues/[^/]+/(assignees|labels)(\?|/?$)")
 
 
-def url_text(expr: cst.BaseExpression | None, resolver: NameResolver, scope: FunctionInfo | None, depth: int = 0) -> str | None:
+def url_text(
+    expr: cst.BaseExpression | None, resolver: NameResolver, scope: FunctionInfo | None, depth: int = 0
+) -> str | None:
     """The URL an argument spells, with unknown parts as ``*``: ``f"{base}/v1/embeddings"``
     -> ``*/v1/embeddings``; a name bound to a string in the same scope is followed."""
     if expr is None or depth > 4:
@@ -77,13 +78,62 @@ def commit_of_upserts_only(call: CallInfo) -> bool:
 
 #: commands that only read or work in a local checkout: a re-run repeats nothing outside
 _LOCAL_READ_COMMANDS = frozenset(
-    {"ls", "cat", "grep", "rg", "find", "head", "tail", "wc", "diff", "echo", "pwd", "which", "file", "stat",
-     "bandit", "ruff", "flake8", "pylint", "mypy", "pyright", "semgrep", "eslint", "tsc", "black", "cloc", "tree",
-     "pytest", "py_compile", "compileall"}
+    {
+        "ls",
+        "cat",
+        "grep",
+        "rg",
+        "find",
+        "head",
+        "tail",
+        "wc",
+        "diff",
+        "echo",
+        "pwd",
+        "which",
+        "file",
+        "stat",
+        "bandit",
+        "ruff",
+        "flake8",
+        "pylint",
+        "mypy",
+        "pyright",
+        "semgrep",
+        "eslint",
+        "tsc",
+        "black",
+        "cloc",
+        "tree",
+        "pytest",
+        "py_compile",
+        "compileall",
+    }
 )
 _GIT_READ_SUBCOMMANDS = frozenset(
-    {"clone", "fetch", "checkout", "switch", "grep", "diff", "log", "show", "status", "rev-parse", "ls-files",
-     "ls-tree", "blame", "branch", "describe", "cat-file", "config", "remote", "submodule", "worktree", "sparse-checkout"}
+    {
+        "clone",
+        "fetch",
+        "checkout",
+        "switch",
+        "grep",
+        "diff",
+        "log",
+        "show",
+        "status",
+        "rev-parse",
+        "ls-files",
+        "ls-tree",
+        "blame",
+        "branch",
+        "describe",
+        "cat-file",
+        "config",
+        "remote",
+        "submodule",
+        "worktree",
+        "sparse-checkout",
+    }
 )
 
 
@@ -102,7 +152,9 @@ def local_read_command(call: cst.Call, resolver: NameResolver, scope: FunctionIn
     return program in _LOCAL_READ_COMMANDS
 
 
-def _command_words(expr: cst.BaseExpression | None, resolver: NameResolver, scope: FunctionInfo | None, depth: int = 0) -> list[str]:
+def _command_words(
+    expr: cst.BaseExpression | None, resolver: NameResolver, scope: FunctionInfo | None, depth: int = 0
+) -> list[str]:
     if expr is None or depth > 3:
         return []
     text = string_value(expr)
@@ -167,5 +219,6 @@ _GRAPHQL_FIRST_FIELD = re.compile(r"\{\s*(?:\w+\s*:\s*)?(\w+)\s*[({]")
 #: assigning, updating fields -- unlike ``addComment``, ``createIssue``, ``mergePullRequest``
 _IDEMPOTENT_MUTATION = re.compile(
     r"^(close|reopen|update|replace|set|remove|delete|lock|unlock|pin|unpin|mark|resolve|unresolve|minimize|"
-    r"unminimize|clear|archive|unarchive|add\w*Labels?|add\w*Assignees?)", re.IGNORECASE
+    r"unminimize|clear|archive|unarchive|add\w*Labels?|add\w*Assignees?)",
+    re.IGNORECASE,
 )

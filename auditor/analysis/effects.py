@@ -25,7 +25,11 @@ import libcst as cst
 from resume_audit.analysis.effect_catalog import MCP_ADAPTER_CONSEQUENCE, SinkSpec, any_receiver_specs, sink_specs
 from resume_audit.analysis.effect_kinds import KIND_CONSEQUENCES, Effect
 from resume_audit.analysis.effect_reads import (
-    MODEL_ENDPOINT, SET_ENDPOINT, commit_of_upserts_only, local_read_command, url_text,
+    MODEL_ENDPOINT,
+    SET_ENDPOINT,
+    commit_of_upserts_only,
+    local_read_command,
+    url_text,
 )
 from resume_audit.analysis.effect_shapes import google_chain_write, orm_session_commit
 from resume_audit.analysis.keys import is_keyed
@@ -67,8 +71,10 @@ class SinkIndex:
             else:  # ``top.*.send`` matches only names whose first part is ``top``
                 by_top.setdefault(top, []).append((order, spec))
         #: per package, its patterns and the ones that can match any package, merged in order once
-        self._by_top = {top: [spec for _, spec in sorted([*own, *anywhere], key=lambda pair: pair[0])]
-                        for top, own in by_top.items()}
+        self._by_top = {
+            top: [spec for _, spec in sorted([*own, *anywhere], key=lambda pair: pair[0])]
+            for top, own in by_top.items()
+        }
         self._anywhere = [spec for _, spec in anywhere]
 
     def matching(self, name: str) -> Iterable[SinkSpec]:
@@ -108,7 +114,9 @@ class EffectModel:
         names = resolver.call_names(node, call.function)
         if any(p.match(n) for p in self._safe for n in names):
             return None
-        effect = self._match(node, names) or google_chain_write(node, resolver, call.function) or orm_session_commit(call)
+        effect = (
+            self._match(node, names) or google_chain_write(node, resolver, call.function) or orm_session_commit(call)
+        )
         if effect is None and resolver.project is not None and isinstance(node.func, cst.Attribute):
             # langgraph ToolNodes / prebuilt agents over MCP adapter tools (the project traces the tools)
             runs = mcp_adapter_tool_run(node, call.function, module, resolver.project)
@@ -149,4 +157,3 @@ class EffectModel:
             if named is not None and (named.when is None or named.when(node)):
                 return Effect(named.kind, f".{node.func.attr.value}()", named.consequence)
         return None
-

@@ -68,7 +68,11 @@ def forwards_key(call: CallInfo, callee: FunctionInfo) -> bool:
         for arg in inner.node.args:
             if arg.keyword is not None and KEY_KEYWORD.search(arg.keyword.value) and names_in(arg.value) & passed:
                 return True
-            if arg.keyword is not None and arg.keyword.value in ("headers", "extra_headers") and isinstance(arg.value, cst.Dict):
+            if (
+                arg.keyword is not None
+                and arg.keyword.value in ("headers", "extra_headers")
+                and isinstance(arg.value, cst.Dict)
+            ):
                 for key, value in dict_items(arg.value):
                     if key is not None and KEY_HEADER.match(key) and names_in(value) & passed:
                         return True
@@ -114,7 +118,8 @@ def _is_done_check(test: cst.BaseExpression, fn: FunctionInfo) -> bool:
     thread must be in the call's own arguments: ``if state.get("response"): return`` is a look
     into the in-memory state, even when ``state`` was built from a dict holding a thread id."""
     return any(
-        _mentions_thread(arg.value, fn) or (isinstance(call.func, cst.Attribute) and _mentions_thread(call.func.value, fn, 2))
+        _mentions_thread(arg.value, fn)
+        or (isinstance(call.func, cst.Attribute) and _mentions_thread(call.func.value, fn, 2))
         for call in _check_calls(test)
         for arg in call.args
     )
@@ -124,7 +129,9 @@ def _terminates(stmt: cst.CSTNode) -> bool:
     body = getattr(stmt, "body", None)
     stmts = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
     for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue)) for x in s.body):
+        if isinstance(s, cst.SimpleStatementLine) and any(
+            isinstance(x, (cst.Return, cst.Raise, cst.Continue)) for x in s.body
+        ):
             return True
         if isinstance(s, (cst.Return, cst.Raise, cst.Continue)):
             return True
@@ -153,7 +160,10 @@ _OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "aiofiles.open"
 _OVERWRITES = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile"})
 
 
-_UPSERT = re.compile(r"\bON\s+CONFLICT\b.*?\bDO\s+UPDATE\s+SET\b(?P<set>.*)|\bON\s+DUPLICATE\s+KEY\s+UPDATE\b(?P<set2>.*)", re.IGNORECASE | re.DOTALL)
+_UPSERT = re.compile(
+    r"\bON\s+CONFLICT\b.*?\bDO\s+UPDATE\s+SET\b(?P<set>.*)|\bON\s+DUPLICATE\s+KEY\s+UPDATE\b(?P<set2>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
 _SET_ITEM = re.compile(r"(?P<col>\w+)\s*=\s*(?P<value>[^,]+)")
 #: a value taken from the statement itself, or a write timestamp (``updated_at = CURRENT_TIMESTAMP``:
 #: a repeat moves the timestamp, the row's data stays the same)
@@ -201,7 +211,9 @@ def replays_harmlessly(call: cst.Call, effect: Effect) -> bool:
     return False
 
 
-_WRITTEN_TABLE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|REPLACE\s+INTO)\s+[`\"\[]?(?P<table>[\w.]+)", re.IGNORECASE)
+_WRITTEN_TABLE = re.compile(
+    r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|REPLACE\s+INTO)\s+[`\"\[]?(?P<table>[\w.]+)", re.IGNORECASE
+)
 
 
 def write_target(call: cst.Call, effect: Effect, module: ModuleFacts) -> str:
@@ -209,7 +221,12 @@ def write_target(call: cst.Call, effect: Effect, module: ModuleFacts) -> str:
     expression of a file write, else the sink's name. Two writes with one target overwrite each
     other."""
     kind = effect.kind
-    first = argument(call, 0, "query") or argument(call, 0, "sql") or argument(call, 0, "statement") or argument(call, 0, "file")
+    first = (
+        argument(call, 0, "query")
+        or argument(call, 0, "sql")
+        or argument(call, 0, "statement")
+        or argument(call, 0, "file")
+    )
     if kind == "sql":
         sql = string_value(first)
         m = _WRITTEN_TABLE.search(sql or "")

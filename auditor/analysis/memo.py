@@ -101,7 +101,9 @@ class Ledger:
             self.charge(frame.paths, frame.words, frame.summaries)
         return value
 
-    def charge(self, paths: AbstractSet[Path], words: AbstractSet[str], summaries: dict[str, str] | None = None) -> None:
+    def charge(
+        self, paths: AbstractSet[Path], words: AbstractSet[str], summaries: dict[str, str] | None = None
+    ) -> None:
         """Record dependencies for the file under analysis and the computation now running."""
         self.touched.update(paths)
         self.mention_words.update(words)

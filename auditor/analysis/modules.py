@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from resume_audit.analysis.memo import Ledger
+
 # named here for the analysis; defined apart so a warm scan names its files without importing libcst
 from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.facts.model import ModuleFacts
@@ -130,7 +131,7 @@ class ModuleIndex:
         found = []
         for e in self._by_tail.get(parts[-1], ()):
             dirs = e.path.parent.parts if not e.is_package else e.path.parent.parent.parts
-            if len(parts) == 1 or tuple(dirs[-(len(parts) - 1):]) == tuple(parts[:-1]):
+            if len(parts) == 1 or tuple(dirs[-(len(parts) - 1) :]) == tuple(parts[:-1]):
                 found.append(e)
         self._suffix_memo[name] = found
         return found
@@ -187,7 +188,9 @@ class ModuleIndex:
             if name.startswith(".") or not self.is_local_name(name.split(".")[0]):
                 continue
             parts = name.split(".")
-            if self.is_directory_package(name) or any(self.entries_named(".".join(parts[:i])) for i in range(len(parts), 0, -1)):
+            if self.is_directory_package(name) or any(
+                self.entries_named(".".join(parts[:i])) for i in range(len(parts), 0, -1)
+            ):
                 continue
             out.append(name)
         # ``from x import y`` records both x and x.y: report the module once

@@ -56,7 +56,9 @@ def _terminates(stmt: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
         return True
     if isinstance(stmt, cst.If) and stmt.orelse is not None:
         return _block_terminates(stmt.body, kinds) and (
-            _terminates(stmt.orelse, kinds) if isinstance(stmt.orelse, cst.If) else _block_terminates(stmt.orelse.body, kinds)
+            _terminates(stmt.orelse, kinds)
+            if isinstance(stmt.orelse, cst.If)
+            else _block_terminates(stmt.orelse.body, kinds)
         )
     return False
 

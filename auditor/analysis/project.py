@@ -173,7 +173,9 @@ class Project:
     def resolver(self, module: ModuleFacts) -> Resolver:
         return self.symbols.resolver(module)
 
-    def lookup(self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0) -> FunctionInfo | ClassInfo | None:
+    def lookup(
+        self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0
+    ) -> FunctionInfo | ClassInfo | None:
         return self.symbols.lookup(qualified, near=near, depth=depth)
 
     def function(self, qualified: str, near: ModuleFacts | None = None) -> FunctionInfo | None:
@@ -189,12 +191,23 @@ class Project:
     def callees(self, call: CallInfo, module: ModuleFacts) -> list[FunctionInfo]:
         return self.calls.callees(call, module)
 
-    def reach(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], call: CallInfo, module: ModuleFacts,
-              budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def reach(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        call: CallInfo,
+        module: ModuleFacts,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         return self.calls.reach(key, classify, call, module, budget)
 
-    def function_reaches(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], fn: FunctionInfo,
-                         budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None:
+    def function_reaches(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        fn: FunctionInfo,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None:
         return self.calls.function_reaches(key, classify, fn, budget)
 
     # -- values -----------------------------------------------------------

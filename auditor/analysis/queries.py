@@ -50,13 +50,15 @@ class NameResolver(Protocol):
     @property
     def project(self) -> ProjectQueries | None: ...
 
-    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None,
-              depth: int = 0) -> set[str]: ...
+    def names(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None, depth: int = 0
+    ) -> set[str]: ...
 
     def call_names(self, call: cst.Call, scope: FunctionInfo | None = None) -> set[str]: ...
 
-    def binding_value(self, name: str, scope: FunctionInfo | None, at: Order | None
-                      ) -> tuple[Binding, FunctionInfo | None] | None: ...
+    def binding_value(
+        self, name: str, scope: FunctionInfo | None, at: Order | None
+    ) -> tuple[Binding, FunctionInfo | None] | None: ...
 
 
 class ModulesByName(Protocol):
@@ -72,8 +74,9 @@ class ProjectQueries(Protocol):
 
     def resolver(self, module: ModuleFacts) -> NameResolver: ...
 
-    def lookup(self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0
-               ) -> FunctionInfo | ClassInfo | None: ...
+    def lookup(
+        self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0
+    ) -> FunctionInfo | ClassInfo | None: ...
 
     def function(self, qualified: str, near: ModuleFacts | None = None) -> FunctionInfo | None: ...
 
@@ -88,5 +91,11 @@ class ProjectQueries(Protocol):
 
     def directories(self) -> set[Path]: ...
 
-    def reach(self, key: str, classify: Callable[[CallInfo, ModuleFacts], T | None], call: CallInfo,
-              module: ModuleFacts, budget: int = MAX_HELPER_DEPTH) -> Reached[T] | None: ...
+    def reach(
+        self,
+        key: str,
+        classify: Callable[[CallInfo, ModuleFacts], T | None],
+        call: CallInfo,
+        module: ModuleFacts,
+        budget: int = MAX_HELPER_DEPTH,
+    ) -> Reached[T] | None: ...

@@ -56,8 +56,9 @@ class Resolver:
         self._call_cache: dict[int, set[str]] = {}
 
     # -- public -----------------------------------------------------------
-    def names(self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None,
-              depth: int = 0) -> set[str]:
+    def names(
+        self, expr: cst.BaseExpression, scope: FunctionInfo | None = None, *, at: Order | None = None, depth: int = 0
+    ) -> set[str]:
         """Qualified names ``expr`` may denote when evaluated in ``scope`` (None: module level).
         ``depth``: how deep an enclosing resolution already is (the type of an attribute is
         resolved in the middle of another resolution; the bound stops cycles through them)."""
@@ -66,7 +67,9 @@ class Resolver:
     def call_names(self, call: cst.Call, scope: FunctionInfo | None = None) -> set[str]:
         """Qualified names of the callee of ``call`` (cached: every rule asks)."""
         if self.project is not None:  # the project records what following the names looked into
-            return self.project.cached("call-names", id(call), lambda: self._names(call.func, scope, self.facts.order(call), 0))
+            return self.project.cached(
+                "call-names", id(call), lambda: self._names(call.func, scope, self.facts.order(call), 0)
+            )
         cached = self._call_cache.get(id(call))
         if cached is None:
             cached = self._call_cache[id(call)] = self._names(call.func, scope, self.facts.order(call), 0)

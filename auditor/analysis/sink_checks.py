@@ -26,6 +26,7 @@ def mode_writes(call: cst.Call) -> bool:
 
 def method_is_mutating(index: int) -> Callable[[cst.Call], bool]:
     """A ``request(method, url)``-style call whose method (positional ``index``) mutates."""
+
     def check(call: cst.Call) -> bool:
         method = string_value(argument(call, index, "method"))
         return method is not None and method.upper() in _MUTATING_HTTP

@@ -17,7 +17,12 @@ from resume_audit.analysis.memo import Ledger
 from resume_audit.analysis.modules import ModuleIndex
 from resume_audit.discovery.modulenames import SourceFile
 from resume_audit.facts.summaries import (
-    SUMMARY_KINDS, PartsIndex, SummarySource, parts_digest, split_summary_key, summary_key,
+    SUMMARY_KINDS,
+    PartsIndex,
+    SummarySource,
+    parts_digest,
+    split_summary_key,
+    summary_key,
 )
 
 #: what a kind's computation and the store are handed: the project
@@ -50,8 +55,11 @@ class ProjectSummaries(Generic[Host]):
         dependency for the whole question, not one per module: a result's cache entry stays small
         however many modules answer."""
         parts = self._parts_over(kind, words, select)
-        self._ledger.charge(frozenset(), frozenset(),
-                            {summary_key(kind, words, select): parts_digest((e.path, part) for e, part in parts)})
+        self._ledger.charge(
+            frozenset(),
+            frozenset(),
+            {summary_key(kind, words, select): parts_digest((e.path, part) for e, part in parts)},
+        )
         return parts
 
     def _parts_over(self, kind: str, words: Sequence[str], select: str) -> list[tuple[SourceFile, Any]]:

@@ -20,8 +20,21 @@ from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
 
 #: annotations that say nothing about the instance returned
-_NOT_TYPES = frozenset({"builtins.None", "typing.Any", "builtins.object", "builtins.dict", "builtins.list", "builtins.str",
-                        "builtins.int", "builtins.bool", "builtins.float", "builtins.bytes", "builtins.tuple"})
+_NOT_TYPES = frozenset(
+    {
+        "builtins.None",
+        "typing.Any",
+        "builtins.object",
+        "builtins.dict",
+        "builtins.list",
+        "builtins.str",
+        "builtins.int",
+        "builtins.bool",
+        "builtins.float",
+        "builtins.bytes",
+        "builtins.tuple",
+    }
+)
 
 
 class Symbols:
@@ -39,7 +52,9 @@ class Symbols:
             r = self._resolvers[id(module)] = Resolver(module, self._host)
         return r
 
-    def lookup(self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0) -> FunctionInfo | ClassInfo | None:
+    def lookup(
+        self, qualified: str, *, near: ModuleFacts | None = None, depth: int = 0
+    ) -> FunctionInfo | ClassInfo | None:
         """The project function or class ``qualified`` names, following re-exports."""
         if depth > 5 or not qualified:
             return None

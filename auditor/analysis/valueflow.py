@@ -42,7 +42,9 @@ class ValueFlow:
         arguments (``background_tasks.add_task(fn, a, b)``, ``executor.submit(fn, a)``), plus
         the parameter's default. Memoised per function and parameter."""
         empty: list[Argument] = []
-        return self._ledger.cached("arguments_for", (id(fn), param), lambda: self._arguments_for(fn, param), in_progress=empty)
+        return self._ledger.cached(
+            "arguments_for", (id(fn), param), lambda: self._arguments_for(fn, param), in_progress=empty
+        )
 
     def _arguments_for(self, fn: FunctionInfo, param: str) -> list[Argument]:
         names = fn.param_names()
@@ -65,15 +67,20 @@ class ValueFlow:
     def callers(self, fn: FunctionInfo) -> list[tuple[CallInfo, ModuleFacts]]:
         """Calls anywhere in the project that invoke ``fn`` directly (not through a runner):
         where a value ``fn`` returns is used. Memoised."""
-        return self._ledger.cached("callers", id(fn), lambda: [
-            (call, module)
-            for module in self._calls.modules_calling([f"{fn.name}("], fn.name)
-            for call in module.all_calls
-            if called_name(call.node) == fn.name and any(c is fn for c in self._calls.direct_callees(call, module))
-        ])
+        return self._ledger.cached(
+            "callers",
+            id(fn),
+            lambda: [
+                (call, module)
+                for module in self._calls.modules_calling([f"{fn.name}("], fn.name)
+                for call in module.all_calls
+                if called_name(call.node) == fn.name and any(c is fn for c in self._calls.direct_callees(call, module))
+            ],
+        )
 
-    def _argument_at(self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int
-                     ) -> cst.BaseExpression | None:
+    def _argument_at(
+        self, call: CallInfo, module: ModuleFacts, fn: FunctionInfo, param: str, index: int
+    ) -> cst.BaseExpression | None:
         """The value ``call`` gives ``fn``'s parameter (``index`` counts positionals after ``self``),
         when the call invokes ``fn`` directly or hands it to a runner with its arguments."""
         direct = any(c is fn for c in self._calls.direct_callees(call, module))
@@ -87,5 +94,5 @@ class ValueFlow:
             at, _ = CALLBACK_RUNNERS.get(called_name(call.node) or "", (None, ""))
             if at is None:
                 return None
-            positional = positional[at + 1:]
+            positional = positional[at + 1 :]
         return positional[index] if 0 <= index < len(positional) else None

@@ -100,9 +100,13 @@ def calls_of(functions: set[str], modules: Iterable[ModuleFacts], skip: Iterable
             qualified = resolve_callee(facts, info.node)
             if qualified not in functions:
                 continue
-            kwargs = tuple((a.keyword.value, value) for a in info.node.args
-                           if a.keyword is not None and a.keyword.value not in skipped
-                           for value in [literal(a.value)] if value is not _NOT_LITERAL)
+            kwargs = tuple(
+                (a.keyword.value, value)
+                for a in info.node.args
+                if a.keyword is not None and a.keyword.value not in skipped
+                for value in [literal(a.value)]
+                if value is not _NOT_LITERAL
+            )
             out.append(Call(qualified, kwargs, info.node, facts, info.line))
     return out
 

@@ -31,17 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from resume_audit.discovery.modulenames import module_name_for
-from resume_audit.discovery.walk import display_path
-from resume_audit.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Span
-
 from resume_audit.audit.entrypoints import EntryPoint
 from resume_audit.audit.forks import ForkSite
 from resume_audit.audit.plan import effect_of
 from resume_audit.audit.sinks import imported_modules
-
+from resume_audit.discovery.modulenames import module_name_for
+from resume_audit.discovery.walk import display_path
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS
 from resume_audit.dynamic.probes import registry
+from resume_audit.findings import Confirmation, Finding, FlowStep, Notification, NotificationKind, Span
 
 if TYPE_CHECKING:
     from resume_audit.dynamic.report import SweepReport
@@ -74,8 +72,11 @@ def _absolute(path: str, base: Path) -> Path:
 def _units_at(swept: SweptEntry, file: Path, line: int) -> list[str]:
     """Units of the swept program whose definition contains ``file:line``."""
     nodes = swept.report.nodes if swept.report is not None else {}
-    return [name for name, loc in nodes.items()
-            if Path(loc.file).resolve() == file and loc.start_line <= line <= loc.end_line]
+    return [
+        name
+        for name, loc in nodes.items()
+        if Path(loc.file).resolve() == file and loc.start_line <= line <= loc.end_line
+    ]
 
 
 @dataclass
@@ -90,8 +91,13 @@ class Judged:
 FORK_ONLY = ("RA703",)
 
 
-def judge(static: list[Finding], swept: list[SweptEntry], confirmed_by: dict[str, tuple[str, ...]], root: Path,
-          forks: Sequence[ForkSite] = ()) -> Judged:
+def judge(
+    static: list[Finding],
+    swept: list[SweptEntry],
+    confirmed_by: dict[str, tuple[str, ...]],
+    root: Path,
+    forks: Sequence[ForkSite] = (),
+) -> Judged:
     """Every static finding with its confirmation, then the dynamic-only findings (one per hazard, and only
     the ones the program can trigger: ``forks`` are where it runs at a ``checkpoint_id``)."""
     used: set[tuple[int, int]] = set()  # (sweep index, dynamic finding index) that confirmed something
@@ -104,7 +110,9 @@ def judge(static: list[Finding], swept: list[SweptEntry], confirmed_by: dict[str
         if report is None:
             continue
         base = Path(report.cwd)
-        found += [(s.entry.target, _relocated(d, base, root)) for j, d in enumerate(report.findings) if (i, j) not in used]
+        found += [
+            (s.entry.target, _relocated(d, base, root)) for j, d in enumerate(report.findings) if (i, j) not in used
+        ]
     notes: list[Notification] = []
     if not forks:
         unforked = [(t, d) for t, d in found if d.rule_id in FORK_ONLY]
@@ -121,7 +129,8 @@ def _fork_note(unforked: list[tuple[str, Finding]]) -> Notification:
         f"RA703 (stock LangGraph serves a second answer at the same interrupt checkpoint the first, #6663) showed at "
         f"{len(places)} pause point(s) ({', '.join(places)}) but is not reported: nothing in this program runs, resumes "
         f"or updates a thread at a checkpoint_id, so it cannot fork there; it would matter once it does (time travel, "
-        f"an answer changed after the fact)")
+        f"an answer changed after the fact)",
+    )
 
 
 def _one_per_hazard(found: list[tuple[str, Finding]]) -> list[Finding]:
@@ -139,8 +148,9 @@ def _one_per_hazard(found: list[tuple[str, Finding]]) -> list[Finding]:
         if len(group) > 1:
             note += f" ({len(group)} dynamic findings of this hazard, shown once)"
         witness = {**first.witness, "entry_points": targets} if len(targets) > 1 else first.witness
-        out.append(dataclasses.replace(first, confirmation=Confirmation.DYNAMIC_ONLY, confirmation_note=note,
-                                       witness=witness))
+        out.append(
+            dataclasses.replace(first, confirmation=Confirmation.DYNAMIC_ONLY, confirmation_note=note, witness=witness)
+        )
     return out
 
 
@@ -151,15 +161,22 @@ def _relocated(d: Finding, base: Path, root: Path) -> Finding:
         return dataclasses.replace(s, path=display_path(_absolute(s.path, base), root)) if s.path != "<unknown>" else s
 
     return dataclasses.replace(
-        d, span=span(d.span), related=tuple(dataclasses.replace(r, span=span(r.span)) for r in d.related),
-        flows=tuple(tuple(FlowStep(span(step.span), step.message) for step in flow) for flow in d.flows))
+        d,
+        span=span(d.span),
+        related=tuple(dataclasses.replace(r, span=span(r.span)) for r in d.related),
+        flows=tuple(tuple(FlowStep(span(step.span), step.message) for step in flow) for flow in d.flows),
+    )
 
 
-def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root: Path,
-               used: set[tuple[int, int]]) -> Finding:
+def _judge_one(
+    f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root: Path, used: set[tuple[int, int]]
+) -> Finding:
     if not rules:
-        return dataclasses.replace(f, confirmation=Confirmation.NOT_EXERCISED,
-                                   confirmation_note=f"no probe of the sweep can reproduce {f.rule_id}: it is a static finding only")
+        return dataclasses.replace(
+            f,
+            confirmation=Confirmation.NOT_EXERCISED,
+            confirmation_note=f"no probe of the sweep can reproduce {f.rule_id}: it is a static finding only",
+        )
     file = _absolute(f.span.path, root)
     line = f.span.start_line
     holders = [(i, s, _units_at(s, file, line)) for i, s in enumerate(swept) if s.ran]
@@ -188,17 +205,21 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
         # the dynamic finding on the very unit first, then one whose effect is this finding's effect
         effect = effect_of(f, root)
         shown = effect[0].replace(":", ".") if effect else ""
-        confirming.sort(key=lambda c: (not (in_unit and c[1].scope in in_unit_units),
-                                       c[1].witness.get("effect") != shown))
+        confirming.sort(
+            key=lambda c: (not (in_unit and c[1].scope in in_unit_units), c[1].witness.get("effect") != shown)
+        )
         s, d, base = confirming[0]
         moved = _relocated(d, base, root)
         note = f"{d.rule_id} when {s.entry.target} was swept: {_first_sentence(d.message)}"
         if len(confirming) > 1:
             note += f" ({len(confirming) - 1} more dynamic finding(s) of the same hazard)"
         return dataclasses.replace(
-            f, confirmation=Confirmation.CONFIRMED, confirmation_note=note,
+            f,
+            confirmation=Confirmation.CONFIRMED,
+            confirmation_note=note,
             witness={**d.witness, "confirmed_by": d.rule_id, "target": s.entry.target},
-            flows=f.flows + moved.flows)
+            flows=f.flows + moved.flows,
+        )
     i, s, units = candidates[0]
     report = s.report
     assert report is not None
@@ -206,22 +227,32 @@ def _judge_one(f: Finding, swept: list[SweptEntry], rules: tuple[str, ...], root
     if unreached:
         answers = ", ".join(repr(a) for a in s.answers) or "none"
         return dataclasses.replace(
-            f, confirmation=Confirmation.NOT_EXERCISED,
-            confirmation_note=(f"sweeping {s.entry.target}: the uninterrupted run {unreached} with its input and "
-                               f"answers ({answers}); set input/resume in "
-                               f'[tool.resume-audit.audit."{s.entry.target}"]'))
+            f,
+            confirmation=Confirmation.NOT_EXERCISED,
+            confirmation_note=(
+                f"sweeping {s.entry.target}: the uninterrupted run {unreached} with its input and "
+                f"answers ({answers}); set input/resume in "
+                f'[tool.resume-audit.audit."{s.entry.target}"]'
+            ),
+        )
     unprobed = _unprobed(report, rules)
     if unprobed:
         return dataclasses.replace(
-            f, confirmation=Confirmation.NOT_EXERCISED,
-            confirmation_note=f"sweeping {s.entry.target}: {unprobed}, so the sweep could not show {'/'.join(rules)}")
+            f,
+            confirmation=Confirmation.NOT_EXERCISED,
+            confirmation_note=f"sweeping {s.entry.target}: {unprobed}, so the sweep could not show {'/'.join(rules)}",
+        )
     cells, dry = report.cells, report.dry_run
     kinds = sorted({str(c.kind) for c in cells if c is not dry and c.verdict not in (NOT_APPLICABLE, ERROR)})
     where = f"`{units[0]}`" if units else "the program"
     return dataclasses.replace(
-        f, confirmation=Confirmation.NOT_REPRODUCED,
-        confirmation_note=(f"swept {s.entry.target} ({len(cells)} cells: {', '.join(kinds)}): {where} ran under every "
-                           f"probe and no {'/'.join(rules) or 'dynamic'} finding came of it"))
+        f,
+        confirmation=Confirmation.NOT_REPRODUCED,
+        confirmation_note=(
+            f"swept {s.entry.target} ({len(cells)} cells: {', '.join(kinds)}): {where} ran under every "
+            f"probe and no {'/'.join(rules) or 'dynamic'} finding came of it"
+        ),
+    )
 
 
 def _unreached(f: Finding, report: SweepReport, units: list[str], root: Path, file: Path) -> str | None:
@@ -239,8 +270,10 @@ def _unreached(f: Finding, report: SweepReport, units: list[str], root: Path, fi
     if effect_name is not None and not dry.effects.get(effect_name, (0, 0))[1]:
         return f"ran `{units[0]}` but never reached {effect_name}"
     if effect_name is None and _records_effects(f):
-        return (f"ran `{units[0]}`, but the effect at line {f.span.start_line} is not one the sweep can record, so "
-                f"whether it ran is unknown; name its function under `effects`")
+        return (
+            f"ran `{units[0]}`, but the effect at line {f.span.start_line} is not one the sweep can record, so "
+            f"whether it ran is unknown; name its function under `effects`"
+        )
     lines = {(file, f.span.start_line + k) for k in range(f.span.end_line - f.span.start_line + 1)}
     lines |= {(_absolute(step.span.path, root), step.span.start_line) for flow in f.flows[:1] for step in flow}
     sites = {_site(site) for site in report.effect_sites}
@@ -269,12 +302,13 @@ def _unprobed(report: SweepReport, rules: tuple[str, ...]) -> str | None:
     if not cells:
         return f"no {'/'.join(sorted(kinds))} cell was planned"
     details = list(dict.fromkeys(c.detail for c in cells if c.detail))
-    return (f"no {'/'.join(sorted(kinds))} cell could run ({details[0] if details else cells[0].verdict})")
+    return f"no {'/'.join(sorted(kinds))} cell could run ({details[0] if details else cells[0].verdict})"
 
 
 def _flow_touches(d: Finding, base: Path, file: Path, line: int) -> bool:
-    return any(_absolute(step.span.path, base) == file and step.span.start_line == line
-               for flow in d.flows for step in flow)
+    return any(
+        _absolute(step.span.path, base) == file and step.span.start_line == line for flow in d.flows for step in flow
+    )
 
 
 def _first_sentence(text: str) -> str:

@@ -99,8 +99,12 @@ def discovery(framework: str) -> Discovery:
     return found
 
 
-def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, modules: Modules | None = None,
-             targets: Iterable[str] = ()) -> list[EntryPoint]:
+def discover(
+    files: Iterable[tuple[Path, str]],
+    base: Path | None = None,
+    modules: Modules | None = None,
+    targets: Iterable[str] = (),
+) -> list[EntryPoint]:
     """Every entry point in ``files`` ((path, display path) pairs), in file and line order; ``base`` is the
     folder displayed paths are relative to (for the programs a manifest names); ``modules``: the audit's
     parsed modules (parsed here when not given); ``targets``: the entry points the user named
@@ -108,10 +112,17 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
     base = (base or Path.cwd()).resolve()
     modules = modules or Modules()
     roots = ImportRoots(base, modules)
-    parsed = [(path, display, facts) for path, display in files
-              for facts in [modules.facts(path, display)] if facts is not None]  # the scan reports the others
+    parsed = [
+        (path, display, facts)
+        for path, display in files
+        for facts in [modules.facts(path, display)]
+        if facts is not None
+    ]  # the scan reports the others
     frameworks = _frameworks(parsed)
-    placed = {path.resolve(): roots.place(path, {m.split(".")[0] for m in facts.imported_modules}) for path, _d, facts in parsed}
+    placed = {
+        path.resolve(): roots.place(path, {m.split(".")[0] for m in facts.imported_modules})
+        for path, _d, facts in parsed
+    }
     named = list(dict.fromkeys(targets))
     if named:
         return [_named(t, parsed, placed, frameworks, base) for t in named]
@@ -123,8 +134,23 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
         if framework is None:
             continue
         where = placed[path.resolve()]
-        found += [(EntryPoint(f"{where.module}:{f.attr}", framework, f.kind, display, f.line, str(where.root), f.why_not,
-                              f.run_config), f, facts) for f in discovery(framework).find(facts)]
+        found += [
+            (
+                EntryPoint(
+                    f"{where.module}:{f.attr}",
+                    framework,
+                    f.kind,
+                    display,
+                    f.line,
+                    str(where.root),
+                    f.why_not,
+                    f.run_config,
+                ),
+                f,
+                facts,
+            )
+            for f in discovery(framework).find(facts)
+        ]
         for owner, d in with_manifest:
             for folder in (path.parent, *path.parents):
                 manifest = folder / str(d.manifest)
@@ -134,7 +160,11 @@ def discover(files: Iterable[tuple[Path, str]], base: Path | None = None, module
     entries = _join_callers(found, [facts for _p, _d, facts in parsed], placed)
     known = {(e.root, e.target) for e in entries}
     for manifest in sorted(manifests):
-        entries += [e for e in _manifest_entries(manifest, manifests[manifest], base, modules, roots) if (e.root, e.target) not in known]
+        entries += [
+            e
+            for e in _manifest_entries(manifest, manifests[manifest], base, modules, roots)
+            if (e.root, e.target) not in known
+        ]
     return sorted(entries, key=lambda e: (e.path, e.line, e.target))
 
 
@@ -184,7 +214,9 @@ def _module_level_name(facts: ModuleFacts, node: cst.CSTNode) -> str:
             return ""
         if isinstance(ancestor, (cst.Assign, cst.AnnAssign)):
             statement_line = facts.parent(ancestor)
-            if isinstance(statement_line, cst.SimpleStatementLine) and isinstance(facts.parent(statement_line), cst.Module):
+            if isinstance(statement_line, cst.SimpleStatementLine) and isinstance(
+                facts.parent(statement_line), cst.Module
+            ):
                 names, _value = assigned(ancestor)
                 return names[0] if names else ""
             return ""
@@ -206,8 +238,9 @@ def _enclosing_top_level(facts: ModuleFacts, node: cst.CSTNode) -> str:
 _BUILDERS = ("factory", "builder function", "graph holder")
 
 
-def _join_callers(found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: list[ModuleFacts],
-                  placed: dict[Path, Placement]) -> list[EntryPoint]:
+def _join_callers(
+    found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: list[ModuleFacts], placed: dict[Path, Placement]
+) -> list[EntryPoint]:
     """The entry points with what the project's own callers say (see :mod:`.callers`): a factory gets the
     literal keyword arguments its callers pass; a program the project builds at module level from one of
     its builder functions (or from a factory the sweep cannot call alone) is swept in that form, and the
@@ -243,8 +276,11 @@ def _join_callers(found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: l
                 continue
             target = f"{where.module}:{name}"
             if target not in targets:
-                added.append(EntryPoint(target, entry.framework, "built graph", call.facts.display_path, call.line,
-                                        str(where.root)))
+                added.append(
+                    EntryPoint(
+                        target, entry.framework, "built graph", call.facts.display_path, call.line, str(where.root)
+                    )
+                )
                 targets[target] = -1
             dropped.add(i)
     # a builder function the project's other programs build on (inside their own defs) is swept through them
@@ -267,21 +303,36 @@ def _join_callers(found: list[tuple[EntryPoint, Found, ModuleFacts]], modules: l
     return [e for i, (e, _f, _m) in enumerate(found) if i not in dropped] + added
 
 
-def _named(target: str, parsed: list[tuple[Path, str, ModuleFacts]], placed: dict[Path, Placement],
-           frameworks: dict[Path, str], base: Path) -> EntryPoint:
+def _named(
+    target: str,
+    parsed: list[tuple[Path, str, ModuleFacts]],
+    placed: dict[Path, Placement],
+    frameworks: dict[Path, str],
+    base: Path,
+) -> EntryPoint:
     """An entry point the user named (``module:attr``, or ``path/to/file.py:attr``): placed where its
     module's file is, when the project has it."""
     module, _, attr = target.rpartition(":")
     for path, display, facts in parsed:
         where = placed[path.resolve()]
         if where.module == module or facts.module_name == module or display == module or str(path) == module:
-            line = next((facts.line(s) for s in top_level_statements(facts) if attr.split(".")[0] in _defined_names(s)), 1)
-            return EntryPoint(f"{where.module}:{attr}" if where.how != "file" else target, frameworks.get(path, ""),
-                              "named target", display, line, str(where.root))
+            line = next(
+                (facts.line(s) for s in top_level_statements(facts) if attr.split(".")[0] in _defined_names(s)), 1
+            )
+            return EntryPoint(
+                f"{where.module}:{attr}" if where.how != "file" else target,
+                frameworks.get(path, ""),
+                "named target",
+                display,
+                line,
+                str(where.root),
+            )
     return EntryPoint(target, "", "named target", module, 1, str(base))
 
 
-def _manifest_entries(manifest: Path, framework: str, base: Path, modules: Modules, roots: ImportRoots) -> list[EntryPoint]:
+def _manifest_entries(
+    manifest: Path, framework: str, base: Path, modules: Modules, roots: ImportRoots
+) -> list[EntryPoint]:
     """The programs a manifest serves (paths shown relative to ``base``)."""
     d = discovery(framework)
     out = []

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from resume_audit.analysis.configs import ConfigEvaluator
+from resume_audit.audit.modules import Modules
 from resume_audit.discovery.walk import SourcePath
 from resume_audit.facts.syntax import argument
 from resume_audit.frameworks.langgraph.names import RUN_METHODS
-
-from resume_audit.audit.modules import Modules
 
 if TYPE_CHECKING:
     from resume_audit.engine.scan import Analyzer
@@ -46,7 +45,9 @@ def fork_sites(analyzer: Analyzer, sources: Sequence[SourcePath], modules: Modul
     """Every call in the project that runs, resumes or updates a thread at a ``checkpoint_id``."""
     evaluator = ConfigEvaluator(analyzer.project)
     out: list[ForkSite] = []
-    for display, facts, info, method in modules.method_calls([(sp.path, sp.display) for sp in sources], _FORKING_METHODS):
+    for display, facts, info, method in modules.method_calls(
+        [(sp.path, sp.display) for sp in sources], _FORKING_METHODS
+    ):
         config = argument(info.node, 0 if method in ("update_state", "aupdate_state") else 1, "config")
         if config is None:
             continue

@@ -140,10 +140,14 @@ def _layout(path: Path, imported: Collection[str]) -> tuple[str, Path]:
     module, is_package = module_name_for(path, resolved=True)
     parts = module.split(".")
     folder = path.parent
-    for _ in parts[0 if is_package else 1:]:  # a package's __init__.py is in the package's own folder
+    for _ in parts[0 if is_package else 1 :]:  # a package's __init__.py is in the package's own folder
         folder = folder.parent
-    while (folder.name in imported and folder.name.isidentifier() and folder.parent != folder
-           and not _importable_from(folder, folder.name)):
+    while (
+        folder.name in imported
+        and folder.name.isidentifier()
+        and folder.parent != folder
+        and not _importable_from(folder, folder.name)
+    ):
         parts.insert(0, folder.name)
         folder = folder.parent
     if not all(p.isidentifier() for p in parts):
@@ -202,7 +206,7 @@ def _package_dir(folder: Path, mapping: Any, packages: Collection[str], source: 
     """setuptools' ``package-dir``: ``{"" = "src"}`` roots every package at src/; ``{"pkg" = "lib/pkg"}``
     is importable from lib/ when the folder has the package's name."""
     out = []
-    for name, where in (mapping.items() if isinstance(mapping, dict) else ()):
+    for name, where in mapping.items() if isinstance(mapping, dict) else ():
         if not isinstance(where, str):
             continue
         target = (folder / where).resolve()

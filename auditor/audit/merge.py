@@ -17,8 +17,12 @@ from resume_audit.audit.records import AuditSection, EntryRecord
 from resume_audit.codec import DecodeError, decode, encode
 from resume_audit.findings import Confirmation, Finding, Notification, ScanResult
 
-RANK = {Confirmation.CONFIRMED: 3, Confirmation.DYNAMIC_ONLY: 3, Confirmation.NOT_REPRODUCED: 2,
-        Confirmation.NOT_EXERCISED: 1}
+RANK = {
+    Confirmation.CONFIRMED: 3,
+    Confirmation.DYNAMIC_ONLY: 3,
+    Confirmation.NOT_REPRODUCED: 2,
+    Confirmation.NOT_EXERCISED: 1,
+}
 
 
 class AuditMergeError(ValueError):
@@ -44,7 +48,9 @@ def merge_audits(documents: list[dict[str, Any]]) -> tuple[ScanResult, dict[str,
     shards = sorted(str(s.shard) for s in sections)
     count = int(shards[0].split("/")[1])
     if shards != sorted(f"{k}/{count}" for k in range(1, count + 1)):
-        raise AuditMergeError(f"expected shards 1/{count} .. {count}/{count} exactly once each; got {', '.join(shards)}")
+        raise AuditMergeError(
+            f"expected shards 1/{count} .. {count}/{count} exactly once each; got {', '.join(shards)}"
+        )
     best: dict[str, Finding] = {}
     for findings in found:
         for f in findings:
@@ -60,14 +66,24 @@ def merge_audits(documents: list[dict[str, Any]]) -> tuple[ScanResult, dict[str,
     findings = sorted(best.values(), key=lambda f: f.sort_key)
     notes = {(n.kind, n.message): n for notifications in noted for n in notifications}
     first = documents[0]
-    result = ScanResult(findings=findings, notifications=list(notes.values()),
-                        files_scanned=int(first.get("summary", {}).get("files_scanned", 0)),
-                        root=str(first.get("root", ".")), rules_run=tuple(first.get("rules_run", [])))
+    result = ScanResult(
+        findings=findings,
+        notifications=list(notes.values()),
+        files_scanned=int(first.get("summary", {}).get("files_scanned", 0)),
+        root=str(first.get("root", ".")),
+        rules_run=tuple(first.get("rules_run", [])),
+    )
     merged = AuditSection(
         entry_points=sorted(entries.values(), key=lambda e: (e.path, e.line, e.target)),
-        confirmations={c.value: sum(1 for f in findings if f.confirmation is c)
-                       for c in (Confirmation.CONFIRMED, Confirmation.DYNAMIC_ONLY, Confirmation.NOT_REPRODUCED,
-                                 Confirmation.NOT_EXERCISED)},
+        confirmations={
+            c.value: sum(1 for f in findings if f.confirmation is c)
+            for c in (
+                Confirmation.CONFIRMED,
+                Confirmation.DYNAMIC_ONLY,
+                Confirmation.NOT_REPRODUCED,
+                Confirmation.NOT_EXERCISED,
+            )
+        },
         seconds=round(sum(s.seconds for s in sections), 1),
         merged_shards=count,
     )

@@ -48,8 +48,9 @@ class Modules:
             self._facts[resolved] = self._loader(SourceFile(resolved, display or str(path), name, is_package))
         return self._facts[resolved]
 
-    def method_calls(self, files: Iterable[tuple[Path, str]], methods: Collection[str]
-                     ) -> Iterator[tuple[str, ModuleFacts, CallInfo, str]]:
+    def method_calls(
+        self, files: Iterable[tuple[Path, str]], methods: Collection[str]
+    ) -> Iterator[tuple[str, ModuleFacts, CallInfo, str]]:
         """(display path, module, call, method name) for every ``x.<method>(...)`` call of one of ``methods``
         in ``files`` ((path, display) pairs): the questions the audit asks of calls by name (``add_node``,
         ``invoke`` at a ``checkpoint_id``) walk the modules once this way."""

@@ -27,14 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from resume_audit.config.settings import ConfigKey, KeyKind, KeyScope
-from resume_audit.discovery.modulenames import module_name_for
-from resume_audit.findings import Finding
-
 from resume_audit.audit.entrypoints import EntryPoint
 from resume_audit.audit.modules import Modules
 from resume_audit.audit.sinks import imported_closure, library_effect
 from resume_audit.audit.syntax import breadth_first_key, dotted
+from resume_audit.config.settings import ConfigKey, KeyKind, KeyScope
+from resume_audit.discovery.modulenames import module_name_for
+from resume_audit.findings import Finding
 
 if TYPE_CHECKING:
     from resume_audit.facts.collect import ModuleFacts
@@ -52,28 +51,78 @@ MAX_PARKS = 8
 
 #: every key of a ``[tool.resume-audit.audit."module:attr"]`` table (the configuration reference lists them)
 TARGET_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("input", KeyKind.ANY, KeyScope.PER_TARGET, "synthesised from the input schema",
-              "The graph's input (any TOML value the entry point takes; a table for a state dict)."),
-    ConfigKey("resume", KeyKind.ARRAY, KeyScope.PER_TARGET, "the answer whose trial run fires the most effects",
-              "The answers to the interrupts, one per interrupt, in order."),
-    ConfigKey("fork-resume", KeyKind.ANY, KeyScope.PER_TARGET, "derived: a negated bool, a different string",
-              "The second answer the fork probe (RA703) sends at the same park."),
+    ConfigKey(
+        "input",
+        KeyKind.ANY,
+        KeyScope.PER_TARGET,
+        "synthesised from the input schema",
+        "The graph's input (any TOML value the entry point takes; a table for a state dict).",
+    ),
+    ConfigKey(
+        "resume",
+        KeyKind.ARRAY,
+        KeyScope.PER_TARGET,
+        "the answer whose trial run fires the most effects",
+        "The answers to the interrupts, one per interrupt, in order.",
+    ),
+    ConfigKey(
+        "fork-resume",
+        KeyKind.ANY,
+        KeyScope.PER_TARGET,
+        "derived: a negated bool, a different string",
+        "The second answer the fork probe (RA703) sends at the same park.",
+    ),
     ConfigKey("config", KeyKind.TABLE, KeyScope.PER_TARGET, "none", "Extra `configurable` keys of every run."),
-    ConfigKey("effects", KeyKind.LIST, KeyScope.PER_TARGET, "the static findings' effects",
-              "More effect functions (`module:function`) the ledger records and stubs."),
-    ConfigKey("stubs", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
-              "A table of effect (`module:function`) to the value its stub returns."),
-    ConfigKey("stub-llm", KeyKind.STR, KeyScope.PER_TARGET, "`plain`",
-              "The scripted fake chat model's script (a YAML file), or `plain`."),
-    ConfigKey("skip", KeyKind.STR, KeyScope.PER_TARGET, "not skipped",
-              "Do not sweep this entry point; the text is the reason the report shows."),
-    ConfigKey("stub-reads", KeyKind.LIST, KeyScope.PER_TARGET, "none",
-              "Calls (`module:function`) stubbed like effects but never counted as effects (a search, a lookup)."),
-    ConfigKey("env", KeyKind.TABLE, KeyScope.PER_TARGET, "none",
-              "Environment variables the program reads at import (`DATABASE_URL`), set in the sweep's children."),
-    ConfigKey("pass-env", KeyKind.LIST, KeyScope.PER_TARGET, "none",
-              "Environment variables of the sweep's own environment this entry point's children also get "
-              "(beside the allow-list and the root table's `pass-env`; docs/sandbox.md)."),
+    ConfigKey(
+        "effects",
+        KeyKind.LIST,
+        KeyScope.PER_TARGET,
+        "the static findings' effects",
+        "More effect functions (`module:function`) the ledger records and stubs.",
+    ),
+    ConfigKey(
+        "stubs",
+        KeyKind.TABLE,
+        KeyScope.PER_TARGET,
+        "none",
+        "A table of effect (`module:function`) to the value its stub returns.",
+    ),
+    ConfigKey(
+        "stub-llm",
+        KeyKind.STR,
+        KeyScope.PER_TARGET,
+        "`plain`",
+        "The scripted fake chat model's script (a YAML file), or `plain`.",
+    ),
+    ConfigKey(
+        "skip",
+        KeyKind.STR,
+        KeyScope.PER_TARGET,
+        "not skipped",
+        "Do not sweep this entry point; the text is the reason the report shows.",
+    ),
+    ConfigKey(
+        "stub-reads",
+        KeyKind.LIST,
+        KeyScope.PER_TARGET,
+        "none",
+        "Calls (`module:function`) stubbed like effects but never counted as effects (a search, a lookup).",
+    ),
+    ConfigKey(
+        "env",
+        KeyKind.TABLE,
+        KeyScope.PER_TARGET,
+        "none",
+        "Environment variables the program reads at import (`DATABASE_URL`), set in the sweep's children.",
+    ),
+    ConfigKey(
+        "pass-env",
+        KeyKind.LIST,
+        KeyScope.PER_TARGET,
+        "none",
+        "Environment variables of the sweep's own environment this entry point's children also get "
+        "(beside the allow-list and the root table's `pass-env`; docs/sandbox.md).",
+    ),
 )
 
 
@@ -132,9 +181,17 @@ def load_config(paths: list[Path]) -> AuditConfig:
                 raise AuditConfigError(f"{candidate}: [tool.resume-audit.audit] must be a table of targets")
             named = table.get("targets", [])
             if not isinstance(named, list) or not all(isinstance(t, str) and ":" in t for t in named):
-                raise AuditConfigError(f'{candidate}: [tool.resume-audit.audit] targets must be a list of "module:attr"')
-            return AuditConfig({target: _target_config(candidate, target, value) for target, value in table.items()
-                                if target != "targets"}, tuple(named))
+                raise AuditConfigError(
+                    f'{candidate}: [tool.resume-audit.audit] targets must be a list of "module:attr"'
+                )
+            return AuditConfig(
+                {
+                    target: _target_config(candidate, target, value)
+                    for target, value in table.items()
+                    if target != "targets"
+                },
+                tuple(named),
+            )
     return AuditConfig()
 
 
@@ -152,10 +209,19 @@ def _target_config(source: Path, target: str, value: Any) -> TargetConfig:
     pass_env = value.get("pass-env", [])
     if not (isinstance(pass_env, list) and all(isinstance(n, str) for n in pass_env)):
         raise AuditConfigError(f"{where}: pass-env must be a list of variable names")
-    return TargetConfig(value.get("input"), resume, value.get("fork-resume"), dict(value.get("config", {})),
-                        list(value.get("effects", [])), dict(value.get("stubs", {})), value.get("stub-llm"),
-                        str(value.get("skip", "")), list(value.get("stub-reads", [])),
-                        {str(k): str(v) for k, v in dict(value.get("env", {})).items()}, list(pass_env))
+    return TargetConfig(
+        value.get("input"),
+        resume,
+        value.get("fork-resume"),
+        dict(value.get("config", {})),
+        list(value.get("effects", [])),
+        dict(value.get("stubs", {})),
+        value.get("stub-llm"),
+        str(value.get("skip", "")),
+        list(value.get("stub-reads", [])),
+        {str(k): str(v) for k, v in dict(value.get("env", {})).items()},
+        list(pass_env),
+    )
 
 
 #: an effect as ``--effect`` names it, and the file defining it (None: a library call)
@@ -204,8 +270,14 @@ def effect_of(f: Finding, cwd: Path, modules: Modules | None = None) -> Effect |
     if facts is None:
         return None
     line = sink.start_line
-    enclosing = next((s for s in facts.tree.body if isinstance(s, cst.FunctionDef)
-                      and facts.position(s)[0][0] <= line <= facts.position(s)[1][0]), None)
+    enclosing = next(
+        (
+            s
+            for s in facts.tree.body
+            if isinstance(s, cst.FunctionDef) and facts.position(s)[0][0] <= line <= facts.position(s)[1][0]
+        ),
+        None,
+    )
     module, _ = module_name_for(path)
     if enclosing is not None and len(steps) > 1 and enclosing.name.value != f.scope.split(".")[-1]:
         return f"{module}:{enclosing.name.value}", path  # the user's helper that performs the effect

@@ -15,16 +15,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from resume_audit.api import ScanRequest, default_root, run_scan
-from resume_audit.discovery.walk import discover as discover_files
-from resume_audit.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
-
 from resume_audit.audit.confirm import SweptEntry, judge
 from resume_audit.audit.entrypoints import EntryPoint, discover
 from resume_audit.audit.forks import fork_sites
-from resume_audit.audit.needs import explain
 from resume_audit.audit.modules import Modules
-from resume_audit.audit.plan import ANSWER_CANDIDATES, MAX_PARKS, Effect, TargetConfig, effect_of, effects_for, load_config
+from resume_audit.audit.needs import explain
+from resume_audit.audit.plan import (
+    ANSWER_CANDIDATES,
+    MAX_PARKS,
+    Effect,
+    TargetConfig,
+    effect_of,
+    effects_for,
+    load_config,
+)
 from resume_audit.audit.sinks import effect_sinks, sink_analyzer
+from resume_audit.discovery.walk import discover as discover_files
+from resume_audit.findings import Confirmation, Finding, Notification, NotificationKind, ScanResult
 
 if TYPE_CHECKING:
     from resume_audit.dynamic.report import SweepReport
@@ -82,8 +89,13 @@ class AuditReport:
 
     def to_scan_result(self) -> ScanResult:
         """The findings in the shape the shared reporters (text, JSON, SARIF, GitHub) take."""
-        return ScanResult(findings=list(self.findings), notifications=list(self.notifications),
-                          files_scanned=self.files_scanned, root=str(self.root), rules_run=self.rules_run)
+        return ScanResult(
+            findings=list(self.findings),
+            notifications=list(self.notifications),
+            files_scanned=self.files_scanned,
+            root=str(self.root),
+            rules_run=self.rules_run,
+        )
 
 
 def run_audit(request: AuditRequest, progress: Progress | None = None, finished: Finished | None = None) -> AuditReport:
@@ -96,8 +108,17 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
         if not state.sufficient:
             raise ConfinementUnavailableError(f"--require-confinement: no program was run: {state.shortfall()}")
     root = (request.root or default_root(request.paths)).resolve()
-    scanned = run_scan(ScanRequest(paths=list(request.paths), select=request.select, ignore=request.ignore,
-                                   exclude=list(request.exclude), root=root, jobs=request.jobs, fail_on="never"))
+    scanned = run_scan(
+        ScanRequest(
+            paths=list(request.paths),
+            select=request.select,
+            ignore=request.ignore,
+            exclude=list(request.exclude),
+            root=root,
+            jobs=request.jobs,
+            fail_on="never",
+        )
+    )
     static = scanned.result.findings
     sources = list(discover_files(request.paths, root, request.exclude))
     # one parse of each file for everything below: the effect model's project loads them, the rest reads them
@@ -111,7 +132,9 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
     effects = [e for e in (effect_of(f, root, modules) for f in static) if e is not None]
     effects += effect_sinks(analyzer, sources, modules)
     swept: list[SweptEntry] = []
-    sweepable = sorted({e.framework for e in entries if e.framework and e.sweepable and not config.get(e.target, TargetConfig()).skip})
+    sweepable = sorted(
+        {e.framework for e in entries if e.framework and e.sweepable and not config.get(e.target, TargetConfig()).skip}
+    )
     if sweepable:
         # one fork server for every sweep of the run, warm with each framework the project uses (the
         # first sweep's framework alone would leave the others to be imported in every child)
@@ -137,18 +160,29 @@ def run_audit(request: AuditRequest, progress: Progress | None = None, finished:
     notifications = list(scanned.result.notifications) + judged.notes
     for s in swept:
         if s.report is None and not s.elsewhere:
-            notifications.append(Notification(NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}",
-                                               s.entry.path, s.entry.line))
-    return AuditReport(swept, sorted(findings, key=lambda f: f.sort_key), notifications,
-                       scanned.result.files_scanned, time.monotonic() - started, root,
-                       tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})), request.shard)
+            notifications.append(
+                Notification(
+                    NotificationKind.SKIPPED, f"{s.entry.target} was not swept: {s.why}", s.entry.path, s.entry.line
+                )
+            )
+    return AuditReport(
+        swept,
+        sorted(findings, key=lambda f: f.sort_key),
+        notifications,
+        scanned.result.files_scanned,
+        time.monotonic() - started,
+        root,
+        tuple(sorted({*scanned.result.rules_run, *(f.rule_id for f in findings)})),
+        request.shard,
+    )
 
 
-def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path,
-                 request: AuditRequest, modules: Modules) -> SweptEntry:
-    from resume_audit.dynamic.spec import AUTO_INPUT
-    from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
+def _sweep_entry(
+    entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], root: Path, request: AuditRequest, modules: Modules
+) -> SweptEntry:
     from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB
+    from resume_audit.dynamic.parent.sweep import SweepUsageError, TargetError, crash_sweep
+    from resume_audit.dynamic.spec import AUTO_INPUT
 
     if cfg.skip:
         return SweptEntry(entry, why=f"skipped by configuration: {cfg.skip}")
@@ -161,10 +195,17 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
     options: dict[str, Any] = dict(
         effects=tuple(dict.fromkeys([*effects_for(entry, effects, root, modules), *cfg.effects])),
         input=cfg.input if cfg.input is not None else AUTO_INPUT,
-        fork_resume=cfg.fork_resume, config=run_config, stub=NO_STUB if request.live_effects else TYPED_STUB,
-        stubs=cfg.stubs or None, stub_reads=tuple(cfg.stub_reads), env=cfg.env or None,
-        stub_llm=cfg.stub_llm or "plain", timeout=request.timeout, cwd=entry.root,
-        framework=entry.framework or None, factory_kwargs=dict(entry.factory_kwargs) or None,
+        fork_resume=cfg.fork_resume,
+        config=run_config,
+        stub=NO_STUB if request.live_effects else TYPED_STUB,
+        stubs=cfg.stubs or None,
+        stub_reads=tuple(cfg.stub_reads),
+        env=cfg.env or None,
+        stub_llm=cfg.stub_llm or "plain",
+        timeout=request.timeout,
+        cwd=entry.root,
+        framework=entry.framework or None,
+        factory_kwargs=dict(entry.factory_kwargs) or None,
         allow_network=request.allow_network,
         pass_env=tuple(dict.fromkeys([*request.pass_env, *cfg.pass_env])),
         require_confinement=request.require_confinement,
@@ -175,8 +216,9 @@ def _sweep_entry(entry: EntryPoint, cfg: TargetConfig, effects: list[Effect], ro
         else:
             answers, trial = _choose_answers(entry.target, options)
             if trial is not None and not trial.complete:  # the uninterrupted run itself fails: no sweep would do better
-                why = explain(trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed",
-                              entry.target)
+                why = explain(
+                    trial.dry_run.detail if trial.dry_run is not None else "the uninterrupted run failed", entry.target
+                )
                 return SweptEntry(entry, trial, why, time.monotonic() - started, answers)
         report = crash_sweep(entry.target, resume=answers, cells=request.cells, **options)
     except (TargetError, SweepUsageError) as exc:
@@ -196,9 +238,13 @@ def _drop_guess_artefacts(report: SweepReport, answers: tuple[Any, ...]) -> None
     kept = [f for f in report.findings if not (f.rule_id == "RA706" and f.witness.get("value") in answers)]
     if len(kept) != len(report.findings):
         report.findings = kept
-        report.notifications.append(Notification(
-            NotificationKind.INFO, "schema violations caused by the guessed interrupt answers were left out; "
-            "give the real answers in [tool.resume-audit.audit] to check them"))
+        report.notifications.append(
+            Notification(
+                NotificationKind.INFO,
+                "schema violations caused by the guessed interrupt answers were left out; "
+                "give the real answers in [tool.resume-audit.audit] to check them",
+            )
+        )
 
 
 def _choose_answers(target: str, options: dict[str, Any]) -> tuple[tuple[Any, ...], SweepReport | None]:

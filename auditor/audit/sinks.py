@@ -194,7 +194,13 @@ def _registered_units(files: list[SourceFile], modules: Modules) -> set[str]:
         for fn in facts.functions:
             for d in fn.decorators:
                 target = d.target
-                name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+                name = (
+                    target.attr.value
+                    if isinstance(target, cst.Attribute)
+                    else target.value
+                    if isinstance(target, cst.Name)
+                    else ""
+                )
                 if name in _UNIT_DECORATORS:
                     names.add(fn.name)
     return names

@@ -22,9 +22,22 @@ if TYPE_CHECKING:
 
 #: LibCST nodes that stand for no node of Python's grammar: they never add a level
 _WRAPPERS: tuple[type[cst.CSTNode], ...] = (
-    cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock, cst.Else, cst.Finally, cst.Element,
-    cst.DictElement, cst.StarredDictElement, cst.AssignTarget, cst.Annotation, cst.Decorator, cst.Index,
-    cst.ComparisonTarget, cst.CompIf, cst.AsName, cst.From,
+    cst.SimpleStatementLine,
+    cst.SimpleStatementSuite,
+    cst.IndentedBlock,
+    cst.Else,
+    cst.Finally,
+    cst.Element,
+    cst.DictElement,
+    cst.StarredDictElement,
+    cst.AssignTarget,
+    cst.Annotation,
+    cst.Decorator,
+    cst.Index,
+    cst.ComparisonTarget,
+    cst.CompIf,
+    cst.AsName,
+    cst.From,
 )
 
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from resume_audit.cache.jsonfile import write_json_atomically
 from resume_audit.findings import Notification, NotificationKind, Severity
 from resume_audit.reading.prefilter import NO_MATCH, FileMatch
-from resume_audit.cache.jsonfile import write_json_atomically
 
 TABLE_FORMAT = 1
 #: a file modified this recently is re-read next time whatever its signature says
@@ -78,8 +78,9 @@ class FileTable:
     """Per-file facts of the last scan, keyed by resolved path (as str)."""
 
     def __init__(self, directory: Path | None, key_parts: Iterable[str]) -> None:
-        key = hashlib.blake2b("\x1f".join([str(TABLE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"),
-                              digest_size=12).hexdigest()
+        key = hashlib.blake2b(
+            "\x1f".join([str(TABLE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=12
+        ).hexdigest()
         self.path = directory / f"filetable-{key}.json" if directory is not None else None
         self.states: dict[str, FileState] = {}
         #: words whose membership every state records
@@ -108,10 +109,12 @@ class FileTable:
             for path, (sig, digest, size, frameworks, triggers, problem, word_ids) in rows.items():
                 states[str(path)] = FileState(
                     tuple(int(x) for x in sig) if sig is not None else None,  # type: ignore[arg-type]
-                    str(digest), int(size),
+                    str(digest),
+                    int(size),
                     # most files of a big tree match nothing: one shared empty match for them
                     FileMatch(frozenset(map(str, frameworks)), frozenset(int(t) for t in triggers))
-                    if frameworks or triggers else NO_MATCH,
+                    if frameworks or triggers
+                    else NO_MATCH,
                     (str(problem[0]), str(problem[1])) if problem else None,
                     {words[i] for i in word_ids},
                 )
@@ -128,12 +131,16 @@ class FileTable:
             return None
         return state
 
-    def record(self, path: str, info: os.stat_result, digest: str, raw: bytes, match: FileMatch,
-               problem: Notification | None) -> FileState:
+    def record(
+        self, path: str, info: os.stat_result, digest: str, raw: bytes, match: FileMatch, problem: Notification | None
+    ) -> FileState:
         """What this scan read of ``path`` (``info``: the signature taken before reading)."""
         sig = signature(info)
         state = FileState(
-            None if is_racy(sig, self.started) else sig, digest, len(raw), match,
+            None if is_racy(sig, self.started) else sig,
+            digest,
+            len(raw),
+            match,
             (problem.kind.value, problem.message) if problem is not None else None,
             {w for w in self.tracked if w.encode() in raw},
         )
@@ -194,8 +201,13 @@ class FileTable:
             s = self.states.get(p)
             if s is None:
                 continue
-            files[p] = [list(s.signature) if s.signature is not None else None, s.hash, s.size,
-                        sorted(s.match.frameworks), sorted(s.match.triggers),
-                        list(s.problem) if s.problem else None,
-                        sorted(index[w] for w in s.words if w in index)]
+            files[p] = [
+                list(s.signature) if s.signature is not None else None,
+                s.hash,
+                s.size,
+                sorted(s.match.frameworks),
+                sorted(s.match.triggers),
+                list(s.problem) if s.problem else None,
+                sorted(index[w] for w in s.words if w in index),
+            ]
         write_json_atomically(self.path, {"format": TABLE_FORMAT, "words": words, "files": files})

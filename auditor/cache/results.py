@@ -48,7 +48,9 @@ class ResultCache:
 
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
         self.directory: Path | None = directory
-        self.key = hashlib.blake2b("\x1f".join([str(CACHE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        self.key = hashlib.blake2b(
+            "\x1f".join([str(CACHE_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=16
+        ).hexdigest()
         self.hits = 0
         self.misses = 0
         try:
@@ -66,8 +68,14 @@ class ResultCache:
         digest = hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self.directory / f"{digest}.json"
 
-    def get(self, path: str, display: str, hashes: dict[str, str], mentions: Callable[[str], list[str]],
-            summary_digest: Callable[[str], str | None] = lambda key: None) -> FileResult | None:
+    def get(
+        self,
+        path: str,
+        display: str,
+        hashes: dict[str, str],
+        mentions: Callable[[str], list[str]],
+        summary_digest: Callable[[str], str | None] = lambda key: None,
+    ) -> FileResult | None:
         """The cached result for ``path`` if still valid. ``summary_digest`` gives the current
         digest of a summary part (it may compute it: only modules whose summary is stale are parsed)."""
         if self.directory is None:
@@ -83,10 +91,22 @@ class ResultCache:
             self.hits += 1
         return result
 
-    def _valid(self, data: object, path: str, display: str, hashes: dict[str, str],
-               mentions: Callable[[str], list[str]], summary_digest: Callable[[str], str | None]) -> FileResult | None:
-        if not (isinstance(data, dict) and data.get("key") == self.key and data.get("path") == path
-                and data.get("display") == display and data.get("hash") == hashes.get(path)):
+    def _valid(
+        self,
+        data: object,
+        path: str,
+        display: str,
+        hashes: dict[str, str],
+        mentions: Callable[[str], list[str]],
+        summary_digest: Callable[[str], str | None],
+    ) -> FileResult | None:
+        if not (
+            isinstance(data, dict)
+            and data.get("key") == self.key
+            and data.get("path") == path
+            and data.get("display") == display
+            and data.get("hash") == hashes.get(path)
+        ):
             return None
         deps, words, parts = data["deps"], data["mentions"], data["summaries"]
         if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
@@ -135,4 +155,3 @@ def _remove_orphaned_temporaries(directory: Path) -> None:
             continue
         with contextlib.suppress(OSError):
             tmp.unlink()
-

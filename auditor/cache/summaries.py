@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from resume_audit.facts.summaries import SELECT, PartsIndex, SummarySource, parts_digest, split_summary_key
 from resume_audit.cache.jsonfile import write_json_atomically
 from resume_audit.cache.validity import rests_unchanged
+from resume_audit.facts.summaries import SELECT, PartsIndex, SummarySource, parts_digest, split_summary_key
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
@@ -52,7 +52,10 @@ class SummaryStore(SummarySource["Project"]):
 
     def _entry(self, kind: str, path: Path) -> Path:
         name = "\x1f".join((self.key, kind, str(path)))
-        return self.directory / f"s-{hashlib.blake2b(name.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}.json"
+        return (
+            self.directory
+            / f"s-{hashlib.blake2b(name.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}.json"
+        )
 
     def lookup(self, kind: str, path: Path, project: "Project") -> Any | None:
         entry = self.entry(kind, path)
@@ -71,7 +74,12 @@ class SummaryStore(SummarySource["Project"]):
         or not (None: none stored, or damaged or foreign)."""
         try:
             data = json.loads(self._entry(kind, path).read_text(encoding="utf-8"))
-            if not (isinstance(data, dict) and data.get("key") == self.key and data.get("kind") == kind and data.get("path") == str(path)):
+            if not (
+                isinstance(data, dict)
+                and data.get("key") == self.key
+                and data.get("kind") == kind
+                and data.get("path") == str(path)
+            ):
                 return None
             deps, words, parts = data["deps"], data["mentions"], data["summaries"]
             if not (isinstance(deps, dict) and isinstance(words, dict) and isinstance(parts, dict)):
@@ -80,14 +88,27 @@ class SummaryStore(SummarySource["Project"]):
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: "Project") -> None:
+    def record(
+        self,
+        kind: str,
+        path: Path,
+        value: Any,
+        paths: set[Path],
+        words: set[str],
+        summaries: dict[str, str],
+        project: "Project",
+    ) -> None:
         deps = {str(p): self.hashes.get(str(p)) for p in sorted(paths)}
         if any(h is None for h in deps.values()):
             return  # rests on a file outside the scan: never trusted later
         data = {
-            "key": self.key, "kind": kind, "path": str(path), "deps": deps,
-            "mentions": {w: self.mentions(w) for w in sorted(words)}, "summaries": summaries, "value": value,
+            "key": self.key,
+            "kind": kind,
+            "path": str(path),
+            "deps": deps,
+            "mentions": {w: self.mentions(w) for w in sorted(words)},
+            "summaries": summaries,
+            "value": value,
         }
         write_json_atomically(self._entry(kind, path), data)
 

@@ -11,9 +11,14 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 
-def rests_unchanged(deps: Mapping[str, object], words: Mapping[str, Sequence[str]], parts: Mapping[str, object],
-                    hashes: Mapping[str, str], mentions: Callable[[str], list[str]],
-                    summary_digest: Callable[[str], str | None]) -> bool:
+def rests_unchanged(
+    deps: Mapping[str, object],
+    words: Mapping[str, Sequence[str]],
+    parts: Mapping[str, object],
+    hashes: Mapping[str, str],
+    mentions: Callable[[str], list[str]],
+    summary_digest: Callable[[str], str | None],
+) -> bool:
     """``deps``: resolved path -> content hash seen; ``words``: word -> files that mentioned it;
     ``parts``: summary key -> digest seen. Checked cheapest first: a changed module's hash ends
     it before any summary digest (which may have to be computed) is asked."""

@@ -57,8 +57,8 @@ def rule_name(rule_id: str) -> str | None:
     """A rule's name (None: no such rule), for a report's finding lines. Looked up without
     importing the rule modules (:mod:`resume_audit.catalog.ruleindex`): a warm scan that analysed nothing
     should not import the analysis only to print names."""
-    from resume_audit.dynamic.catalog import all_dynamic_rules
     from resume_audit.catalog.ruleindex import rule_name as static_name
+    from resume_audit.dynamic.catalog import all_dynamic_rules
 
     dynamic = next((r.name for r in all_dynamic_rules() if r.id == rule_id), None)
     return dynamic if dynamic is not None else static_name(rule_id)  # as descriptors(): a dynamic id wins

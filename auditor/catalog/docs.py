@@ -36,7 +36,10 @@ def _example_block(example) -> str:
 def _diff_lines(before: str, after: str) -> list[str]:
     import difflib
 
-    return [line.rstrip("\n") for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), "before.py", "after.py")]
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), "before.py", "after.py")
+    ]
 
 
 def render_rule(rule) -> str:
@@ -66,9 +69,14 @@ def render_rule(rule) -> str:
     fixes = getattr(rule, "FIXES", ())
     if fixes:
         unsafe = any(f.unsafe for f in fixes)
-        lines += ["## Automatic fix", "",
-                  "`resume-audit fix` applies it" + (" (some cases only with `--unsafe-fixes`, as noted)" if unsafe else "")
-                  + "; `resume-audit fix --diff` shows it first.", ""]
+        lines += [
+            "## Automatic fix",
+            "",
+            "`resume-audit fix` applies it"
+            + (" (some cases only with `--unsafe-fixes`, as noted)" if unsafe else "")
+            + "; `resume-audit fix --diff` shows it first.",
+            "",
+        ]
         for f in fixes:
             note = f"{_clean(f.note)}" + (" (unsafe: `--unsafe-fixes`)" if f.unsafe else "")
             lines += [note, "", "```diff", *_diff_lines(f.before_text(), f.after_text()), "```", ""]

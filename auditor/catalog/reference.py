@@ -110,8 +110,11 @@ def render_cli() -> str:
     root, commands = _command_tree()
     lines = [GENERATED, "", "# Command line", "", "```text", root.command.get_usage(root), "```", ""]
     lines += _params(root.command, root) + [""]
-    lines += ["Exit codes, for every command: `0` nothing at or above `--fail-on`; `1` findings at or above it;",
-              "`2` usage, configuration or internal error.", ""]
+    lines += [
+        "Exit codes, for every command: `0` nothing at or above `--fail-on`; `1` findings at or above it;",
+        "`2` usage, configuration or internal error.",
+        "",
+    ]
     for command, ctx in commands:
         lines += [f"## `{ctx.info_name}`", "", "```text", command.get_usage(ctx), "```", ""]
         lines += [textwrap.dedent(command.help or "").strip(), ""]

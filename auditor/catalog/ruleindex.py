@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resume_audit.reading.prefilter import Trigger
 from resume_audit.cache.jsonfile import write_json_atomically
+from resume_audit.reading.prefilter import Trigger
 
 SNAPSHOT_FORMAT = 1
 
@@ -66,7 +66,9 @@ def tool_fingerprint() -> str:
 
 def _from_class(rule: Any) -> RuleInfo:
     return RuleInfo(
-        rule.id, rule.name, tuple(rule.frameworks),
+        rule.id,
+        rule.name,
+        tuple(rule.frameworks),
         tuple(t if isinstance(t, Trigger) else Trigger((t,)) for t in rule.triggers),
     )
 
@@ -88,9 +90,15 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
         if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
             return None
         return tuple(
-            RuleInfo(str(r["id"]), str(r["name"]), tuple(str(f) for f in r["frameworks"]),
-                     tuple(Trigger(tuple(str(w) for w in words), None if framework is None else str(framework))
-                           for words, framework in r["triggers"]))
+            RuleInfo(
+                str(r["id"]),
+                str(r["name"]),
+                tuple(str(f) for f in r["frameworks"]),
+                tuple(
+                    Trigger(tuple(str(w) for w in words), None if framework is None else str(framework))
+                    for words, framework in r["triggers"]
+                ),
+            )
             for r in data["rules"]
         )
     except (OSError, ValueError, TypeError, KeyError):  # absent or damaged: import the rules instead
@@ -98,11 +106,18 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
 
 
 def _write(path: Path, rules: tuple[RuleInfo, ...]) -> None:
-    data = {"format": SNAPSHOT_FORMAT, "rules": [
-        {"id": r.id, "name": r.name, "frameworks": list(r.frameworks),
-         "triggers": [[list(t.words), t.framework] for t in r.triggers]}
-        for r in rules
-    ]}
+    data = {
+        "format": SNAPSHOT_FORMAT,
+        "rules": [
+            {
+                "id": r.id,
+                "name": r.name,
+                "frameworks": list(r.frameworks),
+                "triggers": [[list(t.words), t.framework] for t in r.triggers],
+            }
+            for r in rules
+        ],
+    }
     with contextlib.suppress(OSError):  # an unwritable cache: the next scan imports the rules again
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomically(path, data)

@@ -18,6 +18,7 @@ from resume_audit.cli import dynamic_commands as _dynamic_commands  # noqa: F401
 from resume_audit.cli import catalog_commands as _catalog_commands  # noqa: F401  rules, effects, explain
 from resume_audit.cli import github_commands as _github_commands  # noqa: F401  github-report, github-suggest
 from resume_audit.cli import server_command as _server_command  # noqa: F401  server
+
 # isort: on
 from resume_audit.cli.app import app
 from resume_audit.cli.main import main

@@ -41,7 +41,9 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """resume-audit: audit the resume plane of LangGraph, CrewAI, LlamaIndex Workflows and pydantic-graph code."""
 

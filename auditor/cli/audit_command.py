@@ -25,21 +25,60 @@ from resume_audit.reporters.terminal import stdout_styling
 )
 def audit(
     paths: List[Path] = typer.Argument(..., help="Files or directories to audit, e.g. ./myagent."),
-    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    format: OutputFormat = typer.Option(
+        OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to this file instead of stdout."
+    ),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these static rule ids or prefixes."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these static rule ids or prefixes."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
-    fail_on: ReportFailOn = typer.Option(ReportFailOn.confirmed, "--fail-on", help="Exit 1 on a confirmed (or dynamic-only) finding (the default), on any finding at or above a severity, or never."),
+    fail_on: ReportFailOn = typer.Option(
+        ReportFailOn.confirmed,
+        "--fail-on",
+        help="Exit 1 on a confirmed (or dynamic-only) finding (the default), on any finding at or above a severity, or never.",
+    ),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds each child process of a sweep may run."),
-    live_effects: bool = typer.Option(False, "--live-effects", help="Let the effects run for real instead of recording stubs (they fire: use test credentials)."),
-    cells: Optional[List[str]] = typer.Option(None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."),
-    list_only: bool = typer.Option(False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."),
-    pass_env: Optional[List[str]] = typer.Option(None, "--pass-env", metavar="NAME", help="Pass this environment variable to the programs (repeatable; also `pass-env` in [tool.resume-audit] and per entry point). They get an allow-list otherwise. See docs/sandbox.md."),
-    require_confinement: bool = typer.Option(False, "--require-confinement", help="Refuse to run any program (exit 2, with the reason) when the kernel cannot confine the sweep's children here (`resume-audit doctor`)."),
-    shard: Optional[str] = typer.Option(None, "--shard", metavar="K/N", help="Sweep only the entry points dealt to slice K of N (a CI matrix); join the --format json outputs with `resume-audit merge`."),
-    target: Optional[List[str]] = typer.Option(None, "--target", metavar="MODULE:ATTR", help="Sweep this entry point instead of the ones discovery finds (repeatable), e.g. --target myagent.app:graph; [tool.resume-audit.audit] targets = [...] does the same."),
-    allow_network: bool = typer.Option(False, "--allow-network", help="Let the programs open connections beyond loopback (a database or service they need); their effects are still stubbed."),
+    live_effects: bool = typer.Option(
+        False,
+        "--live-effects",
+        help="Let the effects run for real instead of recording stubs (they fire: use test credentials).",
+    ),
+    cells: Optional[List[str]] = typer.Option(
+        None, "--cells", help="Restrict each sweep's probes, e.g. --cells crash,concurrent."
+    ),
+    list_only: bool = typer.Option(
+        False, "--list", help="List the entry points the audit would sweep (and why any cannot be), then exit."
+    ),
+    pass_env: Optional[List[str]] = typer.Option(
+        None,
+        "--pass-env",
+        metavar="NAME",
+        help="Pass this environment variable to the programs (repeatable; also `pass-env` in [tool.resume-audit] and per entry point). They get an allow-list otherwise. See docs/sandbox.md.",
+    ),
+    require_confinement: bool = typer.Option(
+        False,
+        "--require-confinement",
+        help="Refuse to run any program (exit 2, with the reason) when the kernel cannot confine the sweep's children here (`resume-audit doctor`).",
+    ),
+    shard: Optional[str] = typer.Option(
+        None,
+        "--shard",
+        metavar="K/N",
+        help="Sweep only the entry points dealt to slice K of N (a CI matrix); join the --format json outputs with `resume-audit merge`.",
+    ),
+    target: Optional[List[str]] = typer.Option(
+        None,
+        "--target",
+        metavar="MODULE:ATTR",
+        help="Sweep this entry point instead of the ones discovery finds (repeatable), e.g. --target myagent.app:graph; [tool.resume-audit.audit] targets = [...] does the same.",
+    ),
+    allow_network: bool = typer.Option(
+        False,
+        "--allow-network",
+        help="Let the programs open connections beyond loopback (a database or service they need); their effects are still stubbed.",
+    ),
 ) -> None:
     """Scan, then sweep every graph, flow and workflow found, and say of each static finding whether the sweep
     confirmed it, did not reproduce it, or could not exercise it. No configuration needed; user code runs only in
@@ -63,13 +102,18 @@ def audit(
             named = list(target or []) or list(load_config(list(paths)).targets)
         except AuditConfigError as exc:
             raise fail(str(exc))
-        entries = discover_entries([(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))],
-                                   root, targets=named)
+        entries = discover_entries(
+            [(sp.path, sp.display) for sp in discover_files(list(paths), root, list(exclude or []))],
+            root,
+            targets=named,
+        )
         for e in entries:
             called = ", ".join(f"{k}={v!r}" for k, v in e.factory_kwargs)
-            typer.echo(f"{e.path}:{e.line}  {e.target}  [{e.framework or 'detected when swept'} {e.kind}]"
-                       + (f"  called with {called}" if called else "")
-                       + (f"  cannot sweep: {e.why_not}" if e.why_not else ""))
+            typer.echo(
+                f"{e.path}:{e.line}  {e.target}  [{e.framework or 'detected when swept'} {e.kind}]"
+                + (f"  called with {called}" if called else "")
+                + (f"  cannot sweep: {e.why_not}" if e.why_not else "")
+            )
         if not entries:
             typer.echo("no graph, flow or workflow found", err=True)
         raise typer.Exit(0)
@@ -79,10 +123,20 @@ def audit(
         slice_ = Shard.parse(shard) if shard is not None else None
     except ValueError as exc:
         raise fail(str(exc))
-    request = AuditRequest(paths=list(paths), select=split_ids(select), ignore=split_ids(ignore),
-                           exclude=list(exclude or []), timeout=timeout, live_effects=live_effects,
-                           cells=split_ids(cells), shard=slice_, targets=list(target or []), allow_network=allow_network,
-                           pass_env=list(pass_env or []), require_confinement=require_confinement)
+    request = AuditRequest(
+        paths=list(paths),
+        select=split_ids(select),
+        ignore=split_ids(ignore),
+        exclude=list(exclude or []),
+        timeout=timeout,
+        live_effects=live_effects,
+        cells=split_ids(cells),
+        shard=slice_,
+        targets=list(target or []),
+        allow_network=allow_network,
+        pass_env=list(pass_env or []),
+        require_confinement=require_confinement,
+    )
     from resume_audit.audit.render import finished_line
 
     def finished(done: int, total: int, swept: Any) -> None:

@@ -48,7 +48,9 @@ def rules_command(
     for col in ("id", "property", "severity", "frameworks", "finds"):
         table.add_column(col, overflow="fold")
     for r in catalog.values():
-        table.add_row(r.id, "/".join(r.properties), r.severity.value, ", ".join(r.frameworks), " ".join(r.summary.split()))
+        table.add_row(
+            r.id, "/".join(r.properties), r.severity.value, ", ".join(r.frameworks), " ".join(r.summary.split())
+        )
     Console(width=max(Console().width, 120)).print(table)
 
 

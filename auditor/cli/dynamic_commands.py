@@ -44,34 +44,122 @@ class Backend(str, Enum):
     ),
 )
 def crash_sweep_command(
-    target: str = typer.Argument(..., help="path/to/file.py:attr or package.module:attr: a LangGraph StateGraph builder, compiled graph or factory taking a checkpointer; a CrewAI Flow subclass or factory; a LlamaIndex Workflow subclass, instance or factory; or a factory returning a pydantic-graph Graph with its start node ({'graph', 'start', 'state', 'park_at'}). The framework is detected."),
-    effect: Optional[List[str]] = typer.Option(None, "--effect", "-e", help="An effect function MODULE:FUNCTION whose calls the ledger records (repeatable), e.g. --effect myagent.tools:charge_card."),
+    target: str = typer.Argument(
+        ...,
+        help="path/to/file.py:attr or package.module:attr: a LangGraph StateGraph builder, compiled graph or factory taking a checkpointer; a CrewAI Flow subclass or factory; a LlamaIndex Workflow subclass, instance or factory; or a factory returning a pydantic-graph Graph with its start node ({'graph', 'start', 'state', 'park_at'}). The framework is detected.",
+    ),
+    effect: Optional[List[str]] = typer.Option(
+        None,
+        "--effect",
+        "-e",
+        help="An effect function MODULE:FUNCTION whose calls the ledger records (repeatable), e.g. --effect myagent.tools:charge_card.",
+    ),
     input: str = typer.Option("{}", "--input", help="The graph input, as JSON."),
-    resume: Optional[List[str]] = typer.Option(None, "--resume", help="The answer to the next interrupt, as JSON (repeatable: one per interrupt, in order)."),
-    fork_resume: Optional[str] = typer.Option(None, "--fork-resume", help="The alternative answer the fork probe sends, as JSON [default: derived: a negated bool, a different string]."),
-    config: Optional[str] = typer.Option(None, "--config", help="Extra configurable keys for every invocation, as a JSON object."),
-    backend: Backend = typer.Option(Backend.sqlite, "--backend", help="Durable store for the sweep: sqlite (embedded), postgres (a real server, needs --dsn), memory."),
-    dsn: Optional[str] = typer.Option(None, "--dsn", help="PostgreSQL DSN for --backend postgres [default: $RESUME_AUDIT_PG_DSN]."),
-    racers: int = typer.Option(2, "--racers", help="Processes racing to resume one parked interrupt (4 is always tried as well)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each child process may run before it and its process group are killed."),
-    stub: Optional[List[str]] = typer.Option(None, "--stub", help="Replace every --effect with a recorder returning this JSON value, so nothing real is charged; or one effect's: --stub 'tools:charge_card={\"id\": \"ch_1\"}' (repeatable)."),
-    allow_network: bool = typer.Option(False, "--allow-network", help="Let the graph open connections beyond loopback."),
-    pass_env: Optional[List[str]] = typer.Option(None, "--pass-env", metavar="NAME", help="Pass this environment variable to the program (repeatable; also `pass-env` in [tool.resume-audit]). The program gets an allow-list otherwise: PATH, locale, TZ, TERM, the Python/virtualenv variables, fake LLM keys. See docs/sandbox.md."),
-    require_confinement: bool = typer.Option(False, "--require-confinement", help="Refuse to run the program (exit 2, with the reason) when the kernel cannot confine its network and file writes here; `resume-audit doctor` says which layers hold."),
-    keep_artifacts: bool = typer.Option(False, "--keep-artifacts", help="Keep each cell's temp directory (databases, ledgers) for debugging."),
-    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json (with a stable sweep section), sarif, github."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
-    framework: Optional[str] = typer.Option(None, "--framework", help="langgraph, crewai, llamaindex or pydantic-graph [default: detected]."),
-    crash_mode: Optional[List[str]] = typer.Option(None, "--crash-mode", help="How crash cells crash: sigkill (default) and/or exception (an error raised at the kill point); repeatable."),
-    saver: Optional[str] = typer.Option(None, "--saver", help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Comma-separated rule ids or prefixes to report (overrides [tool.resume-audit] select)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Comma-separated rule ids or prefixes not to report (overrides [tool.resume-audit] ignore). Per-path ignores and '# resume-audit: ignore[RA7xx]' comments on the flagged line apply too."),
-    stub_llm: Optional[str] = typer.Option(None, "--stub-llm", help="Answer every LangChain chat model call from a script (JSON/YAML file of replies, tool calls included; or 'plain': every call answers \"OK\"), so a graph that calls a model runs offline and deterministically. See docs/dynamic.md."),
-    cells: Optional[List[str]] = typer.Option(None, "--cells", help="Comma-separated probes to run (crash, parked, write-order, fork, stray, concurrent, validity, interrupt) [default: all]; the uninterrupted run always runs."),
-    memory_limit: int = typer.Option(4096, "--memory-limit", help="Address-space limit of every child process in MB (RLIMIT_AS); a graph going over it gets MemoryError, reported as such. 0: no limit."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: sweep the K-th of N deterministic slices of the cells; write each with --format json and join them with `resume-audit merge`."),
-    factory_kwargs: Optional[str] = typer.Option(None, "--factory-kwargs", help="Keyword arguments a factory target is called with beside the checkpointer, as a JSON object, e.g. --factory-kwargs '{\"interrupt_before\": [\"approve\"]}'."),
+    resume: Optional[List[str]] = typer.Option(
+        None, "--resume", help="The answer to the next interrupt, as JSON (repeatable: one per interrupt, in order)."
+    ),
+    fork_resume: Optional[str] = typer.Option(
+        None,
+        "--fork-resume",
+        help="The alternative answer the fork probe sends, as JSON [default: derived: a negated bool, a different string].",
+    ),
+    config: Optional[str] = typer.Option(
+        None, "--config", help="Extra configurable keys for every invocation, as a JSON object."
+    ),
+    backend: Backend = typer.Option(
+        Backend.sqlite,
+        "--backend",
+        help="Durable store for the sweep: sqlite (embedded), postgres (a real server, needs --dsn), memory.",
+    ),
+    dsn: Optional[str] = typer.Option(
+        None, "--dsn", help="PostgreSQL DSN for --backend postgres [default: $RESUME_AUDIT_PG_DSN]."
+    ),
+    racers: int = typer.Option(
+        2, "--racers", help="Processes racing to resume one parked interrupt (4 is always tried as well)."
+    ),
+    timeout: float = typer.Option(
+        60.0, "--timeout", help="Seconds each child process may run before it and its process group are killed."
+    ),
+    stub: Optional[List[str]] = typer.Option(
+        None,
+        "--stub",
+        help='Replace every --effect with a recorder returning this JSON value, so nothing real is charged; or one effect\'s: --stub \'tools:charge_card={"id": "ch_1"}\' (repeatable).',
+    ),
+    allow_network: bool = typer.Option(
+        False, "--allow-network", help="Let the graph open connections beyond loopback."
+    ),
+    pass_env: Optional[List[str]] = typer.Option(
+        None,
+        "--pass-env",
+        metavar="NAME",
+        help="Pass this environment variable to the program (repeatable; also `pass-env` in [tool.resume-audit]). The program gets an allow-list otherwise: PATH, locale, TZ, TERM, the Python/virtualenv variables, fake LLM keys. See docs/sandbox.md.",
+    ),
+    require_confinement: bool = typer.Option(
+        False,
+        "--require-confinement",
+        help="Refuse to run the program (exit 2, with the reason) when the kernel cannot confine its network and file writes here; `resume-audit doctor` says which layers hold.",
+    ),
+    keep_artifacts: bool = typer.Option(
+        False, "--keep-artifacts", help="Keep each cell's temp directory (databases, ledgers) for debugging."
+    ),
+    format: OutputFormat = typer.Option(
+        OutputFormat.text,
+        "--format",
+        "-f",
+        help="Output format: text, json (with a stable sweep section), sarif, github.",
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to this file instead of stdout."
+    ),
+    fail_on: FailOn = typer.Option(
+        FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."
+    ),
+    framework: Optional[str] = typer.Option(
+        None, "--framework", help="langgraph, crewai, llamaindex or pydantic-graph [default: detected]."
+    ),
+    crash_mode: Optional[List[str]] = typer.Option(
+        None,
+        "--crash-mode",
+        help="How crash cells crash: sigkill (default) and/or exception (an error raised at the kill point); repeatable.",
+    ),
+    saver: Optional[str] = typer.Option(
+        None,
+        "--saver",
+        help="LangGraph: package.module:factory returning your own BaseCheckpointSaver to sweep instead of the built-in backends.",
+    ),
+    select: Optional[List[str]] = typer.Option(
+        None, "--select", help="Comma-separated rule ids or prefixes to report (overrides [tool.resume-audit] select)."
+    ),
+    ignore: Optional[List[str]] = typer.Option(
+        None,
+        "--ignore",
+        help="Comma-separated rule ids or prefixes not to report (overrides [tool.resume-audit] ignore). Per-path ignores and '# resume-audit: ignore[RA7xx]' comments on the flagged line apply too.",
+    ),
+    stub_llm: Optional[str] = typer.Option(
+        None,
+        "--stub-llm",
+        help="Answer every LangChain chat model call from a script (JSON/YAML file of replies, tool calls included; or 'plain': every call answers \"OK\"), so a graph that calls a model runs offline and deterministically. See docs/dynamic.md.",
+    ),
+    cells: Optional[List[str]] = typer.Option(
+        None,
+        "--cells",
+        help="Comma-separated probes to run (crash, parked, write-order, fork, stray, concurrent, validity, interrupt) [default: all]; the uninterrupted run always runs.",
+    ),
+    memory_limit: int = typer.Option(
+        4096,
+        "--memory-limit",
+        help="Address-space limit of every child process in MB (RLIMIT_AS); a graph going over it gets MemoryError, reported as such. 0: no limit.",
+    ),
+    shard: Optional[str] = typer.Option(
+        None,
+        "--shard",
+        help="K/N: sweep the K-th of N deterministic slices of the cells; write each with --format json and join them with `resume-audit merge`.",
+    ),
+    factory_kwargs: Optional[str] = typer.Option(
+        None,
+        "--factory-kwargs",
+        help='Keyword arguments a factory target is called with beside the checkpointer, as a JSON object, e.g. --factory-kwargs \'{"interrupt_before": ["approve"]}\'.',
+    ),
 ) -> None:
     """Run an agent program under crashes and probes and check the resume contract (RA701-RA708).
 
@@ -91,10 +179,12 @@ def crash_sweep_command(
     fork_value = _json_option(fork_resume, "--fork-resume")
     extra = _json_option(config, "--config") or {}
     if not isinstance(extra, dict):
-        raise fail("--config must be a JSON object of configurable keys, e.g. --config '{\"user_id\": \"u1\"}'")
+        raise fail('--config must be a JSON object of configurable keys, e.g. --config \'{"user_id": "u1"}\'')
     bound = _json_option(factory_kwargs, "--factory-kwargs") or {}
     if not isinstance(bound, dict):
-        raise fail("--factory-kwargs must be a JSON object, e.g. --factory-kwargs '{\"interrupt_before\": [\"approve\"]}'")
+        raise fail(
+            '--factory-kwargs must be a JSON object, e.g. --factory-kwargs \'{"interrupt_before": ["approve"]}\''
+        )
     stub_value: Any = NO_STUB
     per_effect: dict[str, Any] = {}
     for text in stub or []:
@@ -110,7 +200,8 @@ def crash_sweep_command(
     try:
         settings = sweep_config(
             Path(target_file) if target_file.endswith(".py") else None,
-            split_ids(select), split_ids(ignore),
+            split_ids(select),
+            split_ids(ignore),
         )
     except ConfigError as exc:
         raise fail(str(exc))
@@ -183,8 +274,10 @@ def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Opti
         raise fail(next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete"))
     unexercised = report.unexercised()
     if unexercised:
-        raise fail(f"not exercised: every cell of {', '.join(unexercised)} ended in an error (see the cell table); "
-                   "that part of the resume contract was not checked")
+        raise fail(
+            f"not exercised: every cell of {', '.join(unexercised)} ended in an error (see the cell table); "
+            "that part of the resume contract was not checked"
+        )
     threshold = None if fail_on == FailOn.never else Severity(fail_on.value)
     raise typer.Exit(1 if threshold is not None and result.count_at_or_above(threshold) else 0)
 
@@ -194,10 +287,18 @@ def _emit_sweep(report: Any, settings: Any, format: "OutputFormat", output: Opti
     epilog="Example: resume-audit merge shard-1.json shard-2.json shard-3.json --format sarif -o sweep.sarif",
 )
 def merge_command(
-    shards: List[Path] = typer.Argument(..., help="The --format json outputs of crash-sweep --shard 1/N .. N/N, in any order."),
-    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."),
+    shards: List[Path] = typer.Argument(
+        ..., help="The --format json outputs of crash-sweep --shard 1/N .. N/N, in any order."
+    ),
+    format: OutputFormat = typer.Option(
+        OutputFormat.text, "--format", "-f", help="Output format: text, json, sarif, github."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to this file instead of stdout."
+    ),
+    fail_on: FailOn = typer.Option(
+        FailOn.warning, "--fail-on", help="Exit 1 when a finding is at or above this severity; 'never' always exits 0."
+    ),
     select: Optional[List[str]] = typer.Option(None, "--select", help="As for crash-sweep (give the shards' own)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="As for crash-sweep (give the shards' own)."),
 ) -> None:
@@ -205,9 +306,9 @@ def merge_command(
 
     Run `crash-sweep ... --shard K/N --format json -o shard-K.json` on N machines (a CI matrix), then merge the files: the cells, findings and notifications come out as one sweep's, so the JSON and SARIF are byte for byte what a single run writes. Findings are located against the source tree, so merge from a checkout at the same path.
     """
-    from rich.console import Console  # imported by the commands that draw, not at start-up
-
     import json
+
+    from rich.console import Console  # imported by the commands that draw, not at start-up
 
     from resume_audit.config.settings import ConfigError
     from resume_audit.dynamic.parent.filtering import sweep_config
@@ -244,7 +345,9 @@ def merge_command(
     target_file = report.target.rsplit(":", 1)[0]
     try:
         settings = sweep_config(
-            Path(report.cwd) / target_file if target_file.endswith(".py") else None, split_ids(select), split_ids(ignore),
+            Path(report.cwd) / target_file if target_file.endswith(".py") else None,
+            split_ids(select),
+            split_ids(ignore),
         )
     except ConfigError as exc:
         raise fail(str(exc))
@@ -265,19 +368,32 @@ class ConformanceFormat(str, Enum):
     "resume-audit conformance --saver mypkg.savers:make_saver",
 )
 def conformance_command(
-    format: ConformanceFormat = typer.Option(ConformanceFormat.text, "--format", "-f", help="text (a table and the witnesses), json, markdown (README or job summary), sarif (every finding)."),
-    saver: Optional[str] = typer.Option(None, "--saver", help="package.module:factory returning your own LangGraph BaseCheckpointSaver (called with a private directory if it takes one argument); runs the LangGraph probes against it."),
-    dsn: Optional[str] = typer.Option(None, "--dsn", help="Also probe PostgresSaver on this DSN [default: $RESUME_AUDIT_PG_DSN when set]."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the matrix to this file instead of stdout."),
+    format: ConformanceFormat = typer.Option(
+        ConformanceFormat.text,
+        "--format",
+        "-f",
+        help="text (a table and the witnesses), json, markdown (README or job summary), sarif (every finding).",
+    ),
+    saver: Optional[str] = typer.Option(
+        None,
+        "--saver",
+        help="package.module:factory returning your own LangGraph BaseCheckpointSaver (called with a private directory if it takes one argument); runs the LangGraph probes against it.",
+    ),
+    dsn: Optional[str] = typer.Option(
+        None, "--dsn", help="Also probe PostgresSaver on this DSN [default: $RESUME_AUDIT_PG_DSN when set]."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the matrix to this file instead of stdout."
+    ),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds each probe process may run."),
 ) -> None:
     """Run the built-in LLM-free probe suite against every framework installed here and print the conformance matrix.
 
     Rows are framework / resume plane / backend with versions; columns are EO (interrupt path, crash path), PC, FD, CV, CO (sequential, concurrent), RD and liveness; each cell is ✓, ✗ (with its witness) or n/a.
     """
-    from rich.console import Console  # imported by the commands that draw, not at start-up
-
     import json
+
+    from rich.console import Console  # imported by the commands that draw, not at start-up
 
     from resume_audit.dynamic.conformance.suite import markdown, run_conformance, scan_result, table, witnesses
     from resume_audit.dynamic.parent.sweep import SweepUsageError
@@ -285,8 +401,12 @@ def conformance_command(
 
     err = Console(stderr=True)
     try:
-        matrix = run_conformance(saver=saver, dsn=dsn or os.environ.get("RESUME_AUDIT_PG_DSN"), timeout=timeout,
-                                 progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"))
+        matrix = run_conformance(
+            saver=saver,
+            dsn=dsn or os.environ.get("RESUME_AUDIT_PG_DSN"),
+            timeout=timeout,
+            progress=lambda d, t, label: err.print(f"[dim]conformance {d}/{t}: {label}[/]"),
+        )
     except (TargetError, SweepUsageError) as exc:
         raise fail(str(exc))
     if not matrix.rows:
@@ -317,7 +437,9 @@ def conformance_command(
 
 @app.command("doctor", epilog="Example: resume-audit doctor --require-confinement")
 def doctor_command(
-    require_confinement: bool = typer.Option(False, "--require-confinement", help="Exit 2 when a sweep run with --require-confinement would be refused here."),
+    require_confinement: bool = typer.Option(
+        False, "--require-confinement", help="Exit 2 when a sweep run with --require-confinement would be refused here."
+    ),
 ) -> None:
     """Say which kernel layers confine a sweep child on this machine, and why a layer does not.
 

@@ -32,32 +32,107 @@ from resume_audit.reporters.progress import scan_progress
 )
 def scan(
     paths: List[Path] = typer.Argument(..., help="Files or directories to scan (recursively), e.g. ./myagent."),
-    format: ScanFormat = typer.Option(ScanFormat.text, "--format", "-f", help="Output format: text (human), concise (path:line:col: RAxxx message, one line each), json, sarif (code scanning), github (workflow annotations)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout, e.g. -o results.sarif."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the report: no progress bar, no 'written to' or baseline message on stderr (errors still go there)."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rule ids or prefixes, comma-separated or repeated, e.g. --select RA101,RA2."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rule ids or prefixes, e.g. --ignore RA301."),
-    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Pattern of paths to skip, gitignore syntax, relative to the root (repeatable), e.g. --exclude 'migrations/'."),
-    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply exclude patterns and .gitignore to paths named on the command line too (for pre-commit and editors, which pass file names) [default: no, or force-exclude from config]."),
-    respect_gitignore: Optional[bool] = typer.Option(None, "--respect-gitignore/--no-respect-gitignore", help="Skip files that .gitignore or .git/info/exclude ignore [default: yes, or respect-gitignore from config]."),
-    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity [default: warning, or fail-on from config]; 'never' always exits 0."),
-    config: Optional[Path] = typer.Option(None, "--config", help="pyproject.toml to read [tool.resume-audit] from, for every file [default: each file's nearest one that has the table]."),
-    root: Optional[Path] = typer.Option(None, "--root", help="Directory that reported paths are relative to [default: the current directory, if it contains every path]."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
-    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings' fingerprints in this file (then exit 0)."),
-    diff: Optional[str] = typer.Option(None, "--diff", metavar="BASE_REF", help="Report only findings on lines added or changed since this git ref (merge base to working tree), e.g. --diff origin/main."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: one per CPU]; 1 analyses in this process."),
+    format: ScanFormat = typer.Option(
+        ScanFormat.text,
+        "--format",
+        "-f",
+        help="Output format: text (human), concise (path:line:col: RAxxx message, one line each), json, sarif (code scanning), github (workflow annotations).",
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to this file instead of stdout, e.g. -o results.sarif."
+    ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="Only the report: no progress bar, no 'written to' or baseline message on stderr (errors still go there).",
+    ),
+    select: Optional[List[str]] = typer.Option(
+        None, "--select", help="Only these rule ids or prefixes, comma-separated or repeated, e.g. --select RA101,RA2."
+    ),
+    ignore: Optional[List[str]] = typer.Option(
+        None, "--ignore", help="Skip these rule ids or prefixes, e.g. --ignore RA301."
+    ),
+    exclude: Optional[List[str]] = typer.Option(
+        None,
+        "--exclude",
+        help="Pattern of paths to skip, gitignore syntax, relative to the root (repeatable), e.g. --exclude 'migrations/'.",
+    ),
+    force_exclude: Optional[bool] = typer.Option(
+        None,
+        "--force-exclude/--no-force-exclude",
+        help="Apply exclude patterns and .gitignore to paths named on the command line too (for pre-commit and editors, which pass file names) [default: no, or force-exclude from config].",
+    ),
+    respect_gitignore: Optional[bool] = typer.Option(
+        None,
+        "--respect-gitignore/--no-respect-gitignore",
+        help="Skip files that .gitignore or .git/info/exclude ignore [default: yes, or respect-gitignore from config].",
+    ),
+    fail_on: Optional[FailOn] = typer.Option(
+        None,
+        "--fail-on",
+        help="Exit 1 when a finding is at or above this severity [default: warning, or fail-on from config]; 'never' always exits 0.",
+    ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="pyproject.toml to read [tool.resume-audit] from, for every file [default: each file's nearest one that has the table].",
+    ),
+    root: Optional[Path] = typer.Option(
+        None,
+        "--root",
+        help="Directory that reported paths are relative to [default: the current directory, if it contains every path].",
+    ),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="Report only findings not recorded in this baseline file."
+    ),
+    write_baseline: Optional[Path] = typer.Option(
+        None, "--write-baseline", help="Record the current findings' fingerprints in this file (then exit 0)."
+    ),
+    diff: Optional[str] = typer.Option(
+        None,
+        "--diff",
+        metavar="BASE_REF",
+        help="Report only findings on lines added or changed since this git ref (merge base to working tree), e.g. --diff origin/main.",
+    ),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=1, help="Worker processes [default: one per CPU]; 1 analyses in this process."
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write the per-file result cache."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>]."),
-    file_timeout: float = typer.Option(60.0, "--file-timeout", min=0.1, max=86_400.0, help="Seconds one file's analysis may take before it is skipped with a notification."),
-    max_file_size: float = typer.Option(5.0, "--max-file-size", min=0.01, max=1_000_000.0, help="Megabytes over which a file is skipped with a notification."),
+    cache_dir: Optional[Path] = typer.Option(
+        None,
+        "--cache-dir",
+        help="Where per-file results are cached [default: $XDG_CACHE_HOME/resume-audit/<root hash>].",
+    ),
+    file_timeout: float = typer.Option(
+        60.0,
+        "--file-timeout",
+        min=0.1,
+        max=86_400.0,
+        help="Seconds one file's analysis may take before it is skipped with a notification.",
+    ),
+    max_file_size: float = typer.Option(
+        5.0,
+        "--max-file-size",
+        min=0.01,
+        max=1_000_000.0,
+        help="Megabytes over which a file is skipped with a notification.",
+    ),
     fail_on_unused_suppressions: Optional[bool] = typer.Option(
-        None, "--fail-on-unused-suppressions/--no-fail-on-unused-suppressions",
+        None,
+        "--fail-on-unused-suppressions/--no-fail-on-unused-suppressions",
         help="Exit 1 when a '# resume-audit: ignore' comment suppresses nothing or names an unknown rule id "
-             "(they are always reported; this makes them fail, whatever --fail-on says) "
-             "[default: fail-on-unused-suppressions from config, else no]."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."),
-    follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Scan *.py symlinks that point outside the scanned folder (skipped with a notification otherwise)."),
+        "(they are always reported; this makes them fail, whatever --fail-on says) "
+        "[default: fail-on-unused-suppressions from config, else no].",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 2 when any file could not be read, decoded, parsed or analysed in time."
+    ),
+    follow_symlinks: bool = typer.Option(
+        False,
+        "--follow-symlinks",
+        help="Scan *.py symlinks that point outside the scanned folder (skipped with a notification otherwise).",
+    ),
 ) -> None:
     """Statically scan Python code for resume-plane hazards. Never imports or runs the scanned code.
 
@@ -101,7 +176,10 @@ def scan(
     emit(outcome.result, format.value, output, quiet=quiet)
     if write_baseline is not None:
         if not quiet:
-            typer.echo(f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}", err=True)
+            typer.echo(
+                f"resume-audit: baseline of {len(outcome.result.findings)} finding(s) written to {write_baseline}",
+                err=True,
+            )
     SCAN_DONE.set()
     raise typer.Exit(0 if write_baseline is not None else outcome.exit_code)
 
@@ -114,13 +192,29 @@ def scan(
 )
 def fix(
     paths: List[Path] = typer.Argument(..., help="Files or directories whose findings to fix, e.g. ./myagent."),
-    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff and change nothing (exit 1 when there is one)."),
-    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour a user can see (a new parameter, a new file on disk)."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rule ids or prefixes, e.g. --select RA106."),
+    diff: bool = typer.Option(
+        False, "--diff", help="Print the fixes as a unified diff and change nothing (exit 1 when there is one)."
+    ),
+    unsafe_fixes: bool = typer.Option(
+        False,
+        "--unsafe-fixes",
+        help="Also apply fixes that change behaviour a user can see (a new parameter, a new file on disk).",
+    ),
+    select: Optional[List[str]] = typer.Option(
+        None, "--select", help="Only these rule ids or prefixes, e.g. --select RA106."
+    ),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rule ids or prefixes."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one above the first path]."),
-    root: Optional[Path] = typer.Option(None, "--root", help="Directory that reported paths are relative to [default: the current directory, if it contains every path]."),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="pyproject.toml to read [tool.resume-audit] from [default: the nearest one above the first path].",
+    ),
+    root: Optional[Path] = typer.Option(
+        None,
+        "--root",
+        help="Directory that reported paths are relative to [default: the current directory, if it contains every path].",
+    ),
 ) -> None:
     """Apply the automatic fixes of the findings in PATHS, scan again, and say what was fixed and what is left.
 
@@ -131,8 +225,14 @@ def fix(
     """
     from resume_audit.fixes.apply import fix as apply_fixes
 
-    request = ScanRequest(paths=list(paths), select=split_ids(select), ignore=split_ids(ignore),
-                          exclude=list(exclude or []), config_path=config, root=root)
+    request = ScanRequest(
+        paths=list(paths),
+        select=split_ids(select),
+        ignore=split_ids(ignore),
+        exclude=list(exclude or []),
+        config_path=config,
+        root=root,
+    )
     try:
         report = apply_fixes(request, unsafe=unsafe_fixes, diff_only=diff)
     except (ConfigError, PathNotFound) as exc:
@@ -156,4 +256,6 @@ def fix(
     if diff:
         raise typer.Exit(1 if report.diffs else 0)
     threshold = resolve_config(request).fail_threshold()
-    raise typer.Exit(1 if threshold is not None and report.remaining and report.remaining.count_at_or_above(threshold) else 0)
+    raise typer.Exit(
+        1 if threshold is not None and report.remaining and report.remaining.count_at_or_above(threshold) else 0
+    )

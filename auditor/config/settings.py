@@ -147,37 +147,101 @@ class ConfigKey:
 
 #: every key ``[tool.resume-audit]`` accepts, in the order the reference lists them
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("select", KeyKind.LIST, KeyScope.PER_FILE, "every rule",
-              "Rule ids or prefixes to run (`RA1` is RA101-RA199; `ALL` is every rule). An empty list is an error."),
+    ConfigKey(
+        "select",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        "every rule",
+        "Rule ids or prefixes to run (`RA1` is RA101-RA199; `ALL` is every rule). An empty list is an error.",
+    ),
     ConfigKey("ignore", KeyKind.LIST, KeyScope.PER_FILE, "none", "Rule ids or prefixes not to run."),
-    ConfigKey("exclude", KeyKind.LIST, KeyScope.PER_FILE, "none",
-              "Paths to skip, gitignore syntax, relative to this file's folder (the table that applies to a "
-              "folder decides what in it is skipped)."),
-    ConfigKey("per-path-ignores", KeyKind.TABLE, KeyScope.PER_FILE, "none",
-              "A table of glob (relative to this file's folder) to the rule ids or prefixes not reported there."),
-    ConfigKey("effect-sinks", KeyKind.LIST, KeyScope.PER_FILE, "none",
-              "Qualified names or globs of your own functions that are effects (`myapp.billing.charge`, "
-              "`myapp.notify.*`)."),
-    ConfigKey("safe-calls", KeyKind.LIST, KeyScope.PER_FILE, "none",
-              "Qualified names or globs of calls that are never effects, whatever the catalog says."),
-    ConfigKey("safe-urls", KeyKind.LIST, KeyScope.PER_FILE, "none",
-              "URL globs of endpoints that only read although called with POST (RPC-style search APIs)."),
-    ConfigKey("read-only-tools", KeyKind.LIST, KeyScope.PER_FILE, ", ".join(f"`{g}`" for g in DEFAULT_READ_ONLY_TOOLS),
-              "Tool-name globs of MCP / LangChain tools that only read (setting it replaces the default)."),
-    ConfigKey("fail-on", KeyKind.STR, KeyScope.SCAN_WIDE, "`warning`",
-              f"Exit 1 when a finding is at or above this severity: {', '.join(FAIL_ON_CHOICES)}."),
-    ConfigKey("respect-gitignore", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`true`",
-              "Skip what `.gitignore` files and `.git/info/exclude` ignore."),
-    ConfigKey("force-exclude", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
-              "Apply `exclude` and `.gitignore` to files named on the command line too (as pre-commit needs)."),
-    ConfigKey("fail-on-unused-suppressions", KeyKind.BOOL, KeyScope.SCAN_WIDE, "`false`",
-              "Exit 1 when a `# resume-audit: ignore` comment suppresses nothing or names an unknown rule id."),
-    ConfigKey("pass-env", KeyKind.LIST, KeyScope.SCAN_WIDE, "none",
-              "Environment variables the sweep's children get beside the allow-list (`resume-audit audit`, "
-              "`crash-sweep`; docs/sandbox.md). Secrets stay out unless named here."),
-    ConfigKey("audit", KeyKind.TABLE, KeyScope.SCAN_WIDE, "none",
-              "Per-entry-point sweep settings of `resume-audit audit`, one sub-table per target "
-              "(read and checked by `resume_audit.audit.plan`; keys below)."),
+    ConfigKey(
+        "exclude",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        "none",
+        "Paths to skip, gitignore syntax, relative to this file's folder (the table that applies to a "
+        "folder decides what in it is skipped).",
+    ),
+    ConfigKey(
+        "per-path-ignores",
+        KeyKind.TABLE,
+        KeyScope.PER_FILE,
+        "none",
+        "A table of glob (relative to this file's folder) to the rule ids or prefixes not reported there.",
+    ),
+    ConfigKey(
+        "effect-sinks",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        "none",
+        "Qualified names or globs of your own functions that are effects (`myapp.billing.charge`, `myapp.notify.*`).",
+    ),
+    ConfigKey(
+        "safe-calls",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        "none",
+        "Qualified names or globs of calls that are never effects, whatever the catalog says.",
+    ),
+    ConfigKey(
+        "safe-urls",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        "none",
+        "URL globs of endpoints that only read although called with POST (RPC-style search APIs).",
+    ),
+    ConfigKey(
+        "read-only-tools",
+        KeyKind.LIST,
+        KeyScope.PER_FILE,
+        ", ".join(f"`{g}`" for g in DEFAULT_READ_ONLY_TOOLS),
+        "Tool-name globs of MCP / LangChain tools that only read (setting it replaces the default).",
+    ),
+    ConfigKey(
+        "fail-on",
+        KeyKind.STR,
+        KeyScope.SCAN_WIDE,
+        "`warning`",
+        f"Exit 1 when a finding is at or above this severity: {', '.join(FAIL_ON_CHOICES)}.",
+    ),
+    ConfigKey(
+        "respect-gitignore",
+        KeyKind.BOOL,
+        KeyScope.SCAN_WIDE,
+        "`true`",
+        "Skip what `.gitignore` files and `.git/info/exclude` ignore.",
+    ),
+    ConfigKey(
+        "force-exclude",
+        KeyKind.BOOL,
+        KeyScope.SCAN_WIDE,
+        "`false`",
+        "Apply `exclude` and `.gitignore` to files named on the command line too (as pre-commit needs).",
+    ),
+    ConfigKey(
+        "fail-on-unused-suppressions",
+        KeyKind.BOOL,
+        KeyScope.SCAN_WIDE,
+        "`false`",
+        "Exit 1 when a `# resume-audit: ignore` comment suppresses nothing or names an unknown rule id.",
+    ),
+    ConfigKey(
+        "pass-env",
+        KeyKind.LIST,
+        KeyScope.SCAN_WIDE,
+        "none",
+        "Environment variables the sweep's children get beside the allow-list (`resume-audit audit`, "
+        "`crash-sweep`; docs/sandbox.md). Secrets stay out unless named here.",
+    ),
+    ConfigKey(
+        "audit",
+        KeyKind.TABLE,
+        KeyScope.SCAN_WIDE,
+        "none",
+        "Per-entry-point sweep settings of `resume-audit audit`, one sub-table per target "
+        "(read and checked by `resume_audit.audit.plan`; keys below).",
+    ),
 )
 
 _KEYS = {key.name: key.kind for key in CONFIG_KEYS}
@@ -280,8 +344,9 @@ def validate_rule_ids(values: Iterable[str], known: set[str], where: str) -> lis
             raise ConfigError(f"{where}: unknown rule id {raw!r}")
         out.append(value)
     if select_like(where) and not out:
-        raise ConfigError(f"{where}: selects no rule (an empty list would run nothing and pass); "
-                          "leave it out to run every rule")
+        raise ConfigError(
+            f"{where}: selects no rule (an empty list would run nothing and pass); leave it out to run every rule"
+        )
     return out
 
 

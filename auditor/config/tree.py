@@ -43,11 +43,16 @@ class Overrides:
         """A copy of ``config`` with these values in force (lists copied: never shared)."""
         return dataclasses.replace(
             config,
-            select=list(self.select) if self.select is not None else (None if config.select is None else list(config.select)),
+            select=list(self.select)
+            if self.select is not None
+            else (None if config.select is None else list(config.select)),
             ignore=list(self.ignore) if self.ignore is not None else list(config.ignore),
             fail_on=self.fail_on if self.fail_on is not None else config.fail_on,
-            fail_on_unused_suppressions=(config.fail_on_unused_suppressions if self.fail_on_unused_suppressions is None
-                                         else self.fail_on_unused_suppressions),
+            fail_on_unused_suppressions=(
+                config.fail_on_unused_suppressions
+                if self.fail_on_unused_suppressions is None
+                else self.fail_on_unused_suppressions
+            ),
             exclude=list(config.exclude),
             per_path_ignores={k: list(v) for k, v in config.per_path_ignores.items()},
             effect_sinks=list(config.effect_sinks),

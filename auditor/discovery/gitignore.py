@@ -142,7 +142,7 @@ class GitIgnore:
 def relative_posix(absolute: str, folder: str) -> str:
     """``absolute`` (normalised, inside ``folder``) relative to ``folder``, with ``/``: what
     ``Path(os.path.relpath(absolute, folder)).as_posix()`` gives, without its cost per entry."""
-    rel = absolute[len(folder):] if folder.endswith(os.sep) else absolute[len(folder) + 1:]
+    rel = absolute[len(folder) :] if folder.endswith(os.sep) else absolute[len(folder) + 1 :]
     return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 

@@ -59,8 +59,9 @@ class PathFilter:
     configured ``exclude`` (the configuration that applies to the folder an entry sits in),
     and, when ``respect_gitignore``, git's ignore files."""
 
-    def __init__(self, root: Path, exclude: Sequence[str], configs: ConfigSource | None,
-                 respect_gitignore: bool) -> None:
+    def __init__(
+        self, root: Path, exclude: Sequence[str], configs: ConfigSource | None, respect_gitignore: bool
+    ) -> None:
         self.root = os.path.abspath(root)
         self.extra = PatternSet(self.root, tuple(exclude))
         self.configs = configs

@@ -28,17 +28,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from resume_audit.cache.filetable import Signature, stat_signature
-from resume_audit.findings import Notification, NotificationKind
 from resume_audit.discovery.pathfilter import PathFilter
+from resume_audit.findings import Notification, NotificationKind
 
 if TYPE_CHECKING:
     from resume_audit.config.tree import ConfigSource
 
 SKIP_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "site-packages",
-        "dist-packages", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-        "build", "dist", ".direnv", ".idea", ".vscode", ".resume-audit-cache",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "node_modules",
+        "site-packages",
+        "dist-packages",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        "build",
+        "dist",
+        ".direnv",
+        ".idea",
+        ".vscode",
+        ".resume-audit-cache",
     }
 )
 
@@ -127,7 +145,7 @@ def display_path(path: Path, root: Path) -> str:
             return "."
         prefix = base if base.endswith(os.sep) else base + os.sep
         if absolute.startswith(prefix):
-            return printable(Path(absolute[len(prefix):]).as_posix())
+            return printable(Path(absolute[len(prefix) :]).as_posix())
     return printable(Path(absolute).as_posix())
 
 
@@ -167,10 +185,18 @@ def _bases(given: str) -> tuple[str, ...]:
     return (given,) if given == resolved else (given, resolved)
 
 
-def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
-             follow_symlinks: bool = False, problems: list[Notification] | None = None,
-             configs: "ConfigSource | None" = None, respect_gitignore: bool = True,
-             force_exclude: bool = False, record: WalkRecord | None = None) -> Iterator[SourcePath]:
+def discover(
+    paths: Iterable[Path],
+    root: Path,
+    exclude: Iterable[str] = (),
+    *,
+    follow_symlinks: bool = False,
+    problems: list[Notification] | None = None,
+    configs: "ConfigSource | None" = None,
+    respect_gitignore: bool = True,
+    force_exclude: bool = False,
+    record: WalkRecord | None = None,
+) -> Iterator[SourcePath]:
     """Yield every Python file to scan, each once, in a stable order.
 
     ``exclude``: gitignore patterns relative to ``root`` (``--exclude``); ``configs``: where each
@@ -202,8 +228,16 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = (), *,
         yield from _walk(given, real_path(given), root, skip, follow_symlinks, seen, notes, record)
 
 
-def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks: bool, seen: set[Path],
-          notes: list[Notification], record: WalkRecord | None = None) -> Iterator[SourcePath]:
+def _walk(
+    given: Path,
+    tree: Path,
+    root: Path,
+    skip: PathFilter,
+    follow_symlinks: bool,
+    seen: set[Path],
+    notes: list[Notification],
+    record: WalkRecord | None = None,
+) -> Iterator[SourcePath]:
     """The files under folder ``given`` (``tree``: resolved), as ``os.walk`` from the top would
     find them -- each folder's files in name order, then its kept subfolders in name order, never
     into a symlinked folder -- but from one ``scandir`` per folder: an entry's kind comes with
@@ -214,8 +248,13 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         if record is not None:
             record.troubled = True
         where = display_path(Path(error.filename), root) if error.filename else display_path(given, root)
-        notes.append(Notification(NotificationKind.UNREADABLE,
-                                  f"cannot list this folder ({error.strerror or error}); the files in it were not scanned", where))
+        notes.append(
+            Notification(
+                NotificationKind.UNREADABLE,
+                f"cannot list this folder ({error.strerror or error}); the files in it were not scanned",
+                where,
+            )
+        )
 
     # (folder as walked, its resolved path once known): a subfolder that is no symlink resolves
     # to its parent's resolved path joined with its name, so realpath runs once, not per folder
@@ -261,8 +300,13 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
                     record.linked = True
                 resolved = real_path(full)
                 if not follow_symlinks and not _inside(resolved, tree):
-                    notes.append(Notification(NotificationKind.SKIPPED,
-                                              "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)", rel))
+                    notes.append(
+                        Notification(
+                            NotificationKind.SKIPPED,
+                            "a symlink to a file outside the scanned folder; skipped (scan it with --follow-symlinks)",
+                            rel,
+                        )
+                    )
                     continue
             else:
                 if resolved_folder is None:
@@ -276,8 +320,11 @@ def _walk(given: Path, tree: Path, root: Path, skip: PathFilter, follow_symlinks
         # walked depth first in name order: the stack pops the first subfolder next
         if kept:
             resolved_dir = resolved_dir or os.path.realpath(folder)
-            stack.extend((sub, os.path.join(resolved_dir, os.path.basename(sub)))
-                         for sub in reversed(kept) if not os.path.islink(sub))
+            stack.extend(
+                (sub, os.path.join(resolved_dir, os.path.basename(sub)))
+                for sub in reversed(kept)
+                if not os.path.islink(sub)
+            )
 
 
 def _list(dirpath: str, onerror: Callable[[OSError], None]) -> tuple[list[str], list[tuple[str, bool]]] | None:

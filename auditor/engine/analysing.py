@@ -22,9 +22,16 @@ from resume_audit.engine.workspace import Workspace
 PARALLEL_THRESHOLD = 16
 
 
-def analyse_files(todo: list[tuple[int, Path]], results: dict[Path, FileResult], candidates: int,
-                  analyzers: GroupAnalyzers, groups: list[Group], workspace: Workspace, cache: ScanCache,
-                  options: ScanOptions) -> None:
+def analyse_files(
+    todo: list[tuple[int, Path]],
+    results: dict[Path, FileResult],
+    candidates: int,
+    analyzers: GroupAnalyzers,
+    groups: list[Group],
+    workspace: Workspace,
+    cache: ScanCache,
+    options: ScanOptions,
+) -> None:
     """Analyse every ``(group, path)`` of ``todo`` into ``results`` (which holds the cached ones:
     progress counts them, out of ``candidates``)."""
 
@@ -37,8 +44,15 @@ def analyse_files(todo: list[tuple[int, Path]], results: dict[Path, FileResult],
         from resume_audit.engine.pool import analyse_in_pool  # (its classes: only when a pool runs)
 
         group_of = dict((path, group) for group, path in todo)
-        analyse_in_pool(todo, workspace, groups, cache, options.workers,
-                        lambda path, result: arrived(path, result, group_of[path]), options.tell)
+        analyse_in_pool(
+            todo,
+            workspace,
+            groups,
+            cache,
+            options.workers,
+            lambda path, result: arrived(path, result, group_of[path]),
+            options.tell,
+        )
     else:
         for group, path in todo:
             arrived(path, analyzers.analyse(group, path), group)

@@ -62,8 +62,16 @@ class KeptSummaries(SummarySource["Project"]):
         value = self.shared.get((kind, path))
         return value if value is not None else self.store.lookup(kind, path, project)
 
-    def record(self, kind: str, path: Path, value: object, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: Project) -> None:
+    def record(
+        self,
+        kind: str,
+        path: Path,
+        value: object,
+        paths: set[Path],
+        words: set[str],
+        summaries: dict[str, str],
+        project: Project,
+    ) -> None:
         if self.analyzer.incomplete or self.analyzer.texts.changed & paths:
             return
         self.kept[(kind, path)] = value
@@ -73,12 +81,21 @@ class KeptSummaries(SummarySource["Project"]):
 class Analyzer:
     """Analyses candidate files against a lazily loaded project. One per configuration group and process."""
 
-    def __init__(self, files: Sequence[SourceFile], config: Config, rule_ids: Sequence[str], time_limit: float | None,
-                 hashes: dict[str, str], texts: SourceBytes | dict[Path, bytes] | None = None,
-                 max_file_bytes: int | None = None, mentions: Callable[[str], list[str]] | None = None,
-                 in_scan: frozenset[str] | None = None, repo: RepoPaths = AS_REPORTED,
-                 summaries: SummarySource[Project] | None = None,
-                 parsed: dict[tuple[Path, str], ModuleFacts] | None = None) -> None:
+    def __init__(
+        self,
+        files: Sequence[SourceFile],
+        config: Config,
+        rule_ids: Sequence[str],
+        time_limit: float | None,
+        hashes: dict[str, str],
+        texts: SourceBytes | dict[Path, bytes] | None = None,
+        max_file_bytes: int | None = None,
+        mentions: Callable[[str], list[str]] | None = None,
+        in_scan: frozenset[str] | None = None,
+        repo: RepoPaths = AS_REPORTED,
+        summaries: SummarySource[Project] | None = None,
+        parsed: dict[tuple[Path, str], ModuleFacts] | None = None,
+    ) -> None:
         from resume_audit.analysis.configs import ConfigEvaluator
         from resume_audit.analysis.effects import EffectModel
         from resume_audit.analysis.project import Project
@@ -114,7 +131,9 @@ class Analyzer:
         self.mentions = mentions
         self.summaries = KeptSummaries(summaries if summaries is not None else SummarySource(), self)
         self.project = Project(files=files, loader=self._load, mentions=mentions, summaries=self.summaries)
-        self.effects = EffectModel(config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools)
+        self.effects = EffectModel(
+            config.effect_sinks, config.safe_calls, safe_urls=config.safe_urls, read_only_tools=config.read_only_tools
+        )
         self.configs = ConfigEvaluator(self.project)
 
     def _load(self, entry: SourceFile) -> ModuleFacts | None:
@@ -132,7 +151,11 @@ class Analyzer:
                 loaded = self._load_on_its_own_budget(entry, raw)
             else:
                 loaded = index_bytes(raw, entry)
-            if self.parsed is not None and not isinstance(loaded, Notification) and entry.path not in self.texts.changed:
+            if (
+                self.parsed is not None
+                and not isinstance(loaded, Notification)
+                and entry.path not in self.texts.changed
+            ):
                 self.parsed[known] = loaded
         if isinstance(loaded, Notification):
             self.load_notes[entry.path] = loaded
@@ -154,8 +177,11 @@ class Analyzer:
                 return loaded
             except TimeLimit:
                 self.incomplete = True
-                note = Notification(NotificationKind.TIMEOUT,
-                                    f"parsing took longer than {self.time_limit:g} s; file skipped", entry.display)
+                note = Notification(
+                    NotificationKind.TIMEOUT,
+                    f"parsing took longer than {self.time_limit:g} s; file skipped",
+                    entry.display,
+                )
                 self.dependency_notes.append(note)  # reported even if the slow file is no candidate itself
                 return note
 
@@ -219,12 +245,20 @@ class Analyzer:
         except TimeLimit:
             result.findings, result.suppressions_used = [], []
             result.notifications.append(
-                Notification(NotificationKind.TIMEOUT, f"analysis took longer than {self.time_limit:g} s; file skipped", entry.display)
+                Notification(
+                    NotificationKind.TIMEOUT,
+                    f"analysis took longer than {self.time_limit:g} s; file skipped",
+                    entry.display,
+                )
             )
             self.project.give_up(entry)  # a neighbour reaching it later does not pay for it again
         except RecursionError:
             result.findings, result.suppressions_used = [], []
-            result.notifications.append(Notification(NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display))
+            result.notifications.append(
+                Notification(
+                    NotificationKind.INTERNAL_ERROR, "nesting too deep to analyse; file skipped", entry.display
+                )
+            )
         # a module read late that no longer matches its hash: the result rests on an edit made
         # during the scan and is not cached under the old hash
         result.complete = not self.incomplete and not (self.texts.changed & self.project.touched)
@@ -242,7 +276,9 @@ class Analyzer:
         unresolved = self.project.unresolved_imports(module)
         if unresolved:
             result.notifications.append(
-                Notification(NotificationKind.UNRESOLVED_IMPORTS, " ".join(unresolved), entry.display, level=Severity.NOTE)
+                Notification(
+                    NotificationKind.UNRESOLVED_IMPORTS, " ".join(unresolved), entry.display, level=Severity.NOTE
+                )
             )
         raw = self._check(module, result)
         used: set[SuppressionUse] = set()

@@ -48,21 +48,43 @@ class ScanCache:
         # repository root (fingerprints hash paths relative to it) and whether links are followed;
         # the configuration is the group's: a file's entry is keyed on the settings that applied to it
         module_set = _module_set(workspace.files)
-        self.results = [ResultCache(options.cache_dir, key_parts=[
-            __version__, tool_fingerprint(), ",".join(g.rule_ids), g.config.fingerprint(), module_set,
-            str(options.max_file_bytes), str(scope.root.resolve()), str(options.follow_symlinks),
-            ",".join(sorted(workspace.in_scan)), scope.repo.anchor,
-        ]) for g in groups]
-        self.stores = {g.index: SummaryStore(options.cache_dir, self.results[g.index].key, workspace.hashes, workspace.mentions)
-                       for g in groups} if self.results else {}
+        self.results = [
+            ResultCache(
+                options.cache_dir,
+                key_parts=[
+                    __version__,
+                    tool_fingerprint(),
+                    ",".join(g.rule_ids),
+                    g.config.fingerprint(),
+                    module_set,
+                    str(options.max_file_bytes),
+                    str(scope.root.resolve()),
+                    str(options.follow_symlinks),
+                    ",".join(sorted(workspace.in_scan)),
+                    scope.repo.anchor,
+                ],
+            )
+            for g in groups
+        ]
+        self.stores = (
+            {
+                g.index: SummaryStore(
+                    options.cache_dir, self.results[g.index].key, workspace.hashes, workspace.mentions
+                )
+                for g in groups
+            }
+            if self.results
+            else {}
+        )
 
     @property
     def keys(self) -> list[str] | None:
         """Each group's cache key (what a pool worker opens its summary store with)."""
         return [c.key for c in self.results] if self.results else None
 
-    def lookup(self, candidates: Sequence[Path], group_of: dict[Path, Group], analyzers: GroupAnalyzers,
-               options: ScanOptions) -> tuple[dict[Path, FileResult], list[tuple[int, Path]]]:
+    def lookup(
+        self, candidates: Sequence[Path], group_of: dict[Path, Group], analyzers: GroupAnalyzers, options: ScanOptions
+    ) -> tuple[dict[Path, FileResult], list[tuple[int, Path]]]:
         """The cached results still valid, and what is left to analyse: (group, path), by group
         (a worker's chunk then mostly needs one group's analyser)."""
         results: dict[Path, FileResult] = {}
@@ -76,8 +98,17 @@ class ScanCache:
             if caches and checked % 256 == 0:
                 options.tell("checking the cache", checked, len(candidates))
             index = group_of[path].index
-            cached = caches[index].get(str(path), displays[path], workspace.hashes, workspace.mentions,
-                                       functools.partial(_summary_digest, analyzers, stored.get(index), index)) if caches else None
+            cached = (
+                caches[index].get(
+                    str(path),
+                    displays[path],
+                    workspace.hashes,
+                    workspace.mentions,
+                    functools.partial(_summary_digest, analyzers, stored.get(index), index),
+                )
+                if caches
+                else None
+            )
             if cached is not None:
                 results[path] = cached
             else:
@@ -115,4 +146,6 @@ def _summary_digest(analyzers: GroupAnalyzers, stored: StoredDigests | None, gro
 def _module_set(files: Sequence[SourceFile]) -> str:
     """Fingerprint of which module names exist: a new module can resolve an import that
     did not resolve before, which must invalidate cached results."""
-    return hashlib.blake2b("\n".join(sorted({f.module_name for f in files})).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return hashlib.blake2b(
+        "\n".join(sorted({f.module_name for f in files})).encode("utf-8", "surrogatepass"), digest_size=16
+    ).hexdigest()

@@ -44,7 +44,9 @@ def worth_parsing(inventory: Inventory, path: Path, in_scan: frozenset[str]) -> 
     if match is None or not inventory.prefilter.is_candidate(match, in_scan):
         return False
     group = inventory.group_of[path]
-    if len(group.rule_ids) < len(inventory.read_rule_ids) and not inventory.prefilter.is_candidate_for(group.rule_types, match, in_scan):
+    if len(group.rule_ids) < len(inventory.read_rule_ids) and not inventory.prefilter.is_candidate_for(
+        group.rule_types, match, in_scan
+    ):
         return False  # worth parsing for another package's rules, not for its own
     return True
 

@@ -22,7 +22,9 @@ from resume_audit.postprocess.suppression import SuppressionComment, Suppression
 from resume_audit.postprocess.unused_suppressions import unused_suppressions
 
 
-def combine(scope: ScanScope, inventory: Inventory, candidates: Candidates, results: dict[Path, FileResult]) -> ScanResult:
+def combine(
+    scope: ScanScope, inventory: Inventory, candidates: Candidates, results: dict[Path, FileResult]
+) -> ScanResult:
     """The scan's result: every candidate's findings and notifications, with the inventory's."""
     notifications = inventory.notifications
     findings: list[Finding] = []
@@ -69,8 +71,10 @@ def combine(scope: ScanScope, inventory: Inventory, candidates: Candidates, resu
 def _failed(result: FileResult) -> bool:
     """Whether the file's own analysis timed out or hit a bug: its comments are not judged (the
     findings they suppress may be the ones that were lost)."""
-    return any(n.path == result.display and n.kind in (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
-               for n in result.notifications)
+    return any(
+        n.path == result.display and n.kind in (NotificationKind.TIMEOUT, NotificationKind.INTERNAL_ERROR)
+        for n in result.notifications
+    )
 
 
 def _shown(path: Path, root: Path) -> str:

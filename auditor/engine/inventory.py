@@ -88,8 +88,13 @@ class Inventory:
         if self.walk is None or self.table is None:
             return
         modules = {str(f.path): (f.module_name, f.is_package) for f in self.files}
-        replay.save(result, self.walk, [(sp, self.signatures.get(str(sp.resolved)), modules.get(str(sp.resolved)))
-                                        for sp, _ in self.walked], self.table.started, complete=complete)
+        replay.save(
+            result,
+            self.walk,
+            [(sp, self.signatures.get(str(sp.resolved)), modules.get(str(sp.resolved))) for sp, _ in self.walked],
+            self.table.started,
+            complete=complete,
+        )
 
 
 def take_inventory(scope: ScanScope, options: ScanOptions, check: ReplayCheck, recording: bool) -> Inventory:
@@ -98,14 +103,28 @@ def take_inventory(scope: ScanScope, options: ScanOptions, check: ReplayCheck, r
     fixed = scope.fixed_config
     rule_infos = static_rules(options.cache_dir)
     prefilter = prefilter_of(active_rule_infos(fixed) if fixed is not None else list(rule_infos))
-    table = FileTable(options.cache_dir, [__version__, tool_fingerprint(), ",".join(r.id for r in prefilter.rules)]) \
-        if options.cache_dir else None
+    table = (
+        FileTable(options.cache_dir, [__version__, tool_fingerprint(), ",".join(r.id for r in prefilter.rules)])
+        if options.cache_dir
+        else None
+    )
     walk = check.walk or (WalkRecord() if recording else None)
     inventory = Inventory(Groups(scope.source), rule_infos, prefilter, table, walk)
-    found = check.paths if check.paths is not None else discover(
-        scope.paths, scope.root, options.exclude, follow_symlinks=options.follow_symlinks,
-        problems=inventory.notifications, configs=scope.source, respect_gitignore=options.respect_gitignore,
-        force_exclude=options.force_exclude, record=walk)
+    found = (
+        check.paths
+        if check.paths is not None
+        else discover(
+            scope.paths,
+            scope.root,
+            options.exclude,
+            follow_symlinks=options.follow_symlinks,
+            problems=inventory.notifications,
+            configs=scope.source,
+            respect_gitignore=options.respect_gitignore,
+            force_exclude=options.force_exclude,
+            record=walk,
+        )
+    )
     _walk(inventory, found)
     _read(inventory, options, check.modules)
     if not inventory.groups.all:  # nothing to scan: report the rules the configuration would have run
@@ -133,11 +152,18 @@ def _read(inventory: Inventory, options: ScanOptions, modules: dict[str, tuple[s
     # scan searches the whole tree for: the answers then come from them, once, not from a search
     # of the text by every analysis worker
     presearched: dict[str, list[str]] | None = {word: [] for word in WHOLE_TREE_WORDS}
-    table, walked, notifications, signatures = inventory.table, inventory.walked, inventory.notifications, inventory.signatures
+    table, walked, notifications, signatures = (
+        inventory.table,
+        inventory.walked,
+        inventory.notifications,
+        inventory.signatures,
+    )
     files, hashes, sizes, matches = inventory.files, inventory.hashes, inventory.sizes, inventory.matches
     preloaded = False
     to_read = [(sp.path, sp.resolved, sp.display) for sp, state in walked if state is None]
-    with contextlib.closing(readers.read_files(to_read, inventory.prefilter, options.workers, WHOLE_TREE_WORDS)) as reads:
+    with contextlib.closing(
+        readers.read_files(to_read, inventory.prefilter, options.workers, WHOLE_TREE_WORDS)
+    ) as reads:
         for discovered, (source_path, state) in enumerate(walked, 1):
             if discovered % 256 == 0:
                 options.tell("reading files", discovered, len(walked))

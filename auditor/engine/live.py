@@ -63,7 +63,9 @@ class LiveSummaries(SummarySource["Project"]):
     """Per-module summaries kept in memory across updates, each with what it rested on, in front of
     the scan's summary store (read, never written: a summary of an unsaved buffer stays in memory)."""
 
-    def __init__(self, store: SummarySource[Project] | None, hashes: dict[str, str], mentions: Callable[[str], list[str]]) -> None:
+    def __init__(
+        self, store: SummarySource[Project] | None, hashes: dict[str, str], mentions: Callable[[str], list[str]]
+    ) -> None:
         self.store = store
         self.hashes = hashes
         self.mentions = mentions
@@ -85,12 +87,22 @@ class LiveSummaries(SummarySource["Project"]):
         self.kept[(kind, path)] = kept
         return kept.value
 
-    def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: Project) -> None:
+    def record(
+        self,
+        kind: str,
+        path: Path,
+        value: Any,
+        paths: set[Path],
+        words: set[str],
+        summaries: dict[str, str],
+        project: Project,
+    ) -> None:
         deps = {str(p): self.hashes.get(str(p)) for p in sorted(paths)}
         if any(h is None for h in deps.values()):
             return  # rests on a file outside the project: never trusted later
-        self.kept[(kind, path)] = KeptSummary(value, deps, {w: self.mentions(w) for w in sorted(words)}, dict(summaries))
+        self.kept[(kind, path)] = KeptSummary(
+            value, deps, {w: self.mentions(w) for w in sorted(words)}, dict(summaries)
+        )
 
 
 @dataclass
@@ -111,8 +123,10 @@ class LiveScan:
         workspace = stages.workspace
         #: modules parsed so far, by (path, content hash): what a fresh project starts from
         self.parsed: dict[tuple[Path, str], ModuleFacts] = {}
-        self.summaries = {g.index: LiveSummaries(stages.cache.stores.get(g.index), workspace.hashes, workspace.mentions)
-                          for g in stages.inventory.groups.all}
+        self.summaries = {
+            g.index: LiveSummaries(stages.cache.stores.get(g.index), workspace.hashes, workspace.mentions)
+            for g in stages.inventory.groups.all
+        }
         self.entries = {f.path: f for f in workspace.files}
         self._keep_parsed(stages.analyzers)
         stages.analyzers = self._analyzers()  # the scan's analysers' memos are dropped with them
@@ -243,8 +257,10 @@ class LiveScan:
         """Fresh analysers (their projects' memos rest on nothing old) over the kept parsed modules
         and summaries."""
         workspace = self.stages.workspace
-        return GroupAnalyzers(self.stages.inventory.groups.all,
-                              lambda group: workspace.analyzer(group, self.summaries[group.index], self.parsed))
+        return GroupAnalyzers(
+            self.stages.inventory.groups.all,
+            lambda group: workspace.analyzer(group, self.summaries[group.index], self.parsed),
+        )
 
     def _keep_parsed(self, analyzers: GroupAnalyzers) -> None:
         """The modules the scan's own analysers parsed (not a pool's workers'), for the next project."""

@@ -32,7 +32,9 @@ def index_source(source: SourceText) -> ModuleFacts | Notification:
     try:
         return build_module_facts(source.path, source.display_path, name, is_package, source.text, tree)
     except RecursionError:
-        return Notification(NotificationKind.PARSE_ERROR, "nesting too deep to analyse, file skipped", source.display_path)
+        return Notification(
+            NotificationKind.PARSE_ERROR, "nesting too deep to analyse, file skipped", source.display_path
+        )
     except Exception as exc:  # an indexing bug must cost one file, not the scan
         return Notification(
             NotificationKind.INTERNAL_ERROR,
@@ -70,7 +72,12 @@ def preload_analysis() -> None:
     from resume_audit.rules import all_rules
 
     all_rules()
-    for name in ("resume_audit.analysis.configs", "resume_audit.analysis.effects", "resume_audit.analysis.project",
-                 "resume_audit.facts.parse", "resume_audit.frameworks.langchain_tools",
-                 "libcst.native"):  # (LibCST's parser: imported on its first parse)
+    for name in (
+        "resume_audit.analysis.configs",
+        "resume_audit.analysis.effects",
+        "resume_audit.analysis.project",
+        "resume_audit.facts.parse",
+        "resume_audit.frameworks.langchain_tools",
+        "libcst.native",
+    ):  # (LibCST's parser: imported on its first parse)
         importlib.import_module(name)

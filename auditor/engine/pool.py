@@ -60,23 +60,55 @@ class WorkerSetup:
     mentions: Mentions | None
 
     @classmethod
-    def of(cls, workspace: Workspace, groups: Sequence[Group], cache_dir: Path | None, cache_keys: list[str] | None,
-           forked: bool) -> WorkerSetup:
-        return cls(workspace.files, groups, workspace.time_limit, workspace.hashes,
-                   workspace.texts if forked else workspace.texts.loaded, workspace.max_file_bytes, workspace.in_scan,
-                   workspace.repo, cache_dir, cache_keys, workspace.mentions if forked else None)
+    def of(
+        cls,
+        workspace: Workspace,
+        groups: Sequence[Group],
+        cache_dir: Path | None,
+        cache_keys: list[str] | None,
+        forked: bool,
+    ) -> WorkerSetup:
+        return cls(
+            workspace.files,
+            groups,
+            workspace.time_limit,
+            workspace.hashes,
+            workspace.texts if forked else workspace.texts.loaded,
+            workspace.max_file_bytes,
+            workspace.in_scan,
+            workspace.repo,
+            cache_dir,
+            cache_keys,
+            workspace.mentions if forked else None,
+        )
 
     def analyzer(self, group: Group) -> Analyzer:
         """A worker's analyser of ``group``'s files."""
         if isinstance(self.texts, SourceBytes) and self.mentions is not None:
             texts, mentions = self.texts, self.mentions
         else:
-            texts = SourceBytes(dict(self.texts) if isinstance(self.texts, dict) else dict(self.texts.loaded), self.hashes)
+            texts = SourceBytes(
+                dict(self.texts) if isinstance(self.texts, dict) else dict(self.texts.loaded), self.hashes
+            )
             mentions = Mentions(self.files, texts)
-        store = SummaryStore(self.cache_dir, self.cache_keys[group.index], self.hashes, mentions) \
-            if self.cache_dir is not None and self.cache_keys is not None else None
-        return Analyzer(self.files, group.config, group.rule_ids, self.time_limit, self.hashes, texts, self.max_file_bytes,
-                        mentions, in_scan=self.in_scan, repo=self.repo, summaries=store)
+        store = (
+            SummaryStore(self.cache_dir, self.cache_keys[group.index], self.hashes, mentions)
+            if self.cache_dir is not None and self.cache_keys is not None
+            else None
+        )
+        return Analyzer(
+            self.files,
+            group.config,
+            group.rule_ids,
+            self.time_limit,
+            self.hashes,
+            texts,
+            self.max_file_bytes,
+            mentions,
+            in_scan=self.in_scan,
+            repo=self.repo,
+            summaries=store,
+        )
 
 
 @dataclass(frozen=True)
@@ -175,8 +207,15 @@ def chunks_of(items: Items, workers: int) -> list[Items]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def analyse_in_pool(todo: Items, workspace: Workspace, groups: Sequence[Group], cache: ScanCache, workers: int,
-                    on_result: Callable[[Path, FileResult], None], tell: Callable[[str, int, int | None], None]) -> None:
+def analyse_in_pool(
+    todo: Items,
+    workspace: Workspace,
+    groups: Sequence[Group],
+    cache: ScanCache,
+    workers: int,
+    on_result: Callable[[Path, FileResult], None],
+    tell: Callable[[str, int, int | None], None],
+) -> None:
     """Analyse ``todo`` in a pool of ``workers`` processes, the two phases in turn; each result is
     handed to ``on_result`` as it arrives."""
     import concurrent.futures
@@ -187,8 +226,9 @@ def analyse_in_pool(todo: Items, workspace: Workspace, groups: Sequence[Group], 
     setup = WorkerSetup.of(workspace, groups, cache.directory, cache.keys, forked=context.get_start_method() == "fork")
     chunks = chunks_of(todo, workers)
     taken: SynchronizedArray[int] = context.Array("b", len(chunks))
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker,
-                                                  initargs=(setup, taken))
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=init_worker, initargs=(setup, taken)
+    )
     try:
         by_display = {f.display: f.path for f in setup.files}
         # first the per-module summaries every file's whole-project questions read, split

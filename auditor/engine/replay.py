@@ -86,8 +86,9 @@ class ScanReplay:
     rested on, in ``directory``."""
 
     def __init__(self, directory: Path, key_parts: Iterable[str]) -> None:
-        self.key = hashlib.blake2b("\x1f".join([str(REPLAY_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"),
-                                   digest_size=16).hexdigest()
+        self.key = hashlib.blake2b(
+            "\x1f".join([str(REPLAY_FORMAT), *key_parts]).encode("utf-8", "surrogatepass"), digest_size=16
+        ).hexdigest()
         self.path = directory / f"replay-{self.key}.json"
 
     def check(self) -> ReplayCheck:
@@ -101,8 +102,11 @@ class ScanReplay:
                 return ReplayCheck()
             if _same(files):
                 return ReplayCheck(result=serialize.scan_result_from_dict(data["result"]))
-            walk = WalkRecord({str(p): _signature(s) for p, s in folders}, {str(p): _signature(s) for p, s in guards},
-                              {str(p): _signature(s) for p, s in present})
+            walk = WalkRecord(
+                {str(p): _signature(s) for p, s in folders},
+                {str(p): _signature(s) for p, s in guards},
+                {str(p): _signature(s) for p, s in present},
+            )
             paths, modules = [], {}
             for resolved, _, display, walked, module, is_package in files:
                 identity = Path(resolved)
@@ -114,29 +118,53 @@ class ScanReplay:
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):  # absent or damaged: a miss
             return ReplayCheck()
 
-    def save(self, result: ScanResult, walk: WalkRecord,
-             files: Sequence[tuple[SourcePath, Signature | None, tuple[str, bool] | None]], started: float,
-             complete: bool) -> None:
+    def save(
+        self,
+        result: ScanResult,
+        walk: WalkRecord,
+        files: Sequence[tuple[SourcePath, Signature | None, tuple[str, bool] | None]],
+        started: float,
+        complete: bool,
+    ) -> None:
         """Record ``result`` with what it rested on -- ``files``: every file found, in the order
         found, with its signature before it was read and its module name (and whether a package) --
         unless it may rest on more (see the module's docstring): then any earlier record is
         removed, as it no longer describes this tree."""
         folders = list(walk.folders.values())
         walked_as = _WalkedAs()
-        if (not complete or walk.linked or walk.troubled or any(n.kind in TRANSIENT for n in result.notifications)
-                or any(s is None for s in folders) or _recent([*folders, *walk.guards.values()], started)):
+        if (
+            not complete
+            or walk.linked
+            or walk.troubled
+            or any(n.kind in TRANSIENT for n in result.notifications)
+            or any(s is None for s in folders)
+            or _recent([*folders, *walk.guards.values()], started)
+        ):
             self.discard()
             return
         # a file changed within the racy window (the one just edited) is recorded without a signature:
         # the result is then not replayed until a scan sees it settled, but the file list still serves
-        write_json_atomically(self.path, {
-            "format": REPLAY_FORMAT, "key": self.key,
-            "folders": _rows(walk.folders), "guards": _rows(walk.guards), "present": _rows(walk.present),
-            "files": [[str(sp.resolved), list(sig) if sig is not None and not _recent([sig], started) else None,
-                       sp.display, walked_as(sp), *(module if module is not None else (None, False))]
-                      for sp, sig, module in files],
-            "result": serialize.scan_result_to_dict(result),
-        })
+        write_json_atomically(
+            self.path,
+            {
+                "format": REPLAY_FORMAT,
+                "key": self.key,
+                "folders": _rows(walk.folders),
+                "guards": _rows(walk.guards),
+                "present": _rows(walk.present),
+                "files": [
+                    [
+                        str(sp.resolved),
+                        list(sig) if sig is not None and not _recent([sig], started) else None,
+                        sp.display,
+                        walked_as(sp),
+                        *(module if module is not None else (None, False)),
+                    ]
+                    for sp, sig, module in files
+                ],
+                "result": serialize.scan_result_to_dict(result),
+            },
+        )
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
@@ -149,19 +177,42 @@ def replay_for(scope: ScanScope, options: ScanOptions) -> ScanReplay | None:
     fingerprint = source_fingerprint(scope.source) if options.cache_dir is not None else None
     if options.cache_dir is None or fingerprint is None:
         return None
-    settings = [options.time_limit, options.max_file_bytes, options.follow_symlinks, options.exclude,
-                options.respect_gitignore, options.force_exclude]
-    return ScanReplay(options.cache_dir, replay_key(__version__, tool_fingerprint(), scope.paths, scope.root, fingerprint,
-                                                    scope.repo.anchor,
-                                                    [tuple(o) if isinstance(o, (list, tuple)) else o for o in settings]))
+    settings = [
+        options.time_limit,
+        options.max_file_bytes,
+        options.follow_symlinks,
+        options.exclude,
+        options.respect_gitignore,
+        options.force_exclude,
+    ]
+    return ScanReplay(
+        options.cache_dir,
+        replay_key(
+            __version__,
+            tool_fingerprint(),
+            scope.paths,
+            scope.root,
+            fingerprint,
+            scope.repo.anchor,
+            [tuple(o) if isinstance(o, (list, tuple)) else o for o in settings],
+        ),
+    )
 
 
-def replay_key(version: str, tool: str, paths: Sequence[Path], root: Path, source: str, repo_anchor: str,
-               options: Sequence[object]) -> list[str]:
+def replay_key(
+    version: str, tool: str, paths: Sequence[Path], root: Path, source: str, repo_anchor: str, options: Sequence[object]
+) -> list[str]:
     """The key parts: paths as given, made absolute (not resolved: a symlinked path is another
     scan), the root, the configuration source's fingerprint and every other option."""
-    return [version, tool, "\x1e".join(os.path.abspath(p) for p in paths), os.path.abspath(root), source,
-            repo_anchor, repr(tuple(options))]
+    return [
+        version,
+        tool,
+        "\x1e".join(os.path.abspath(p) for p in paths),
+        os.path.abspath(root),
+        source,
+        repo_anchor,
+        repr(tuple(options)),
+    ]
 
 
 def _rows(signatures: dict[str, Signature | None]) -> list[list[Any]]:

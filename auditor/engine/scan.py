@@ -62,9 +62,20 @@ _ELSEWHERE = {
 }
 
 __all__ = [
-    "DEFAULT_MAX_FILE_BYTES", "DEFAULT_TIME_LIMIT", "ScanOptions", "ScanSettings", "run_stages", "scan",
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_TIME_LIMIT",
+    "ScanOptions",
+    "ScanSettings",
+    "run_stages",
+    "scan",
     # (from _ELSEWHERE)
-    "Analyzer", "FileResult", "index_source", "load_module", "active_rule_infos", "active_rules", "prefilter_of",
+    "Analyzer",
+    "FileResult",
+    "index_source",
+    "load_module",
+    "active_rule_infos",
+    "active_rules",
+    "prefilter_of",
 ]
 
 
@@ -96,8 +107,13 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 @_cyclic_gc_paused()
-def scan(paths: Sequence[Path], config: Config | ConfigSource, root: Path, options: ScanOptions | None = None,
-         **settings: Unpack[ScanSettings]) -> ScanResult:
+def scan(
+    paths: Sequence[Path],
+    config: Config | ConfigSource,
+    root: Path,
+    options: ScanOptions | None = None,
+    **settings: Unpack[ScanSettings],
+) -> ScanResult:
     """Scan ``paths`` and return findings and notifications (never raises for bad files).
 
     ``config``: one configuration for every file, or a source giving each folder its own
@@ -136,7 +152,9 @@ def run_stages(scope: ScanScope, options: ScanOptions, check: ReplayCheck, recor
     cache = ScanCache(scope, options, inventory.groups.all, workspace)
     # built on first need: checking a cached result's summary dependencies asks the group's project
     # (which reads the stored summaries, and parses only modules whose summaries are stale)
-    analyzers = GroupAnalyzers(inventory.groups.all, lambda group: workspace.analyzer(group, cache.stores.get(group.index)))
+    analyzers = GroupAnalyzers(
+        inventory.groups.all, lambda group: workspace.analyzer(group, cache.stores.get(group.index))
+    )
     results, todo = cache.lookup(candidates.paths, inventory.group_of, analyzers, options)
     analyse_files(todo, results, len(candidates.paths), analyzers, inventory.groups.all, workspace, cache, options)
     inventory.save_table()

@@ -33,7 +33,9 @@ class Alarm:
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
-        self.active = bool(seconds) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        self.active = (
+            bool(seconds) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        )
         self.stopping = False
         self.previous: _Handler = None
 
@@ -70,8 +72,11 @@ class Alarm:
 
     @staticmethod
     def running() -> bool:
-        return hasattr(signal, "getitimer") and threading.current_thread() is threading.main_thread() \
+        return (
+            hasattr(signal, "getitimer")
+            and threading.current_thread() is threading.main_thread()
             and signal.getitimer(signal.ITIMER_REAL)[0] > 0
+        )
 
     @staticmethod
     @contextlib.contextmanager

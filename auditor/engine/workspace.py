@@ -50,13 +50,36 @@ class Workspace:
         mentions = Mentions(inventory.files, texts, inventory.table)
         if inventory.presearched is not None and candidates.paths:
             mentions.remember({word: sorted(holding) for word, holding in inventory.presearched.items()})
-        return cls(inventory.files, inventory.hashes, texts, mentions, candidates.in_scan, repo,
-                   options.time_limit, options.max_file_bytes)
+        return cls(
+            inventory.files,
+            inventory.hashes,
+            texts,
+            mentions,
+            candidates.in_scan,
+            repo,
+            options.time_limit,
+            options.max_file_bytes,
+        )
 
-    def analyzer(self, group: Group, summaries: SummarySource[Project] | None,
-                 parsed: dict[tuple[Path, str], ModuleFacts] | None = None) -> Analyzer:
+    def analyzer(
+        self,
+        group: Group,
+        summaries: SummarySource[Project] | None,
+        parsed: dict[tuple[Path, str], ModuleFacts] | None = None,
+    ) -> Analyzer:
         """An analyser of ``group``'s files, keeping the summaries it computes in ``summaries``
         (and, given ``parsed``, the modules it parses there, for the next analyser)."""
-        return Analyzer(self.files, group.config, list(group.rule_ids), self.time_limit, self.hashes, self.texts,
-                        self.max_file_bytes, self.mentions, in_scan=self.in_scan, repo=self.repo, summaries=summaries,
-                        parsed=parsed)
+        return Analyzer(
+            self.files,
+            group.config,
+            list(group.rule_ids),
+            self.time_limit,
+            self.hashes,
+            self.texts,
+            self.max_file_bytes,
+            self.mentions,
+            in_scan=self.in_scan,
+            repo=self.repo,
+            summaries=summaries,
+            parsed=parsed,
+        )

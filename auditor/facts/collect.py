@@ -18,14 +18,33 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from resume_audit.facts.model import (
-    BUILTIN_NAMES, Binding, CallInfo, ClassInfo, DecoratorInfo, FunctionInfo, ModuleFacts, Order, Pos, Scope,
+    BUILTIN_NAMES,
+    Binding,
+    CallInfo,
+    ClassInfo,
+    DecoratorInfo,
+    FunctionInfo,
+    ModuleFacts,
+    Order,
+    Pos,
+    Scope,
 )
 from resume_audit.facts.walk import children, fields_of, visit_fast
 
 # the model and the walk are importable from here as they were before they had modules of their own
 __all__ = [
-    "BUILTIN_NAMES", "Binding", "CallInfo", "ClassInfo", "DecoratorInfo", "FunctionInfo", "ModuleFacts", "Order", "Pos",
-    "Scope", "build_module_facts", "visit_fast",
+    "BUILTIN_NAMES",
+    "Binding",
+    "CallInfo",
+    "ClassInfo",
+    "DecoratorInfo",
+    "FunctionInfo",
+    "ModuleFacts",
+    "Order",
+    "Pos",
+    "Scope",
+    "build_module_facts",
+    "visit_fast",
 ]
 
 #: Children walked in the enclosing scope before a def/class body (decorators, defaults,
@@ -84,8 +103,12 @@ _PLANS: dict[type, _Plan] = {}
 
 def _plan(tp: type) -> _Plan:
     header = _HEADER_FIELDS.get(tp)
-    return _Plan(getattr(_Collector, "visit_" + tp.__name__, None), getattr(_Collector, "leave_" + tp.__name__, None),
-                 header, header if header is not None else fields_of(tp))
+    return _Plan(
+        getattr(_Collector, "visit_" + tp.__name__, None),
+        getattr(_Collector, "leave_" + tp.__name__, None),
+        header,
+        header if header is not None else fields_of(tp),
+    )
 
 
 _ENTER_SCOPE, _LEAVE_SCOPE, _LEAVE = 0, 1, 2
@@ -226,7 +249,9 @@ class _Collector:
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             if param.annotation is not None:
-                info.bindings.append(Binding(param.name.value, param.annotation.annotation, self._order(node), "param-annotation"))
+                info.bindings.append(
+                    Binding(param.name.value, param.annotation.annotation, self._order(node), "param-annotation")
+                )
 
     def _directly_in_class(self, node: cst.FunctionDef) -> bool:
         parent = self.f.parent(node)
@@ -271,7 +296,9 @@ class _Collector:
         if node.value is not None:
             self._bind_target(node.target, node.value, node)
         elif isinstance(node.target, cst.Name) and self.func_stack:
-            self._bindings().append(Binding(node.target.value, node.annotation.annotation, self._order(node), "param-annotation"))
+            self._bindings().append(
+                Binding(node.target.value, node.annotation.annotation, self._order(node), "param-annotation")
+            )
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node.value, node)
@@ -332,7 +359,11 @@ class _Collector:
             return
         for alias in node.names:
             name = self.f.code(alias.name)
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            local = (
+                alias.asname.name.value
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                else name
+            )
             qualified = f"{absolute}.{name}" if absolute else name
             self._record_import(local, qualified, node)
             if absolute:

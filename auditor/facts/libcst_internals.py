@@ -102,17 +102,23 @@ def missing() -> list[str]:
     (empty: all of it works). Each use falls back to something slower, never to a wrong answer."""
     out: list[str] = []
     if PositionProvidingCodegenState is None:
-        out.append("libcst.metadata.position_provider.PositionProvidingCodegenState is gone: "
-                   "finding positions now generate the whole module (slower)")
+        out.append(
+            "libcst.metadata.position_provider.PositionProvidingCodegenState is gone: "
+            "finding positions now generate the whole module (slower)"
+        )
     if not callable(getattr(cst.CSTNode, "_codegen", None)):
         out.append("CSTNode._codegen is gone: finding positions now generate the whole module (slower)")
     if not callable(getattr(PositionProvider, "_gen_impl", None)):
-        out.append("PositionProvider._gen_impl is gone: module positions now go through MetadataWrapper.resolve (slower)")
+        out.append(
+            "PositionProvider._gen_impl is gone: module positions now go through MetadataWrapper.resolve (slower)"
+        )
     probe = cst.parse_module("x = 1\n")
     placed = statement_code_positions(probe, probe.body[0], [])
     if placed is None or placed[0] != "x = 1\n" or probe.body[0] not in placed[1]:
-        out.append("a statement's code and positions cannot be generated alone (CSTNode._codegen with "
-                   "PositionProvidingCodegenState, PositionProvider._computed): finding positions fall back")
+        out.append(
+            "a statement's code and positions cannot be generated alone (CSTNode._codegen with "
+            "PositionProvidingCodegenState, PositionProvider._computed): finding positions fall back"
+        )
     if not CAN_SKIP_VALIDATION:
         out.append("CSTNode.__post_init__ does more than call _validate: every parse keeps validation (slower)")
     return out

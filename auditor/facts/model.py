@@ -192,8 +192,9 @@ class ModuleFacts:
             # first the simple statement line the node is on, when it is nested in a block: a
             # finding in a node's body then costs the code of one line, not of the whole def
             line = self._nested_line(node, top)
-            placed = (self._placed_in(line, node, self.indents_of(line)) if line is not None else None) \
-                or self._placed_in(top, node, [])
+            placed = (
+                self._placed_in(line, node, self.indents_of(line)) if line is not None else None
+            ) or self._placed_in(top, node, [])
             if placed is not None:
                 return placed
         if self._positions is None:
@@ -206,7 +207,9 @@ class ModuleFacts:
         when that statement's code cannot be placed (see :func:`~resume_audit.facts.positions.statement_positions`)."""
         placed = self._statement_positions.get(stmt)
         if placed is None:
-            placed = self._statement_positions[stmt] = statement_positions(self.tree, self.source, stmt, indents) or False
+            placed = self._statement_positions[stmt] = (
+                statement_positions(self.tree, self.source, stmt, indents) or False
+            )
         if isinstance(placed, bool) or node not in placed[0]:
             return None
         computed, offset = placed
@@ -276,11 +279,21 @@ class ModuleFacts:
         and bindings are the module-level ones; its node is a synthetic ``def <module>()`` over
         the module's own statements (the same node objects), never part of the tree."""
         if self._script_body is None:
-            node = cst.FunctionDef(name=cst.Name("__module__"), params=cst.Parameters(), body=cst.IndentedBlock(body=list(self.tree.body)))
+            node = cst.FunctionDef(
+                name=cst.Name("__module__"), params=cst.Parameters(), body=cst.IndentedBlock(body=list(self.tree.body))
+            )
             self._script_body = FunctionInfo(
-                node=node, name="<module>", qualname="<module>", full_name=f"{self.module_name}.<module>", module=self,
-                class_info=None, parent=None, decorators=[], is_async=False,
-                calls=self.module_calls, bindings=self.module_bindings,
+                node=node,
+                name="<module>",
+                qualname="<module>",
+                full_name=f"{self.module_name}.<module>",
+                module=self,
+                class_info=None,
+                parent=None,
+                decorators=[],
+                is_async=False,
+                calls=self.module_calls,
+                bindings=self.module_bindings,
             )
         return self._script_body
 

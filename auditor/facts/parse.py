@@ -15,12 +15,12 @@ from typing import Iterator
 
 import libcst as cst
 
-# decoding is needed by every scan that reads a file, parsing only by one that analyses it: the
-# decoder lives apart, so reading a file does not import LibCST
-from resume_audit.reading.decoding import SourceText
 from resume_audit.facts.libcst_internals import CAN_SKIP_VALIDATION, unvalidated
 from resume_audit.findings import Notification, NotificationKind
 
+# decoding is needed by every scan that reads a file, parsing only by one that analyses it: the
+# decoder lives apart, so reading a file does not import LibCST
+from resume_audit.reading.decoding import SourceText
 
 #: Deeper expression nesting than this is not handed to LibCST: its native parser slows
 #: down super-linearly on long operator chains (5,000 ``+`` terms take ~30 s) and
@@ -97,7 +97,9 @@ def _pre_check(source: SourceText) -> Notification | tuple[int, int, str] | None
             return Notification(
                 NotificationKind.PARSE_ERROR,
                 f"nesting too deep to parse ({exc.msg}), file skipped",
-                source.display_path, line=exc.lineno, column=exc.offset,
+                source.display_path,
+                line=exc.lineno,
+                column=exc.offset,
             )
         # maybe newer syntax than this interpreter knows: let LibCST try
         return (exc.lineno or 1, exc.offset or 1, exc.msg)

@@ -22,7 +22,9 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
-def statement_positions(tree: cst.Module, source: str, stmt: cst.CSTNode, indents: list[str] | None = None) -> Placed | None:
+def statement_positions(
+    tree: cst.Module, source: str, stmt: cst.CSTNode, indents: list[str] | None = None
+) -> Placed | None:
     """Positions of the nodes of one statement, without generating the whole module: the
     statement's code (leading comments and blank lines included) is generated alone, found in
     the source -- it must occur exactly once, at the start of a line -- and its lines are

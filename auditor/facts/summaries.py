@@ -133,8 +133,9 @@ class PartsIndex:
                         self._by_select.setdefault(key, []).append((path, part))
             return self._by_select.get(select, [])
         if select not in self._picked:
-            self._picked[select] = [(path, part) for path, value in self.values
-                                    for part in (select_part(self.kind, value, select),) if part]
+            self._picked[select] = [
+                (path, part) for path, value in self.values for part in (select_part(self.kind, value, select),) if part
+            ]
         return self._picked[select]
 
 
@@ -170,6 +171,14 @@ class SummarySource(Generic[P]):
         """A stored summary still valid for the scan, or None."""
         return None
 
-    def record(self, kind: str, path: Path, value: Any, paths: set[Path], words: set[str],
-               summaries: dict[str, str], project: P) -> None:
+    def record(
+        self,
+        kind: str,
+        path: Path,
+        value: Any,
+        paths: set[Path],
+        words: set[str],
+        summaries: dict[str, str],
+        project: P,
+    ) -> None:
         """Keep a computed summary with what it depended on."""

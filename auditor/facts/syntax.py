@@ -118,7 +118,12 @@ def names_in(node: cst.CSTNode, *, self_attributes: bool = False) -> set[str]:
         cur = stack.pop()
         if isinstance(cur, cst.Name):
             out.add(cur.value)
-        elif self_attributes and isinstance(cur, cst.Attribute) and isinstance(cur.value, cst.Name) and cur.value.value == "self":
+        elif (
+            self_attributes
+            and isinstance(cur, cst.Attribute)
+            and isinstance(cur.value, cst.Name)
+            and cur.value.value == "self"
+        ):
             out.add(f"self.{cur.attr.value}")
         stack.extend(cur.children)
     return out

@@ -17,14 +17,44 @@ import libcst as cst
 #: Fields that only hold whitespace, punctuation or comments: never walked.
 _SKIP_FIELDS = frozenset(
     {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
-        "newline", "equal", "colon", "dot", "star", "asynchronous", "operator", "lbracket", "rbracket",
-        "lbrace", "rbrace", "default_comma", "star_tok", "whitespace", "trailing_whitespace", "indent",
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "newline",
+        "equal",
+        "colon",
+        "dot",
+        "star",
+        "asynchronous",
+        "operator",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "default_comma",
+        "star_tok",
+        "whitespace",
+        "trailing_whitespace",
+        "indent",
     }
 )
 _TOKEN_TYPES = (
-    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comma,
-    cst.Semicolon, cst.LeftParen, cst.RightParen, cst.AssignEqual, cst.Colon, cst.Dot,
+    cst.BaseParenthesizableWhitespace,
+    cst.Newline,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Comma,
+    cst.Semicolon,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.AssignEqual,
+    cst.Colon,
+    cst.Dot,
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -92,8 +122,11 @@ def visit_fast(node: cst.CSTNode, visitor: object) -> None:
         found_handlers = handlers.get(tp)
         if found_handlers is None:
             name = tp.__name__
-            found_handlers = handlers[tp] = (getattr(visitor, "visit_" + name, None),
-                                             getattr(visitor, "leave_" + name, None), fields_of(tp))
+            found_handlers = handlers[tp] = (
+                getattr(visitor, "visit_" + name, None),
+                getattr(visitor, "leave_" + name, None),
+                fields_of(tp),
+            )
         visit, leave, fields = found_handlers
         if leaving:
             leave(cur)

@@ -85,8 +85,14 @@ def apply_fixes(text: str, fixes: list[Autofix]) -> tuple[str, list[Autofix]]:
     ranges: list[tuple[int, int, str]] = []
     for fix in fixes:
         try:
-            mine = [(offset_of(starts, text, e.span.start_line, e.span.start_col),
-                     offset_of(starts, text, e.span.end_line, e.span.end_col), e.replacement) for e in fix.edits]
+            mine = [
+                (
+                    offset_of(starts, text, e.span.start_line, e.span.start_col),
+                    offset_of(starts, text, e.span.end_line, e.span.end_col),
+                    e.replacement,
+                )
+                for e in fix.edits
+            ]
         except FixConflict:
             continue
         new = [edit for edit in mine if edit not in ranges]
@@ -102,8 +108,10 @@ def splice(text: str, edits: list[tuple[int, int, str]], base: int = 0) -> str:
     and ``text`` starting at offset ``base`` of it (a block of lines, for a review suggestion).
     Made from the bottom up, so earlier offsets stay valid; of insertions at one offset the last
     listed goes in first, so the first listed ends up first."""
-    for _, (start, end, replacement) in sorted(enumerate(edits), key=lambda item: (item[1][0], item[1][1], item[0]), reverse=True):
-        text = text[: start - base] + replacement + text[end - base:]
+    for _, (start, end, replacement) in sorted(
+        enumerate(edits), key=lambda item: (item[1][0], item[1][1], item[0]), reverse=True
+    ):
+        text = text[: start - base] + replacement + text[end - base :]
     return text
 
 
@@ -111,7 +119,7 @@ def _read_text(path: Path) -> tuple[str, bytes]:
     """The file as text exactly as stored (no newline translation), and a BOM to put back."""
     raw = path.read_bytes()
     bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
-    return raw[len(bom):].decode("utf-8"), bom
+    return raw[len(bom) :].decode("utf-8"), bom
 
 
 def _write_text(path: Path, text: str, bom: bytes) -> None:
@@ -171,7 +179,9 @@ def fix(request: ScanRequest, *, unsafe: bool = False, diff_only: bool = False) 
             progressed = True
             for f in ordered:
                 if f.autofix in taken:
-                    report.applied.append(AppliedFix(f.rule_id, display, f.span.start_line, f.autofix.description, f.autofix.safety))
+                    report.applied.append(
+                        AppliedFix(f.rule_id, display, f.span.start_line, f.autofix.description, f.autofix.safety)
+                    )
             current[display] = new_text
             if not diff_only:
                 _write_text(path, new_text, bom)
@@ -181,9 +191,10 @@ def fix(request: ScanRequest, *, unsafe: bool = False, diff_only: bool = False) 
     for display, before in originals.items():
         after = current.get(display)  # what was written (or, with diff_only, would have been)
         if after is not None and after != before:
-            report.diffs[display] = "".join(difflib.unified_diff(
-                before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{display}", f"b/{display}"))
+            report.diffs[display] = "".join(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{display}", f"b/{display}"
+                )
+            )
     report.remaining = outcome.result
     return report
-
-

@@ -28,13 +28,15 @@ from __future__ import annotations
 import libcst as cst
 
 from resume_audit.analysis.effect_catalog import KeyedApi, keyed_api
-from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.analysis.resolve import Resolver
-from resume_audit.fixes.source_edits import add_keyword_edit, add_parameter_edit, import_edit, is_bound, local_name_of
+from resume_audit.facts.model import CallInfo, FunctionInfo
 from resume_audit.findings import Autofix, Edit, FixSafety
+from resume_audit.fixes.source_edits import add_keyword_edit, add_parameter_edit, import_edit, is_bound, local_name_of
 
 #: where LangGraph's run configuration type lives (the annotation LangGraph recognises by identity)
-RUNNABLE_CONFIG = frozenset({"langchain_core.runnables.RunnableConfig", "langchain_core.runnables.config.RunnableConfig"})
+RUNNABLE_CONFIG = frozenset(
+    {"langchain_core.runnables.RunnableConfig", "langchain_core.runnables.config.RunnableConfig"}
+)
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda)
 #: calls whose result is as stable as their arguments
 _PURE_CALLS = frozenset({"str", "int", "float", "round", "len", "abs", "min", "max", "sorted", "tuple", "bool"})
@@ -51,7 +53,9 @@ def idempotency_key_fix(call: CallInfo, fn: FunctionInfo, resolver: Resolver) ->
     if found is None:
         return None
     api, name = found
-    if _in_loop(call, fn) or any(c is not call and keyed_api(resolver.call_names(c.node, fn)) == found for c in fn.calls):
+    if _in_loop(call, fn) or any(
+        c is not call and keyed_api(resolver.call_names(c.node, fn)) == found for c in fn.calls
+    ):
         return None
     edits: list[Edit] = []
     config = "config"
@@ -94,10 +98,16 @@ def idempotency_key_fix(call: CallInfo, fn: FunctionInfo, resolver: Resolver) ->
 
 
 def _description(api: KeyedApi, adds_config: bool) -> str:
-    added = " and adds the node's `config` parameter (LangGraph passes the run's configuration to it)" if adds_config else ""
-    return (f"pass {api.keyword}= derived from the thread id, the node and the call's stable arguments, so "
-            f"{api.sdk} answers a re-run's repeat without acting again{added}; {api.sdk} remembers a key for "
-            f"{api.retention}, so a re-run later than that acts again")
+    added = (
+        " and adds the node's `config` parameter (LangGraph passes the run's configuration to it)"
+        if adds_config
+        else ""
+    )
+    return (
+        f"pass {api.keyword}= derived from the thread id, the node and the call's stable arguments, so "
+        f"{api.sdk} answers a re-run's repeat without acting again{added}; {api.sdk} remembers a key for "
+        f"{api.retention}, so a re-run later than that acts again"
+    )
 
 
 def _in_loop(call: CallInfo, fn: FunctionInfo) -> bool:
@@ -139,17 +149,27 @@ def _is_stable(expr: cst.BaseExpression, fn: FunctionInfo, roots: set[str], dept
         local = [b for b in fn.bindings if b.name == expr.value]
         if local:
             # a local assigned once from stable parts is as stable as they are
-            return (depth < 2 and len(local) == 1 and local[0].kind == "assign"
-                    and _is_stable(local[0].value, fn, roots, depth + 1))
-        return any(b.name == expr.value and b.kind == "assign" for b in fn.module.module_bindings) and expr.value.isupper()
+            return (
+                depth < 2
+                and len(local) == 1
+                and local[0].kind == "assign"
+                and _is_stable(local[0].value, fn, roots, depth + 1)
+            )
+        return (
+            any(b.name == expr.value and b.kind == "assign" for b in fn.module.module_bindings) and expr.value.isupper()
+        )
     if isinstance(expr, cst.Attribute):
         return _is_stable(expr.value, fn, roots, depth)
     if isinstance(expr, cst.Subscript):
         return _is_stable(expr.value, fn, roots, depth) and all(
-            isinstance(s.slice, cst.Index) and _is_stable(s.slice.value, fn, roots, depth) for s in expr.slice)
+            isinstance(s.slice, cst.Index) and _is_stable(s.slice.value, fn, roots, depth) for s in expr.slice
+        )
     if isinstance(expr, cst.FormattedString):
-        return all(isinstance(p, cst.FormattedStringText) or (
-            isinstance(p, cst.FormattedStringExpression) and _is_stable(p.expression, fn, roots, depth)) for p in expr.parts)
+        return all(
+            isinstance(p, cst.FormattedStringText)
+            or (isinstance(p, cst.FormattedStringExpression) and _is_stable(p.expression, fn, roots, depth))
+            for p in expr.parts
+        )
     if isinstance(expr, cst.BinaryOperation):
         return _is_stable(expr.left, fn, roots, depth) and _is_stable(expr.right, fn, roots, depth)
     if isinstance(expr, cst.UnaryOperation):
@@ -157,12 +177,16 @@ def _is_stable(expr: cst.BaseExpression, fn: FunctionInfo, roots: set[str], dept
     if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
         return all(isinstance(e, cst.Element) and _is_stable(e.value, fn, roots, depth) for e in expr.elements)
     if isinstance(expr, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _is_stable(e.key, fn, roots, depth) and _is_stable(e.value, fn, roots, depth)
-                   for e in expr.elements)
+        return all(
+            isinstance(e, cst.DictElement)
+            and _is_stable(e.key, fn, roots, depth)
+            and _is_stable(e.value, fn, roots, depth)
+            for e in expr.elements
+        )
     if isinstance(expr, cst.Call):
         func = expr.func
         pure = (isinstance(func, cst.Name) and func.value in _PURE_CALLS) or (
-            isinstance(func, cst.Attribute) and func.attr.value == "get" and _is_stable(func.value, fn, roots, depth))
+            isinstance(func, cst.Attribute) and func.attr.value == "get" and _is_stable(func.value, fn, roots, depth)
+        )
         return pure and all(not a.star and _is_stable(a.value, fn, roots, depth) for a in expr.args)
     return False
-

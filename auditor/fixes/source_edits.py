@@ -23,9 +23,12 @@ def local_name_of(module: ModuleFacts, qualified: frozenset[str] | set[str]) -> 
 
 def is_bound(module: ModuleFacts, name: str) -> bool:
     """Whether ``name`` means something at module level already (import, assignment, def, class)."""
-    return (name in module.imports or any(b.name == name for b in module.module_bindings)
-            or any(c.name == name for c in module.classes)
-            or any(f.name == name and f.parent is None and f.class_info is None for f in module.functions))
+    return (
+        name in module.imports
+        or any(b.name == name for b in module.module_bindings)
+        or any(c.name == name for c in module.classes)
+        or any(f.name == name and f.parent is None and f.class_info is None for f in module.functions)
+    )
 
 
 def import_edit(module: ModuleFacts, statement: str, binds: str) -> Edit | None:
@@ -37,12 +40,18 @@ def import_edit(module: ModuleFacts, statement: str, binds: str) -> Edit | None:
     line = None
     for statement_node in module.tree.body:
         if isinstance(statement_node, cst.SimpleStatementLine) and any(
-                isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement_node.body):
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement_node.body
+        ):
             line = module.span(statement_node.body[-1]).end_line + 1
     if line is None:
         body = module.tree.body
-        docstring = (body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1
-                     and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+        docstring = (
+            body
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and len(body[0].body) == 1
+            and isinstance(body[0].body[0], cst.Expr)
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        )
         line = module.span(body[0]).end_line + 1 if docstring else 1
     return Edit(Span(module.display_path, line, 1, line, 1), f"{statement}\n")
 
@@ -67,7 +76,11 @@ def add_keyword_edit(module: ModuleFacts, call: cst.Call, keyword: str, value: s
     last one. None when the call has no arguments, already passes ``keyword`` or unpacks
     ``**kwargs`` (which might hold it)."""
     args = call.args
-    if not args or any(a.keyword is not None and a.keyword.value == keyword for a in args) or any(a.star == "**" for a in args):
+    if (
+        not args
+        or any(a.keyword is not None and a.keyword.value == keyword for a in args)
+        or any(a.star == "**" for a in args)
+    ):
         return None
     last = args[-1]
     text = f"{keyword}={value}"
@@ -77,6 +90,8 @@ def add_keyword_edit(module: ModuleFacts, call: cst.Call, keyword: str, value: s
             indent = " " * (module.span(last).start_col - 1)
             line = comma.end_line + 1  # after the line the comma ends (and any comment on it)
             return Edit(Span(module.display_path, line, 1, line, 1), f"{indent}{text},\n")
-        return Edit(Span(module.display_path, comma.end_line, comma.end_col, comma.end_line, comma.end_col), f" {text},")
+        return Edit(
+            Span(module.display_path, comma.end_line, comma.end_col, comma.end_line, comma.end_col), f" {text},"
+        )
     end = module.span(last)
     return Edit(Span(module.display_path, end.end_line, end.end_col, end.end_line, end.end_col), f", {text}")

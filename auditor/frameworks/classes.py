@@ -41,7 +41,9 @@ def base_names(cls: ClassInfo, project: ProjectQueries) -> Iterator[tuple[cst.Ba
         yield expr, resolver.names(expr, scope)
 
 
-def extends(cls: ClassInfo, targets: frozenset[str], project: ProjectQueries, _depth: int = 0, _seen: set[int] | None = None) -> bool:
+def extends(
+    cls: ClassInfo, targets: frozenset[str], project: ProjectQueries, _depth: int = 0, _seen: set[int] | None = None
+) -> bool:
     """Does ``cls`` extend one of ``targets`` (qualified names), directly or through project bases?"""
     if _depth > 8:
         return False
@@ -96,7 +98,9 @@ def instance_class(
     return None
 
 
-def named_class(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> ClassInfo | None:
+def named_class(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> ClassInfo | None:
     """The project class an expression *names* (``MyFlow`` in ``MyFlow.from_checkpoint(...)``)."""
     for name in sorted(project.resolver(module).names(expr, scope)):
         found = project.lookup(name, near=module)

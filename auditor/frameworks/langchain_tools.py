@@ -28,7 +28,9 @@ from resume_audit.frameworks.classes import extends
 from resume_audit.frameworks.langgraph.names import CREATE_REACT_AGENT, TOOL_NODE
 
 #: calling one of these on a tool object runs the tool's function
-TOOL_CALL_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "func", "coroutine", "_run", "_arun", "batch", "abatch"})
+TOOL_CALL_METHODS = frozenset(
+    {"invoke", "ainvoke", "run", "arun", "func", "coroutine", "_run", "_arun", "batch", "abatch"}
+)
 #: registry lookups that return one tool: ``reg[name]``, ``reg.get(name)``
 _LOOKUP_METHODS = frozenset({"get", "__getitem__", "pop"})
 _BASE_TOOL = frozenset(
@@ -45,7 +47,10 @@ _MAX_DEPTH = 40
 
 
 def _langchain(name: str, last: str) -> bool:
-    return name.split(".", 1)[0] in ("langchain", "langchain_core", "langchain_community") and name.rsplit(".", 1)[-1] == last
+    return (
+        name.split(".", 1)[0] in ("langchain", "langchain_core", "langchain_community")
+        and name.rsplit(".", 1)[-1] == last
+    )
 
 
 def is_tool_decorator(names: set[str]) -> bool:
@@ -58,7 +63,9 @@ def _is_tool_factory(names: set[str]) -> bool:
         parts = n.split(".")
         if parts[0] not in ("langchain", "langchain_core", "langchain_community"):
             continue
-        if parts[-1] in ("Tool", "StructuredTool") or (parts[-1] == "from_function" and len(parts) > 1 and parts[-2] in ("Tool", "StructuredTool")):
+        if parts[-1] in ("Tool", "StructuredTool") or (
+            parts[-1] == "from_function" and len(parts) > 1 and parts[-2] in ("Tool", "StructuredTool")
+        ):
             return True
     return False
 
@@ -68,7 +75,9 @@ def is_tool_function(fn: FunctionInfo, project: ProjectQueries) -> bool:
     return any(is_tool_decorator(resolver.names(d.target, fn.parent)) for d in fn.decorators)
 
 
-def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
+def tool_callees(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo]:
     """Project functions ``call`` runs when it calls a tool object: ``tool.invoke(args)``,
     ``await tools_by_name[name].ainvoke(args)``, ``MyTool().run(...)``."""
     func = call.func
@@ -77,11 +86,17 @@ def tool_callees(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts
     found = tool_targets(func.value, scope, module, project, 0)
     if len(found) > 1:
         allowed, excluded = _name_constraint(call, scope, module, project)
-        found = [fn for fn in found if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)]
+        found = [
+            fn
+            for fn in found
+            if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)
+        ]
     return found
 
 
-def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo] | None:
+def dispatch_targets(
+    call: cst.Call, callee: FunctionInfo, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo] | None:
     """``_safe_tool_invoke(tool_call["name"], args)`` where the helper does ``tools_by_name.get(name)
     .invoke(args)``: the tools this call can run, narrowed by the name passed in (a literal, or the
     ``if`` tests around the call). None when ``callee`` is not such a dispatcher."""
@@ -98,7 +113,11 @@ def dispatch_targets(call: cst.Call, callee: FunctionInfo, scope: FunctionInfo |
         return [fn for fn in tools if _tool_name(fn, project) == literal]
     if _is_name_lookup(arg) or isinstance(arg, cst.Name):
         allowed, excluded = _name_constraint(call, scope, module, project)
-        return [fn for fn in tools if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)]
+        return [
+            fn
+            for fn in tools
+            if _tool_name(fn, project) not in excluded and (allowed is None or _tool_name(fn, project) in allowed)
+        ]
     return tools
 
 
@@ -119,9 +138,18 @@ def _find_dispatcher_param(fn: FunctionInfo, project: ProjectQueries) -> tuple[s
             b = resolver.binding_value(receiver.value, fn, info.order)
             receiver = b[0].value if b is not None and b[0].kind == "assign" else receiver
         key = None
-        if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1 and isinstance(receiver.slice[0].slice, cst.Index):
+        if (
+            isinstance(receiver, cst.Subscript)
+            and len(receiver.slice) == 1
+            and isinstance(receiver.slice[0].slice, cst.Index)
+        ):
             key = receiver.slice[0].slice.value
-        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in _LOOKUP_METHODS and receiver.args:
+        elif (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value in _LOOKUP_METHODS
+            and receiver.args
+        ):
             key = receiver.args[0].value
         if isinstance(key, cst.Name) and key.value in params:
             return (key.value, params.index(key.value) - offset)
@@ -145,7 +173,9 @@ def _tool_name(fn: FunctionInfo, project: ProjectQueries) -> str:
     return fn.name
 
 
-def _name_constraint(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> tuple[set[str] | None, set[str]]:
+def _name_constraint(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> tuple[set[str] | None, set[str]]:
     """Tool names a registry call can be reached with, from the ``if`` tests around it:
     ``if tool_call["name"] not in hitl_tools:`` excludes the listed tools, ``== "x"`` allows one."""
     allowed: set[str] | None = None
@@ -161,8 +191,12 @@ def _name_constraint(call: cst.Call, scope: FunctionInfo | None, module: ModuleF
                 op = test.comparisons[0].operator
                 names = _string_set(test.comparisons[0].comparator, scope, module, project)
                 if names is not None and _is_name_lookup(test.left):
-                    positive = isinstance(op, (cst.In, cst.Equal)) if in_body else isinstance(op, (cst.NotIn, cst.NotEqual))
-                    negative = isinstance(op, (cst.NotIn, cst.NotEqual)) if in_body else isinstance(op, (cst.In, cst.Equal))
+                    positive = (
+                        isinstance(op, (cst.In, cst.Equal)) if in_body else isinstance(op, (cst.NotIn, cst.NotEqual))
+                    )
+                    negative = (
+                        isinstance(op, (cst.NotIn, cst.NotEqual)) if in_body else isinstance(op, (cst.In, cst.Equal))
+                    )
                     if positive:
                         allowed = names if allowed is None else allowed & names
                     elif negative:
@@ -178,7 +212,9 @@ def _is_name_lookup(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "name"
 
 
-def _string_set(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> set[str] | None:
+def _string_set(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0
+) -> set[str] | None:
     single = string_value(expr)
     if single is not None:
         return {single}
@@ -192,7 +228,9 @@ def _string_set(expr: cst.BaseExpression, scope: FunctionInfo | None, module: Mo
     return None
 
 
-def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
+def tool_targets(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int
+) -> list[FunctionInfo]:
     """The project functions the tool object ``expr`` may run."""
     if depth > _MAX_DEPTH:
         return []
@@ -225,7 +263,9 @@ def tool_targets(expr: cst.BaseExpression, scope: FunctionInfo | None, module: M
         elif isinstance(target, ClassInfo) and extends(target, _BASE_TOOL, project):
             _add(out, _runs_of(target))
         else:
-            _add(out, _module_variable_tool(name, project, depth + 1) or _module_variable_tools(name, project, depth + 1))
+            _add(
+                out, _module_variable_tool(name, project, depth + 1) or _module_variable_tools(name, project, depth + 1)
+            )
     return out
 
 
@@ -240,7 +280,11 @@ def _module_variable_tool(qualified: str, project: ProjectQueries, depth: int) -
 
 
 def registry_tools(
-    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0,
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
     falsy: frozenset[str] = frozenset(),
 ) -> list[FunctionInfo]:
     """Every project function a collection of tools may hold: a list or tuple of tools, a
@@ -250,13 +294,21 @@ def registry_tools(
     ``ToolNode(L)``."""
     if expr is None or depth > _MAX_DEPTH:
         return []
-    return project.cached("langchain-registry", (id(expr), id(scope), falsy),
-                          lambda: _registry_tools(expr, scope, module, project, depth, falsy),
-                          in_progress=[])  # a cycle adds nothing
+    return project.cached(
+        "langchain-registry",
+        (id(expr), id(scope), falsy),
+        lambda: _registry_tools(expr, scope, module, project, depth, falsy),
+        in_progress=[],
+    )  # a cycle adds nothing
 
 
 def _registry_tools(
-    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int, falsy: frozenset[str]
+    expr: cst.BaseExpression,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int,
+    falsy: frozenset[str],
 ) -> list[FunctionInfo]:
     """``falsy``: parameters of ``scope`` that are false for the call being followed
     (``get_tools(include_gmail=False)``): tools added under ``if include_gmail:`` are not there."""
@@ -269,12 +321,20 @@ def _registry_tools(
             if isinstance(el, cst.StarredElement):
                 _add(out, registry_tools(el.value, scope, module, project, depth + 1))
             else:
-                _add(out, tool_targets(el.value, scope, module, project, depth + 1) or _plain_functions(el.value, scope, module, project))
+                _add(
+                    out,
+                    tool_targets(el.value, scope, module, project, depth + 1)
+                    or _plain_functions(el.value, scope, module, project),
+                )
         return out
     if isinstance(expr, cst.Dict):
         for item in expr.elements:
             if isinstance(item, cst.DictElement):
-                _add(out, tool_targets(item.value, scope, module, project, depth + 1) or _plain_functions(item.value, scope, module, project))
+                _add(
+                    out,
+                    tool_targets(item.value, scope, module, project, depth + 1)
+                    or _plain_functions(item.value, scope, module, project),
+                )
             elif isinstance(item, cst.StarredDictElement):
                 _add(out, registry_tools(item.value, scope, module, project, depth + 1))
         return out
@@ -287,7 +347,10 @@ def _registry_tools(
     if isinstance(expr, cst.Call):
         names = resolver.call_names(expr, scope)
         last = {n.rsplit(".", 1)[-1] for n in names}
-        if names & {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.zip", "builtins.sorted"} or "ToolNode" in last:
+        if (
+            names & {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.zip", "builtins.sorted"}
+            or "ToolNode" in last
+        ):
             for a in expr.args:
                 _add(out, registry_tools(a.value, scope, module, project, depth + 1, falsy))
             return out
@@ -316,7 +379,14 @@ def _registry_tools(
     return out
 
 
-def _comprehension_tools(expr: cst.DictComp | cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int, falsy: frozenset[str]) -> list[FunctionInfo]:
+def _comprehension_tools(
+    expr: cst.DictComp | cst.ListComp | cst.SetComp | cst.GeneratorExp,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int,
+    falsy: frozenset[str],
+) -> list[FunctionInfo]:
     """``{t.name: t for t in L}`` holds L's tools; ``[ALL[n] for n in names]`` holds ALL's."""
     element = expr.value if isinstance(expr, cst.DictComp) else expr.elt
     target = expr.for_in.target
@@ -324,12 +394,23 @@ def _comprehension_tools(expr: cst.DictComp | cst.ListComp | cst.SetComp | cst.G
         return registry_tools(expr.for_in.iter, scope, module, project, depth, falsy)
     if isinstance(element, cst.Subscript):
         return registry_tools(element.value, scope, module, project, depth, falsy)
-    if isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and element.func.attr.value in _LOOKUP_METHODS:
+    if (
+        isinstance(element, cst.Call)
+        and isinstance(element.func, cst.Attribute)
+        and element.func.attr.value in _LOOKUP_METHODS
+    ):
         return registry_tools(element.func.value, scope, module, project, depth, falsy)
     return registry_tools(expr.for_in.iter, scope, module, project, depth, falsy)
 
 
-def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope: FunctionInfo | None, call_module: ModuleFacts, project: ProjectQueries, depth: int) -> list[FunctionInfo]:
+def _returned_tools(
+    fn: FunctionInfo,
+    call: cst.Call,
+    call_scope: FunctionInfo | None,
+    call_module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int,
+) -> list[FunctionInfo]:
     """Tools a project helper returns; a returned comprehension over one of its parameters
     (``def by_name(tools): return {t.name: t for t in tools}``) takes the caller's argument."""
     out: list[FunctionInfo] = []
@@ -342,7 +423,11 @@ def _returned_tools(fn: FunctionInfo, call: cst.Call, call_scope: FunctionInfo |
         source = value
         if isinstance(value, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             element = value.value if isinstance(value, cst.DictComp) else value.elt
-            if isinstance(element, cst.Name) and isinstance(value.for_in.target, cst.Name) and element.value == value.for_in.target.value:
+            if (
+                isinstance(element, cst.Name)
+                and isinstance(value.for_in.target, cst.Name)
+                and element.value == value.for_in.target.value
+            ):
                 source = value.for_in.iter
         if isinstance(source, cst.Name) and source.value in params:
             index = params.index(source.value)
@@ -371,8 +456,14 @@ def _falsy_params(fn: FunctionInfo, call: cst.Call) -> frozenset[str]:
     return frozenset(out)
 
 
-def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int,
-               falsy: frozenset[str] = frozenset()) -> list[FunctionInfo]:
+def _mutations(
+    name: str,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int,
+    falsy: frozenset[str] = frozenset(),
+) -> list[FunctionInfo]:
     """``tools.append(send_email)`` / ``tools.extend(gmail_tools)`` / ``tools.update({...})`` in the scope,
     except under ``if <flag>:`` where the flag is one of ``falsy``."""
     out: list[FunctionInfo] = []
@@ -381,10 +472,19 @@ def _mutations(name: str, scope: FunctionInfo | None, module: ModuleFacts, proje
         if falsy and _guarded_by(info.node, module, falsy):
             continue
         f = info.node.func
-        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name and f.attr.value in ("append", "extend", "insert", "update"):
+        if (
+            isinstance(f, cst.Attribute)
+            and isinstance(f.value, cst.Name)
+            and f.value.value == name
+            and f.attr.value in ("append", "extend", "insert", "update")
+        ):
             for a in info.node.args:
                 if f.attr.value == "append" or (f.attr.value == "insert" and a is info.node.args[-1]):
-                    _add(out, tool_targets(a.value, scope, module, project, depth + 1) or _plain_functions(a.value, scope, module, project))
+                    _add(
+                        out,
+                        tool_targets(a.value, scope, module, project, depth + 1)
+                        or _plain_functions(a.value, scope, module, project),
+                    )
                 elif f.attr.value in ("extend", "update"):
                     _add(out, registry_tools(a.value, scope, module, project, depth + 1))
     return out
@@ -421,7 +521,9 @@ def _module_variable_tools(qualified: str, project: ProjectQueries, depth: int) 
     return out
 
 
-def _factory_functions(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
+def _factory_functions(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo]:
     """``StructuredTool.from_function(func=send, coroutine=asend)`` / ``Tool(name, send, ...)``."""
     out: list[FunctionInfo] = []
     resolver = project.resolver(module)
@@ -448,7 +550,9 @@ def _runs_of(cls: ClassInfo) -> list[FunctionInfo]:
     return [cls.methods[m] for m in ("_run", "_arun") if m in cls.methods]
 
 
-def _plain_functions(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> list[FunctionInfo]:
+def _plain_functions(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> list[FunctionInfo]:
     """A bare project function in a tools list (``create_react_agent(model, [send_email])``
     wraps plain functions as tools)."""
     out: list[FunctionInfo] = []
@@ -489,7 +593,13 @@ def _mcp_source_classifier(project: ProjectQueries) -> Callable[[CallInfo, Modul
     return classify
 
 
-def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> bool:
+def holds_mcp_adapter_tools(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> bool:
     """Does ``expr`` hold tools from an MCP server (``await client.get_tools()``, a project helper
     that gathers them, a list that includes them)?"""
     if expr is None or depth > 5:
@@ -499,7 +609,9 @@ def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo
     if isinstance(expr, (cst.List, cst.Tuple)):
         return any(holds_mcp_adapter_tools(el.value, scope, module, project, depth + 1) for el in expr.elements)
     if isinstance(expr, cst.BinaryOperation):
-        return holds_mcp_adapter_tools(expr.left, scope, module, project, depth + 1) or holds_mcp_adapter_tools(expr.right, scope, module, project, depth + 1)
+        return holds_mcp_adapter_tools(expr.left, scope, module, project, depth + 1) or holds_mcp_adapter_tools(
+            expr.right, scope, module, project, depth + 1
+        )
     if isinstance(expr, cst.Name):
         found = project.resolver(module).binding_value(expr.value, scope, module.order(expr))
         if found is None or found[0].kind != "assign":
@@ -514,7 +626,9 @@ def holds_mcp_adapter_tools(expr: cst.BaseExpression | None, scope: FunctionInfo
     return False
 
 
-def mcp_adapter_tool_run(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> str | None:
+def mcp_adapter_tool_run(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> str | None:
     """``tool_node.ainvoke(state)`` / ``agent.invoke(...)`` where the ``ToolNode`` or prebuilt agent
     was built over MCP adapter tools: the call runs a tool on an MCP server. Returns what runs."""
     func = call.func

@@ -6,7 +6,9 @@ compatibility namespace shipped inside pydantic 2.
 
 from __future__ import annotations
 
-BASE_MODEL = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic.v1.BaseModel", "pydantic.v1.main.BaseModel"})
+BASE_MODEL = frozenset(
+    {"pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic.v1.BaseModel", "pydantic.v1.main.BaseModel"}
+)
 DATACLASS = frozenset({"pydantic.dataclasses.dataclass", "pydantic.v1.dataclasses.dataclass"})
 #: class methods that build a validated instance from raw data
 VALIDATING_CONSTRUCTORS = frozenset({"model_validate", "model_validate_json", "parse_obj", "validate"})

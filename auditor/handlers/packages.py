@@ -11,12 +11,32 @@ from resume_audit.reading.prefilter import import_words
 
 #: Top-level packages whose import marks a module as (part of) a served app.
 HTTP_PACKAGES = (
-    "fastapi", "starlette", "flask", "quart", "django", "rest_framework", "aiohttp",
-    "litestar", "sanic", "langserve", "chainlit", "gradio", "streamlit", "mcp", "fastmcp",
+    "fastapi",
+    "starlette",
+    "flask",
+    "quart",
+    "django",
+    "rest_framework",
+    "aiohttp",
+    "litestar",
+    "sanic",
+    "langserve",
+    "chainlit",
+    "gradio",
+    "streamlit",
+    "mcp",
+    "fastmcp",
 )
 QUEUE_PACKAGES = (
-    "celery", "dramatiq", "kafka", "aiokafka", "confluent_kafka", "pika", "aio_pika",
-    "google.cloud.pubsub", "google.cloud.pubsub_v1",
+    "celery",
+    "dramatiq",
+    "kafka",
+    "aiokafka",
+    "confluent_kafka",
+    "pika",
+    "aio_pika",
+    "google.cloud.pubsub",
+    "google.cloud.pubsub_v1",
 )
 #: SQS pollers: ``receive_message`` on a boto3 client
 SQS_PACKAGES = ("boto3", "aioboto3")

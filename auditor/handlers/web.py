@@ -50,41 +50,72 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import libcst as cst
 
 from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
-
-from resume_audit.facts.walk import visit_fast
 from resume_audit.facts.syntax import argument, keyword, string_value
+from resume_audit.facts.walk import visit_fast
 from resume_audit.handlers.packages import HTTP_PACKAGES, QUEUE_PACKAGES, SERVING_WORDS, SQS_PACKAGES
 
 if TYPE_CHECKING:
     from resume_audit.analysis.project import Project
 
 #: MCP servers: every ``@mcp.tool()`` is a request handler of the clients that call it
-MCP_SERVERS = frozenset({"mcp.server.fastmcp.FastMCP", "mcp.server.FastMCP", "fastmcp.FastMCP", "fastmcp.server.FastMCP"})
+MCP_SERVERS = frozenset(
+    {"mcp.server.fastmcp.FastMCP", "mcp.server.FastMCP", "fastmcp.FastMCP", "fastmcp.server.FastMCP"}
+)
 
 #: Objects whose ``.get/.post/.route(...)`` decorators register HTTP handlers.
 APP_TYPES = frozenset(
     {
-        "fastapi.FastAPI", "fastapi.applications.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter",
-        "starlette.applications.Starlette", "starlette.routing.Router",
-        "flask.Flask", "flask.app.Flask", "flask.Blueprint", "flask.blueprints.Blueprint",
-        "quart.Quart", "quart.app.Quart", "quart.Blueprint", "quart.blueprints.Blueprint",
-        "aiohttp.web.RouteTableDef", "aiohttp.web_routedef.RouteTableDef",
-        "aiohttp.web.Application", "aiohttp.web_app.Application",
-        "sanic.Sanic", "litestar.Litestar",
+        "fastapi.FastAPI",
+        "fastapi.applications.FastAPI",
+        "fastapi.APIRouter",
+        "fastapi.routing.APIRouter",
+        "starlette.applications.Starlette",
+        "starlette.routing.Router",
+        "flask.Flask",
+        "flask.app.Flask",
+        "flask.Blueprint",
+        "flask.blueprints.Blueprint",
+        "quart.Quart",
+        "quart.app.Quart",
+        "quart.Blueprint",
+        "quart.blueprints.Blueprint",
+        "aiohttp.web.RouteTableDef",
+        "aiohttp.web_routedef.RouteTableDef",
+        "aiohttp.web.Application",
+        "aiohttp.web_app.Application",
+        "sanic.Sanic",
+        "litestar.Litestar",
     }
 )
 #: Decorator methods on an app object that register a route handler.
 ROUTE_DECORATORS = frozenset(
-    {"get", "post", "put", "patch", "delete", "head", "options", "trace", "api_route", "route", "websocket", "websocket_route", "view"}
+    {
+        "get",
+        "post",
+        "put",
+        "patch",
+        "delete",
+        "head",
+        "options",
+        "trace",
+        "api_route",
+        "route",
+        "websocket",
+        "websocket_route",
+        "view",
+    }
 )
 #: ``app.<method>(..., handler)``: the method and where the handler goes (positional index, keyword).
 ROUTE_REGISTRATIONS: dict[str, tuple[int, str]] = {
-    "add_api_route": (1, "endpoint"),          # FastAPI
+    "add_api_route": (1, "endpoint"),  # FastAPI
     "add_api_websocket_route": (1, "endpoint"),
-    "add_route": (1, "route"),                # Starlette add_route(path, route), aiohttp add_route(method, path, handler) handled below
+    "add_route": (
+        1,
+        "route",
+    ),  # Starlette add_route(path, route), aiohttp add_route(method, path, handler) handled below
     "add_websocket_route": (1, "route"),
-    "add_url_rule": (2, "view_func"),         # Flask/Quart add_url_rule(rule, endpoint, view_func)
-    "add_get": (1, "handler"),                # aiohttp router
+    "add_url_rule": (2, "view_func"),  # Flask/Quart add_url_rule(rule, endpoint, view_func)
+    "add_get": (1, "handler"),  # aiohttp router
     "add_post": (1, "handler"),
     "add_put": (1, "handler"),
     "add_patch": (1, "handler"),
@@ -93,9 +124,17 @@ ROUTE_REGISTRATIONS: dict[str, tuple[int, str]] = {
 #: Route objects whose second argument (or ``endpoint=``/``view=``) is a handler.
 ROUTE_OBJECTS = frozenset(
     {
-        "starlette.routing.Route", "starlette.routing.WebSocketRoute", "fastapi.routing.APIRoute",
-        "django.urls.path", "django.urls.re_path", "django.conf.urls.url",
-        "aiohttp.web.post", "aiohttp.web.get", "aiohttp.web.put", "aiohttp.web.patch", "aiohttp.web.delete",
+        "starlette.routing.Route",
+        "starlette.routing.WebSocketRoute",
+        "fastapi.routing.APIRoute",
+        "django.urls.path",
+        "django.urls.re_path",
+        "django.conf.urls.url",
+        "aiohttp.web.post",
+        "aiohttp.web.get",
+        "aiohttp.web.put",
+        "aiohttp.web.patch",
+        "aiohttp.web.delete",
         "aiohttp.web.route",
     }
 )
@@ -117,17 +156,38 @@ CELERY_APPS = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.
 #: Class-based views: every HTTP-verb method is a handler.
 VIEW_BASES = frozenset(
     {
-        "django.views.View", "django.views.generic.View", "django.views.generic.base.View",
-        "rest_framework.views.APIView", "rest_framework.viewsets.ViewSet", "rest_framework.viewsets.ModelViewSet",
-        "rest_framework.viewsets.GenericViewSet", "rest_framework.generics.GenericAPIView",
-        "flask.views.MethodView", "flask.views.View", "quart.views.MethodView",
-        "starlette.endpoints.HTTPEndpoint", "starlette.endpoints.WebSocketEndpoint", "aiohttp.web.View",
+        "django.views.View",
+        "django.views.generic.View",
+        "django.views.generic.base.View",
+        "rest_framework.views.APIView",
+        "rest_framework.viewsets.ViewSet",
+        "rest_framework.viewsets.ModelViewSet",
+        "rest_framework.viewsets.GenericViewSet",
+        "rest_framework.generics.GenericAPIView",
+        "flask.views.MethodView",
+        "flask.views.View",
+        "quart.views.MethodView",
+        "starlette.endpoints.HTTPEndpoint",
+        "starlette.endpoints.WebSocketEndpoint",
+        "aiohttp.web.View",
     }
 )
 VIEW_METHODS = frozenset(
     {
-        "get", "post", "put", "patch", "delete", "dispatch", "dispatch_request", "create", "update",
-        "partial_update", "destroy", "list", "retrieve", "on_receive",
+        "get",
+        "post",
+        "put",
+        "patch",
+        "delete",
+        "dispatch",
+        "dispatch_request",
+        "create",
+        "update",
+        "partial_update",
+        "destroy",
+        "list",
+        "retrieve",
+        "on_receive",
     }
 )
 #: Kafka consumers: a function that iterates or polls one is a consumer loop.
@@ -165,7 +225,12 @@ def session_state_values(module: ModuleFacts, key: str) -> list[cst.BaseExpressi
 
         def visit_Call(self, node: cst.Call) -> None:
             f = node.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "setdefault" and is_session_state(f.value) and len(node.args) == 2:
+            if (
+                isinstance(f, cst.Attribute)
+                and f.attr.value == "setdefault"
+                and is_session_state(f.value)
+                and len(node.args) == 2
+            ):
                 if string_value(node.args[0].value) == key:
                     out.append(node.args[1].value)
 
@@ -173,7 +238,13 @@ def session_state_values(module: ModuleFacts, key: str) -> list[cst.BaseExpressi
     return out
 
 
-def session_shared(value: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: "Project", depth: int = 0) -> bool:
+def session_shared(
+    value: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: "Project",
+    depth: int = 0,
+) -> bool:
     """Is a Streamlit page's ``thread_id`` the same for every browser session: a literal, a
     module constant, or a ``st.session_state`` entry only ever set to a literal? A per-session
     value (``str(uuid4())`` kept in session state) is not: Streamlit runs one script run per
@@ -184,11 +255,24 @@ def session_shared(value: cst.BaseExpression | None, scope: FunctionInfo | None,
         return isinstance(value, cst.Integer) or string_value(value) is not None
     if isinstance(value, cst.Name):
         found = project.resolver(module).binding_value(value.value, scope, module.order(value))
-        return found is not None and found[0].kind == "assign" and session_shared(found[0].value, found[1], module, project, depth + 1)
+        return (
+            found is not None
+            and found[0].kind == "assign"
+            and session_shared(found[0].value, found[1], module, project, depth + 1)
+        )
     key = None
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "session_state":
+    if (
+        isinstance(value, cst.Attribute)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "session_state"
+    ):
         key = value.attr.value
-    elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "session_state" and value.slice:
+    elif (
+        isinstance(value, cst.Subscript)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "session_state"
+        and value.slice
+    ):
         el = value.slice[0].slice
         key = string_value(el.value) if isinstance(el, cst.Index) else None
     if key is not None:
@@ -250,7 +334,10 @@ class _Index:
             self._serve(module)
         if module.uses_any(("streamlit",)):
             # Streamlit re-runs the page's top-level code on every interaction of every session
-            first = next((st for st in module.tree.body if "streamlit" in module.code(st)), module.tree.body[0] if module.tree.body else module.tree)
+            first = next(
+                (st for st in module.tree.body if "streamlit" in module.code(st)),
+                module.tree.body[0] if module.tree.body else module.tree,
+            )
             self._add(module.script_body, STREAMLIT_RUN, first, module)
         for fn in module.functions:
             for dec in fn.decorators:
@@ -266,7 +353,12 @@ class _Index:
                 loop = self._consumer_loop(fn, module)
                 if loop is not None:
                     self._add(fn, loop[0], loop[1], module)
-            if fn.parent is None and fn.class_info is None and fn.param_names()[:2] == ["event", "context"] and len(fn.param_names()) == 2:
+            if (
+                fn.parent is None
+                and fn.class_info is None
+                and fn.param_names()[:2] == ["event", "context"]
+                and len(fn.param_names()) == 2
+            ):
                 self._add(fn, "AWS Lambda handler", fn.node.name, module)
         for call in module.all_calls:
             names = resolver.call_names(call.node, call.function)
@@ -274,8 +366,9 @@ class _Index:
                 self._serve(module)
             self._registration(call.node, call.function, names, module, uses_web, uses_queue)
 
-    def _decorator_kind(self, target: cst.BaseExpression, call: cst.Call | None, fn: FunctionInfo, module: ModuleFacts,
-                        uses_web: bool) -> str | None:
+    def _decorator_kind(
+        self, target: cst.BaseExpression, call: cst.Call | None, fn: FunctionInfo, module: ModuleFacts, uses_web: bool
+    ) -> str | None:
         resolver = self.project.resolver(module)
         names = resolver.names(target, fn.parent)
         for name in names:
@@ -346,8 +439,15 @@ class _Index:
                 return "Kafka consumer loop", node
         return None
 
-    def _registration(self, call: cst.Call, scope: FunctionInfo | None, names: set[str], module: ModuleFacts, uses_web: bool,
-                      uses_queue: bool) -> None:
+    def _registration(
+        self,
+        call: cst.Call,
+        scope: FunctionInfo | None,
+        names: set[str],
+        module: ModuleFacts,
+        uses_web: bool,
+        uses_queue: bool,
+    ) -> None:
         f = call.func
         if names & ROUTE_OBJECTS:
             target = argument(call, 1, "endpoint") or keyword_value(call, "view")
@@ -373,16 +473,38 @@ class _Index:
                 self._add_target(c, scope, module, "RabbitMQ consumer callback", call)
             return
         if method == "consume" and module.uses_any(("aio_pika",)):
-            self._add_target(_positional(call, 0) or keyword_value(call, "callback"), scope, module, "RabbitMQ consumer callback", call)
+            self._add_target(
+                _positional(call, 0) or keyword_value(call, "callback"),
+                scope,
+                module,
+                "RabbitMQ consumer callback",
+                call,
+            )
             return
         if method == "subscribe" and module.uses_any(("google.cloud.pubsub", "google.cloud.pubsub_v1", "nats")):
-            self._add_target(keyword_value(call, "callback") or keyword_value(call, "cb") or _positional(call, 1), scope, module, "message subscriber callback", call)
+            self._add_target(
+                keyword_value(call, "callback") or keyword_value(call, "cb") or _positional(call, 1),
+                scope,
+                module,
+                "message subscriber callback",
+                call,
+            )
 
-    def _add_target(self, target: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, kind: str,
-                    node: cst.CSTNode) -> None:
+    def _add_target(
+        self,
+        target: cst.BaseExpression | None,
+        scope: FunctionInfo | None,
+        module: ModuleFacts,
+        kind: str,
+        node: cst.CSTNode,
+    ) -> None:
         if target is None:
             return
-        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "as_view":
+        if (
+            isinstance(target, cst.Call)
+            and isinstance(target.func, cst.Attribute)
+            and target.func.attr.value == "as_view"
+        ):
             # Django/Flask class-based view: its verb methods were indexed from the class
             return
         for name in self.project.resolver(module).names(target, scope):
@@ -531,7 +653,13 @@ def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
 
 def _framework(types: Iterable[str]) -> str:
     top = sorted(types)[0].split(".")[0]
-    return {"fastapi": "FastAPI", "starlette": "Starlette", "flask": "Flask", "quart": "Quart", "aiohttp": "aiohttp"}.get(top, top)
+    return {
+        "fastapi": "FastAPI",
+        "starlette": "Starlette",
+        "flask": "Flask",
+        "quart": "Quart",
+        "aiohttp": "aiohttp",
+    }.get(top, top)
 
 
 def _iter_fors(node: cst.CSTNode) -> Iterator[cst.For]:

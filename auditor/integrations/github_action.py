@@ -38,9 +38,9 @@ else:  # pragma: no cover
 
 from resume_audit.config.settings import find_pyproject, load_config
 from resume_audit.findings import NOT_UNANALYSED, PROPERTIES, Severity
+from resume_audit.integrations.sarif_baseline import REFERENCE_KEY, UNAVAILABLE_KEY, BaselineState
 from resume_audit.postprocess.gitdiff import ChangedLines, DiffError, changed_lines
 from resume_audit.reporters.github import escape_data, escape_property
-from resume_audit.integrations.sarif_baseline import REFERENCE_KEY, UNAVAILABLE_KEY, BaselineState
 
 #: GitHub's annotation limits (https://docs.github.com/actions: "10 warning, 10 error
 #: and 10 notice annotations per step, 50 per job").
@@ -159,11 +159,16 @@ def read_sarif_run(path: Path) -> SarifRun:
                 baseline_state=str(result.get("baselineState", "")),
             )
         )
-    notices = [_notice(n) for inv in run.get("invocations", []) for n in inv.get("toolExecutionNotifications", []) or []]
+    notices = [
+        _notice(n) for inv in run.get("invocations", []) for n in inv.get("toolExecutionNotifications", []) or []
+    ]
     props = run.get("properties", {}) or {}
     return SarifRun(
-        findings=out, notices=notices, root=root,
-        reference=props.get(REFERENCE_KEY) or None, reference_unavailable=props.get(UNAVAILABLE_KEY) or None,
+        findings=out,
+        notices=notices,
+        root=root,
+        reference=props.get(REFERENCE_KEY) or None,
+        reference_unavailable=props.get(UNAVAILABLE_KEY) or None,
     )
 
 
@@ -171,7 +176,9 @@ def _notice(n: dict[str, Any]) -> Notice:
     locations = n.get("locations") or []
     uri = locations[0].get("physicalLocation", {}).get("artifactLocation", {}).get("uri", "") if locations else ""
     kind = (n.get("descriptor") or {}).get("id", "")
-    return Notice(message=n["message"]["text"], path=_uri_path(uri) if uri else "", unanalysed=kind not in _NOT_UNANALYSED)
+    return Notice(
+        message=n["message"]["text"], path=_uri_path(uri) if uri else "", unanalysed=kind not in _NOT_UNANALYSED
+    )
 
 
 def mark_changed(findings: list[Reported], changed: ChangedLines, root: Path) -> list[Reported]:
@@ -282,7 +289,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _finding_item(f: Reported, server: str | None, repository: str | None, sha: str | None, *, changed_known: bool) -> str:
+def _finding_item(
+    f: Reported, server: str | None, repository: str | None, sha: str | None, *, changed_known: bool
+) -> str:
     mark = " (changed line)" if changed_known and f.on_changed_line else ""
     first_sentence = f.message.split(". ")[0].rstrip(".")
     return f"- **{f.level} {f.rule_id}** {link(f, server, repository, sha)}{mark}: {escape_markdown(first_sentence)}."
@@ -322,12 +331,21 @@ def summary_markdown(
     judged_what = f"new findings judged ({len(j.judged)})" if compared else "every finding judged"
     lines += ["", f"The check **{verdict}** (`fail-on: {j.fail_on}`, from {j.fail_on_source}; {judged_what})."]
     if run.reference_unavailable:
-        lines += ["", f"> **New findings could not be told from pre-existing ones:** {run.reference_unavailable} Every finding is judged."]
+        lines += [
+            "",
+            f"> **New findings could not be told from pre-existing ones:** {run.reference_unavailable} Every finding is judged.",
+        ]
     if diff_note:
         lines += ["", f"> {diff_note}"]
     if findings:
         new_col = " new |" if compared else ""
-        lines += ["", "### By rule", "", f"| rule | property | findings |{new_col}", "|---|---|---:|" + ("---:|" if compared else "")]
+        lines += [
+            "",
+            "### By rule",
+            "",
+            f"| rule | property | findings |{new_col}",
+            "|---|---|---:|" + ("---:|" if compared else ""),
+        ]
         by_rule = Counter((f.rule_id, f.rule_name, "/".join(f.properties)) for f in findings)
         new_by_rule = Counter((f.rule_id, f.rule_name, "/".join(f.properties)) for f in j.judged)
         for key, n in sorted(by_rule.items()):
@@ -339,7 +357,10 @@ def summary_markdown(
             lines.append(f"| {prop} ({PROPERTIES[prop]}) | {n} |")
         if j.judged:
             lines += ["", "### New findings" if compared else "### Top findings", ""]
-            lines += [_finding_item(f, server, repository, sha, changed_known=j.changed_known) for f in prioritise(j.judged)[:TOP_FINDINGS]]
+            lines += [
+                _finding_item(f, server, repository, sha, changed_known=j.changed_known)
+                for f in prioritise(j.judged)[:TOP_FINDINGS]
+            ]
             if len(j.judged) > TOP_FINDINGS:
                 lines.append(f"- ... and {len(j.judged) - TOP_FINDINGS} more.")
             hidden = len(j.judged) - shown
@@ -347,18 +368,33 @@ def summary_markdown(
             lines += [
                 "",
                 f"{shown} of {len(j.judged)} {what} are annotated on the diff"
-                + (f"; {hidden} not shown (GitHub shows at most {PER_LEVEL_PER_STEP} per level per step, {PER_JOB} per job) -- see the code scanning results or the SARIF artifact." if hidden else "."),
+                + (
+                    f"; {hidden} not shown (GitHub shows at most {PER_LEVEL_PER_STEP} per level per step, {PER_JOB} per job) -- see the code scanning results or the SARIF artifact."
+                    if hidden
+                    else "."
+                ),
             ]
         if j.pre_existing:
-            lines += ["", f"### {_plural(len(j.pre_existing), 'pre-existing finding')}", "",
-                      f"Already in {run.reference}: listed here, not annotated, and not judged.", ""]
-            lines += [_finding_item(f, server, repository, sha, changed_known=j.changed_known) for f in prioritise(j.pre_existing)[:TOP_FINDINGS]]
+            lines += [
+                "",
+                f"### {_plural(len(j.pre_existing), 'pre-existing finding')}",
+                "",
+                f"Already in {run.reference}: listed here, not annotated, and not judged.",
+                "",
+            ]
+            lines += [
+                _finding_item(f, server, repository, sha, changed_known=j.changed_known)
+                for f in prioritise(j.pre_existing)[:TOP_FINDINGS]
+            ]
             if len(j.pre_existing) > TOP_FINDINGS:
                 lines.append(f"- ... and {len(j.pre_existing) - TOP_FINDINGS} more.")
     unanalysed = [n for n in run.notices if n.unanalysed]
     if unanalysed:
         lines += ["", f"### {_plural(len(unanalysed), 'file')} could not be analysed", ""]
-        lines += [f"- `{n.path}`: {escape_markdown(n.message)}" if n.path else f"- {escape_markdown(n.message)}" for n in unanalysed[:20]]
+        lines += [
+            f"- `{n.path}`: {escape_markdown(n.message)}" if n.path else f"- {escape_markdown(n.message)}"
+            for n in unanalysed[:20]
+        ]
         if len(unanalysed) > 20:
             lines.append(f"- ... and {len(unanalysed) - 20} more (see the SARIF's tool notifications).")
     other = [n for n in run.notices if not n.unanalysed]

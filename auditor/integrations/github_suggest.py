@@ -42,8 +42,7 @@ class Suggestion:
     description: str
 
     def comment(self) -> dict[str, Any]:
-        body = (f"**resume-audit {self.rule_id}**: {self.description}\n\n"
-                f"```suggestion\n{self.replacement}```\n")
+        body = f"**resume-audit {self.rule_id}**: {self.description}\n\n```suggestion\n{self.replacement}```\n"
         out: dict[str, Any] = {"path": self.path, "line": self.line, "side": "RIGHT", "body": body}
         if self.start_line != self.line:
             out.update(start_line=self.start_line, start_side="RIGHT")
@@ -117,8 +116,12 @@ def post_review(payload: dict[str, Any], *, api_url: str, repository: str, numbe
         f"{api_url.rstrip('/')}/repos/{repository}/pulls/{number}/reviews",
         data=json.dumps(payload).encode("utf-8"),
         method="POST",
-        headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
-                 "X-GitHub-Api-Version": "2022-11-28", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "Content-Type": "application/json",
+        },
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -131,7 +134,9 @@ def post_review(payload: dict[str, Any], *, api_url: str, repository: str, numbe
         raise SuggestError(f"cannot reach the GitHub API at {api_url}: {exc.reason}") from exc
 
 
-def run_suggest(sarif_path: Path, *, workspace: Path, env: dict[str, str] | None = None, dry_run: bool = False) -> tuple[int, dict[str, Any] | None]:
+def run_suggest(
+    sarif_path: Path, *, workspace: Path, env: dict[str, str] | None = None, dry_run: bool = False
+) -> tuple[int, dict[str, Any] | None]:
     """Read the event, find the suggestions, post them (unless ``dry_run``); (how many, the payload)."""
     env = dict(os.environ if env is None else env)
     try:
@@ -157,6 +162,11 @@ def run_suggest(sarif_path: Path, *, workspace: Path, env: dict[str, str] | None
         token = env.get("GITHUB_TOKEN", "")
         if not token:
             raise SuggestError("no GITHUB_TOKEN: give the step `GITHUB_TOKEN: ${{ github.token }}`")
-        post_review(payload, api_url=env.get("GITHUB_API_URL", "https://api.github.com"),
-                    repository=env["GITHUB_REPOSITORY"], number=number, token=token)
+        post_review(
+            payload,
+            api_url=env.get("GITHUB_API_URL", "https://api.github.com"),
+            repository=env["GITHUB_REPOSITORY"],
+            number=number,
+            token=token,
+        )
     return len(found), payload

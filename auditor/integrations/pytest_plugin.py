@@ -42,7 +42,7 @@ import inspect
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pytest
 
@@ -70,33 +70,53 @@ _MARKER_CACHE_KEY = pytest.StashKey[dict]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("resume-audit", "resume-audit: the resume contract of agent graphs")
     group.addoption(
-        "--resume-audit-scan", action="append", nargs="?", const=_DEFAULT_PATHS, default=None, metavar="PATH",
+        "--resume-audit-scan",
+        action="append",
+        nargs="?",
+        const=_DEFAULT_PATHS,
+        default=None,
+        metavar="PATH",
         dest="resume_audit_scan",
         help="Statically scan PATH (repeatable; default: ini resume_audit_scan_paths, else src/ or the rootdir's "
-             "packages) after the tests and fail the session on findings at or above fail-on. "
-             "Use the --resume-audit-scan=PATH form.",
+        "packages) after the tests and fail the session on findings at or above fail-on. "
+        "Use the --resume-audit-scan=PATH form.",
     )
     group.addoption(
-        "--resume-audit-baseline", metavar="FILE", default=None, dest="resume_audit_baseline",
+        "--resume-audit-baseline",
+        metavar="FILE",
+        default=None,
+        dest="resume_audit_baseline",
         help="With --resume-audit-scan: report only findings not recorded in this baseline "
-             "(written by `resume-audit scan . --write-baseline FILE`).",
+        "(written by `resume-audit scan . --write-baseline FILE`).",
     )
     group.addoption(
-        "--resume-audit-fail-on", choices=("error", "warning", "note", "never"), default=None,
+        "--resume-audit-fail-on",
+        choices=("error", "warning", "note", "never"),
+        default=None,
         dest="resume_audit_fail_on",
         help="With --resume-audit-scan: the severity that fails the session [default: fail-on from "
-             "[tool.resume-audit], else warning].",
+        "[tool.resume-audit], else warning].",
     )
     group.addoption(
-        "--resume-audit-timeout", type=float, default=None, metavar="SECONDS", dest="resume_audit_timeout",
+        "--resume-audit-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        dest="resume_audit_timeout",
         help=f"Seconds each crash-sweep child may run [default: ini resume_audit_timeout, else {DEFAULT_TIMEOUT:g}].",
     )
-    parser.addini("resume_audit_scan_paths", type="paths", default=[],
-                  help="paths --resume-audit-scan scans when given without =PATH (relative to the ini file)")
-    parser.addini("resume_audit_baseline", default="",
-                  help="baseline file for --resume-audit-scan (relative to the rootdir)")
-    parser.addini("resume_audit_timeout", default="",
-                  help=f"seconds each crash-sweep child may run (default {DEFAULT_TIMEOUT:g})")
+    parser.addini(
+        "resume_audit_scan_paths",
+        type="paths",
+        default=[],
+        help="paths --resume-audit-scan scans when given without =PATH (relative to the ini file)",
+    )
+    parser.addini(
+        "resume_audit_baseline", default="", help="baseline file for --resume-audit-scan (relative to the rootdir)"
+    )
+    parser.addini(
+        "resume_audit_timeout", default="", help=f"seconds each crash-sweep child may run (default {DEFAULT_TIMEOUT:g})"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -104,7 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MARKER}(target, *, effects=(), input={{}}, resume=(), properties=('EO', 'CO'), **sweep_options): "
         "crash-sweep the graph `target` (path/to/file.py:attr or package.module:attr) before the test and fail it "
-        "with the witness if the graph breaks one of the contract properties (\"all\" for every property).",
+        'with the witness if the graph breaks one of the contract properties ("all" for every property).',
     )
     config.stash[_MARKER_CACHE_KEY] = {}
     scan_paths = config.getoption("resume_audit_scan")
@@ -191,7 +211,9 @@ class ResumeAudit:
             why = next((n.message for n in reversed(report.notifications)), "the uninterrupted run did not complete")
             raise SweepIncomplete(f"crash-sweep of {report.target} could not run: {why}", report=report)
 
-    def scan(self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = None, **options: Any) -> list["Finding"]:
+    def scan(
+        self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = None, **options: Any
+    ) -> list["Finding"]:
         """Statically scan ``paths`` (default: what ``--resume-audit-scan`` scans), relative to the rootdir;
         ``options`` as for :func:`resume_audit.scan` (``select``, ``ignore``, ``baseline``, ``config`` ...)."""
         from resume_audit.api import scan
@@ -204,7 +226,9 @@ class ResumeAudit:
         options.setdefault("root", self.root)
         return scan(resolved, **options)
 
-    def audit(self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ".", **options: Any) -> "AuditReport":
+    def audit(
+        self, paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ".", **options: Any
+    ) -> "AuditReport":
         """``resume-audit audit`` on ``paths`` (relative to the rootdir): every finding with its confirmation.
 
         ``options`` as :class:`resume_audit.audit.AuditRequest` (``select``, ``ignore``, ``timeout``,
@@ -257,14 +281,20 @@ def pytest_runtest_call(item: pytest.Item) -> None:
     if args:
         target = args.pop(0)
     if not isinstance(target, str) or args:
-        pytest.fail(f"@pytest.mark.{MARKER} takes one target, 'path/to/file.py:attr' or 'package.module:attr', "
-                    f"and keyword options; got args={marker.args!r}", pytrace=False)
+        pytest.fail(
+            f"@pytest.mark.{MARKER} takes one target, 'path/to/file.py:attr' or 'package.module:attr', "
+            f"and keyword options; got args={marker.args!r}",
+            pytrace=False,
+        )
     properties = options.pop("properties", DEFAULT_PROPERTIES)
     if isinstance(properties, str):
         properties = () if properties.lower() == "all" else (properties,)
     elif not properties:
-        pytest.fail(f"@pytest.mark.{MARKER}(properties=...) names no property; list some, e.g. ('EO', 'CO'), "
-                    "or write properties=\"all\"", pytrace=False)
+        pytest.fail(
+            f"@pytest.mark.{MARKER}(properties=...) names no property; list some, e.g. ('EO', 'CO'), "
+            'or write properties="all"',
+            pytrace=False,
+        )
     from resume_audit.dynamic.assertions import rules_for
 
     try:
@@ -347,8 +377,11 @@ def default_scan_paths(config: pytest.Config) -> list[Path]:
     root = Path(config.rootpath)
     if (root / "src").is_dir():
         return [root / "src"]
-    packages = sorted(p for p in root.iterdir()
-                      if p.is_dir() and (p / "__init__.py").is_file() and not p.name.lower().startswith("test"))
+    packages = sorted(
+        p
+        for p in root.iterdir()
+        if p.is_dir() and (p / "__init__.py").is_file() and not p.name.lower().startswith("test")
+    )
     return packages or [root]
 
 
@@ -388,14 +421,15 @@ class StaticScan:
                 cache_dir = Path(cache.mkdir("resume-audit"))
             except OSError:
                 cache_dir = None
-        return ScanRequest(paths=self.paths, root=self.root, baseline=self.baseline, fail_on=self.fail_on,
-                           cache_dir=cache_dir)
+        return ScanRequest(
+            paths=self.paths, root=self.root, baseline=self.baseline, fail_on=self.fail_on, cache_dir=cache_dir
+        )
 
     def _validate(self) -> None:
         """Bad configuration is a usage error before any test runs, as the CLI exits 2 before scanning."""
         from resume_audit.api import resolve_config
-        from resume_audit.postprocess.baseline import BaselineError, read_baseline
         from resume_audit.config.settings import ConfigError
+        from resume_audit.postprocess.baseline import BaselineError, read_baseline
 
         for p in self.paths:
             if not p.exists():
@@ -433,8 +467,10 @@ class StaticScan:
         tr.section("resume-audit scan", sep="=", red=self.failed, green=not self.failed, bold=True)
         for f in result.findings:
             props = "/".join(f.properties)
-            tr.write_line(f"{f.span.path}:{f.span.start_line}:{f.span.start_col}: {f.rule_id} {f.severity.value} "
-                          f"[{props}] {' '.join(f.message.split())}")
+            tr.write_line(
+                f"{f.span.path}:{f.span.start_line}:{f.span.start_col}: {f.rule_id} {f.severity.value} "
+                f"[{props}] {' '.join(f.message.split())}"
+            )
         for n in result.notifications:
             where = f"{n.path}:{n.line or 1}: " if n.path else ""
             tr.write_line(f"{where}warning: {n.kind.value}: {n.message}", yellow=True)
@@ -448,11 +484,17 @@ class StaticScan:
         if result.suppressed:
             bits.append(f"{result.suppressed} suppressed")
         verdict = "fails the session" if self.failed else "passes"
-        tr.write_line(f"resume-audit scan of {shown}: {', '.join(bits)} -- {verdict}", red=self.failed,
-                      green=not self.failed, bold=True)
+        tr.write_line(
+            f"resume-audit scan of {shown}: {', '.join(bits)} -- {verdict}",
+            red=self.failed,
+            green=not self.failed,
+            bold=True,
+        )
         if result.findings:
-            tr.write_line(f"explain a rule: resume-audit explain {result.findings[0].rule_id}; adopt on existing code: "
-                          "resume-audit scan PATH --write-baseline FILE, then --resume-audit-baseline FILE")
+            tr.write_line(
+                f"explain a rule: resume-audit explain {result.findings[0].rule_id}; adopt on existing code: "
+                "resume-audit scan PATH --write-baseline FILE, then --resume-audit-baseline FILE"
+            )
 
 
 def _display(path: Path, root: Path) -> str:

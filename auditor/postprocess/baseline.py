@@ -21,8 +21,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from resume_audit.findings import Finding, Notification, NotificationKind, Severity
 from resume_audit.discovery.repo_root import RepoPaths
+from resume_audit.findings import Finding, Notification, NotificationKind, Severity
 
 BASELINE_VERSION = 2
 #: versions this release reads

@@ -41,8 +41,11 @@ def _normalised_text(lines: list[str], finding: Finding) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def assign_fingerprints(findings: Iterable[Finding], lines_by_path: dict[str, list[str]],
-                        repo_path: Callable[[str], str] = lambda reported: reported) -> list[Finding]:
+def assign_fingerprints(
+    findings: Iterable[Finding],
+    lines_by_path: dict[str, list[str]],
+    repo_path: Callable[[str], str] = lambda reported: reported,
+) -> list[Finding]:
     """Return the findings, sorted by location, with ``fingerprint`` set where it was empty.
 
     ``repo_path`` maps a reported path to the one hashed (relative to the repository root)."""

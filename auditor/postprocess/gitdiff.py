@@ -47,15 +47,30 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         # core.quotePath=false: git writes non-ASCII names as UTF-8, not as "\303\274" escapes
         return subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args], cwd=repo, capture_output=True,
-            text=True, encoding="utf-8", errors="surrogateescape", timeout=120,
+            ["git", "-c", "core.quotePath=false", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            timeout=120,
         )
     except FileNotFoundError as exc:
         raise DiffError("git is not installed, so --diff cannot tell which lines changed") from exc
 
 
 _C_ESCAPE = re.compile(rb'\\([0-7]{3}|[abtnvfr"\\])')
-_C_CHARS = {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v", b"f": b"\f", b"r": b"\r", b'"': b'"', b"\\": b"\\"}
+_C_CHARS = {
+    b"a": b"\a",
+    b"b": b"\b",
+    b"t": b"\t",
+    b"n": b"\n",
+    b"v": b"\v",
+    b"f": b"\f",
+    b"r": b"\r",
+    b'"': b'"',
+    b"\\": b"\\",
+}
 
 
 def decode_git_path(raw: str) -> str:
@@ -70,7 +85,9 @@ def decode_git_path(raw: str) -> str:
     if not (raw.startswith('"') and raw.endswith('"') and len(raw) > 1):
         return raw
     body = raw[1:-1].encode("utf-8", "surrogateescape")
-    decoded = _C_ESCAPE.sub(lambda m: bytes([int(m.group(1), 8)]) if len(m.group(1)) == 3 else _C_CHARS[m.group(1)], body)
+    decoded = _C_ESCAPE.sub(
+        lambda m: bytes([int(m.group(1), 8)]) if len(m.group(1)) == 3 else _C_CHARS[m.group(1)], body
+    )
     return decoded.decode("utf-8", "surrogateescape")
 
 
@@ -81,7 +98,13 @@ def parse_unified_zero(diff_text: str, repo_root: Path) -> dict[Path, set[int]]:
     for line in diff_text.split("\n"):  # not splitlines(): a form feed in the code is not a new line
         if line.startswith("+++ "):
             target = decode_git_path(line[4:])
-            current = None if target == "/dev/null" else (repo_root / target[2:]).resolve() if target.startswith("b/") else (repo_root / target).resolve()
+            current = (
+                None
+                if target == "/dev/null"
+                else (repo_root / target[2:]).resolve()
+                if target.startswith("b/")
+                else (repo_root / target).resolve()
+            )
             continue
         match = _HUNK.match(line)
         if match and current is not None:
@@ -107,10 +130,23 @@ def changed_lines(base_ref: str, where: Path) -> ChangedLines:
     approximate = merge_base.returncode != 0
     diff_from = base_ref if approximate else merge_base.stdout.strip()
     # explicit prefixes: a user's diff.noprefix or diff.mnemonicPrefix must not change the names
-    diff = _git(repo, "diff", "--unified=0", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "-M", diff_from, "--")
+    diff = _git(
+        repo,
+        "diff",
+        "--unified=0",
+        "--no-color",
+        "--no-ext-diff",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "-M",
+        diff_from,
+        "--",
+    )
     if diff.returncode != 0:
         raise DiffError(f"git diff against {base_ref!r} failed: {diff.stderr.strip()}")
-    result = ChangedLines(base=base_ref, repo_root=repo, lines=parse_unified_zero(diff.stdout, repo), approximate=approximate)
+    result = ChangedLines(
+        base=base_ref, repo_root=repo, lines=parse_unified_zero(diff.stdout, repo), approximate=approximate
+    )
     untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")
     for rel in filter(None, untracked.stdout.split("\0")):
         path = (repo / rel).resolve()

@@ -22,8 +22,14 @@ if TYPE_CHECKING:
     from resume_audit.rules import Rule
 
 
-def postprocess(findings: Iterable[Finding], module: ModuleFacts, config: Config, rules: Sequence[Rule],
-                repo: RepoPaths = AS_REPORTED, used: set[SuppressionUse] | None = None) -> tuple[list[Finding], int]:
+def postprocess(
+    findings: Iterable[Finding],
+    module: ModuleFacts,
+    config: Config,
+    rules: Sequence[Rule],
+    repo: RepoPaths = AS_REPORTED,
+    used: set[SuppressionUse] | None = None,
+) -> tuple[list[Finding], int]:
     """Suppression comments, per-path ignores, one finding per location, fingerprints -- all per file.
 
     Every comment that matches a finding is added to ``used`` -- also when a per-path ignore drops

@@ -60,7 +60,11 @@ def parse_comments(source: str) -> list[SuppressionComment]:
         if not match:
             continue
         ids = match.group("ids")
-        named = None if ids is None or not ids.strip() else frozenset(i.strip().upper() for i in ids.split(",") if i.strip())
+        named = (
+            None
+            if ids is None or not ids.strip()
+            else frozenset(i.strip().upper() for i in ids.split(",") if i.strip())
+        )
         out.append(SuppressionComment(tok.start[0], tok.start[1] + 1 + match.start(), named))
     return out
 

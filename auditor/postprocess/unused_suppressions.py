@@ -46,14 +46,21 @@ def unused_suppressions(
                 unknown = sorted(i for i in comment.ids if i not in known)
                 idle = sorted(i for i in comment.ids if i in ran and SuppressionUse(path, comment.line, i) not in used)
                 if unknown:
-                    problems.append(f"unknown rule id{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                                    "(`resume-audit rules` lists them)")
+                    problems.append(
+                        f"unknown rule id{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                        "(`resume-audit rules` lists them)"
+                    )
                 if idle:
                     problems.append(f"no {', '.join(idle)} finding on this line to suppress")
             if problems:
-                notes.append(Notification(
-                    NotificationKind.UNUSED_SUPPRESSION,
-                    f"unused suppression comment: {'; '.join(problems)}. Remove it, or the ids it no longer needs.",
-                    path, comment.line, comment.column, level=Severity.WARNING,
-                ))
+                notes.append(
+                    Notification(
+                        NotificationKind.UNUSED_SUPPRESSION,
+                        f"unused suppression comment: {'; '.join(problems)}. Remove it, or the ids it no longer needs.",
+                        path,
+                        comment.line,
+                        comment.column,
+                        level=Severity.WARNING,
+                    )
+                )
     return notes

@@ -113,15 +113,17 @@ class Prefilter:
                 own.append(triggers.index(t))
             self._rule_triggers[rule.id] = tuple(own)
         self.triggers: tuple[Trigger, ...] = tuple(triggers)
-        self.frameworks = tuple(sorted({f for rule in self.rules for f in rule.frameworks}
-                                       | {t.framework for t in triggers if t.framework}))
+        self.frameworks = tuple(
+            sorted({f for rule in self.rules for f in rule.frameworks} | {t.framework for t in triggers if t.framework})
+        )
         self._imports = {f: tuple((p.encode(), _import_phrases(p)) for p in _packages(f)) for f in self.frameworks}
         #: every framework's import phrases (``import P``, ``from P``): a caller that searched a
         #: file for them hands :meth:`match` the ones it holds instead of having them searched again
         self.import_phrases: tuple[str, ...] = import_words(p for f in self.frameworks for p in _packages(f))
         self._phrases_of = {f: frozenset(import_words(_packages(f))) for f in self.frameworks}
-        self._markers = {f: tuple(tuple(w.encode() for w in t.words) for t in FRAMEWORK_MARKERS.get(f, ()))
-                         for f in self.frameworks}
+        self._markers = {
+            f: tuple(tuple(w.encode() for w in t.words) for t in FRAMEWORK_MARKERS.get(f, ())) for f in self.frameworks
+        }
         self._trigger_words = tuple(tuple(w.encode() for w in t.words) for t in triggers)
 
     def _uses(self, framework: str, raw: bytes, imported: frozenset[str] | None) -> bool:
@@ -130,7 +132,9 @@ class Prefilter:
         if imported is not None:
             by_import = not self._phrases_of[framework].isdisjoint(imported)
         else:
-            by_import = any(package in raw and any(w in raw for w in words) for package, words in self._imports[framework])
+            by_import = any(
+                package in raw and any(w in raw for w in words) for package, words in self._imports[framework]
+            )
         return by_import or any(all(w in raw for w in marker) for marker in self._markers[framework])
 
     def match(self, raw: bytes, imported: frozenset[str] | None = None) -> FileMatch:
@@ -157,15 +161,19 @@ class Prefilter:
         file once, with every package's rules, yet parses a file only for its own."""
         own = [i for rule in rules for i in self._rule_triggers.get(rule.id, ())]
         frameworks = {f for rule in rules for f in rule.frameworks} | {
-            f for f in (self.triggers[i].framework for i in own) if f}
+            f for f in (self.triggers[i].framework for i in own) if f
+        }
         return bool(match.frameworks & frameworks) or any(
-            i in match.triggers and self._trigger_counts(i, in_scan) for i in own)
+            i in match.triggers and self._trigger_counts(i, in_scan) for i in own
+        )
 
     def applies(self, rule: RuleTriggers, match: FileMatch, in_scan: frozenset[str]) -> bool:
         """Does ``rule`` run on a file with ``match``?"""
         if match.frameworks & set(rule.frameworks):
             return True
-        return any(i in match.triggers and self._trigger_counts(i, in_scan) for i in self._rule_triggers.get(rule.id, ()))
+        return any(
+            i in match.triggers and self._trigger_counts(i, in_scan) for i in self._rule_triggers.get(rule.id, ())
+        )
 
 
 def frameworks_in_scan(matches: Iterable[FileMatch]) -> frozenset[str]:

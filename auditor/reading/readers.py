@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generator, Iterator, Sequence
 
-from resume_audit.reading.decoding import decode_source
 from resume_audit.findings import Notification
+from resume_audit.reading.decoding import decode_source
 from resume_audit.reading.prefilter import NO_MATCH, FileMatch, Prefilter
 from resume_audit.reading.sourcebytes import content_hash, files_holding, read_regular
 
@@ -57,8 +57,14 @@ def read_file(path: Path, resolved: Path, display: str, prefilter: Prefilter) ->
     return _file_read(read_regular(path, display), resolved, display, prefilter)
 
 
-def _file_read(read: tuple[bytes, os.stat_result] | Notification, resolved: Path, display: str, prefilter: Prefilter,
-               imported: frozenset[str] | None = None, words: frozenset[str] | None = None) -> FileRead:
+def _file_read(
+    read: tuple[bytes, os.stat_result] | Notification,
+    resolved: Path,
+    display: str,
+    prefilter: Prefilter,
+    imported: frozenset[str] | None = None,
+    words: frozenset[str] | None = None,
+) -> FileRead:
     """A :class:`FileRead` of what :func:`~resume_audit.reading.sourcebytes.read_regular` returned
     (``imported``, ``words``: see :meth:`Prefilter.match` and :attr:`FileRead.words`)."""
     if isinstance(read, Notification):
@@ -88,14 +94,19 @@ def _read_chunk(items: list[tuple[Path, Path, str]]) -> list[FileRead]:
     reads = [read_regular(path, display) for path, _, display in items]
     phrases = frozenset(_PREFILTER.import_phrases)
     asked = frozenset(_WORDS)
-    held = files_holding([None if isinstance(read, Notification) else read[0] for read in reads],
-                         tuple(dict.fromkeys((*_WORDS, *_PREFILTER.import_phrases))))
-    return [_file_read(read, resolved, display, _PREFILTER, found & phrases, found & asked if _WORDS else None)
-            for read, (_, resolved, display), found in zip(reads, items, held)]
+    held = files_holding(
+        [None if isinstance(read, Notification) else read[0] for read in reads],
+        tuple(dict.fromkeys((*_WORDS, *_PREFILTER.import_phrases))),
+    )
+    return [
+        _file_read(read, resolved, display, _PREFILTER, found & phrases, found & asked if _WORDS else None)
+        for read, (_, resolved, display), found in zip(reads, items, held)
+    ]
 
 
-def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int,
-               words: Sequence[str] = ()) -> Generator[FileRead, None, None]:
+def read_files(
+    items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int, words: Sequence[str] = ()
+) -> Generator[FileRead, None, None]:
     """:func:`read_file` of each ``(path, resolved path, display path)``, in order: in this
     process, or by ``workers`` forked reader processes when there are enough files -- which also
     say which of ``words`` each file holds (:attr:`FileRead.words`)."""
@@ -110,15 +121,19 @@ def read_files(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, wo
         yield read_file(path, resolved, display, prefilter)
 
 
-def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int,
-                  words: tuple[str, ...]) -> Generator[FileRead, None, None]:
+def _read_in_pool(
+    items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter, workers: int, words: tuple[str, ...]
+) -> Generator[FileRead, None, None]:
     import concurrent.futures
 
     from resume_audit.engine.processpool import pool_context, stop_pool, widen_result_pipe
 
-    chunks: Iterator[list[tuple[Path, Path, str]]] = (list(items[i:i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES))
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
-                                                  initializer=_init_reader, initargs=(prefilter, words))
+    chunks: Iterator[list[tuple[Path, Path, str]]] = (
+        list(items[i : i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES)
+    )
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=pool_context(), initializer=_init_reader, initargs=(prefilter, words)
+    )
     widen_result_pipe(pool)
     pending: collections.deque[concurrent.futures.Future[list[FileRead]]] = collections.deque()
     try:
@@ -140,4 +155,3 @@ def _read_in_pool(items: Sequence[tuple[Path, Path, str]], prefilter: Prefilter,
         # Ctrl-C, SIGTERM, the scan stopping early (the generator closed): no queued chunk is waited for
         stop_pool(pool)
         raise
-

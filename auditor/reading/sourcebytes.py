@@ -42,7 +42,13 @@ def read_regular(path: Path, display: str) -> tuple[bytes, os.stat_result] | Not
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file"
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(info.st_mode)
+                else "a device"
+                if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                else "not a regular file"
+            )
             return Notification(NotificationKind.SKIPPED, f"{kind}, not a source file; skipped", display)
         chunks, remaining = [], info.st_size
         while True:
@@ -118,7 +124,7 @@ class Corpus:
     def get(self, path: Path) -> bytes | None:
         span = self.spans.get(path)
         if span is not None:
-            return bytes(self.buffer[span[0]:span[1]])
+            return bytes(self.buffer[span[0] : span[1]])
         span = self.spilled.get(path)
         if span is None or self._spill is None:
             return None
@@ -145,8 +151,8 @@ class Corpus:
                 last = max(last, first)
                 end = starts[last + 1] if last + 1 < len(starts) else self._spill_size
                 window = os.pread(fd, end - starts[first], starts[first])
-                local = [st - starts[first] for st in starts[first:last + 1]]
-                for n, hits in _search(window, local, keys[first:last + 1], needles).items():
+                local = [st - starts[first] for st in starts[first : last + 1]]
+                for n, hits in _search(window, local, keys[first : last + 1], needles).items():
                     found[n].extend(hits)
                 first = last + 1
         return {n: sorted(keys) for n, keys in found.items()}
@@ -159,7 +165,9 @@ _NAME_REST = re.compile(rb"[\w.]+\Z")
 _NAME_RUN = re.compile(rb"[\w.]*")
 
 
-def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needles: Sequence[bytes]) -> dict[bytes, list[str]]:
+def _search(
+    blob: "bytes | bytearray", starts: list[int], keys: list[str], needles: Sequence[bytes]
+) -> dict[bytes, list[str]]:
     """Per needle, the keys of the NUL-separated files of ``blob`` (starting at ``starts``)
     holding it.
 
@@ -174,7 +182,7 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
     for n in needles:
         space = n.find(b" ")
         if space > 0 and _NAME_REST.match(n, space + 1):
-            groups.setdefault(n[:space + 1], []).append(n)
+            groups.setdefault(n[: space + 1], []).append(n)
     grouped = {n for members in groups.values() if len(members) >= _GROUP_AT_LEAST for n in members}
     around = _around_a_name([n for n in needles if n not in grouped])
     grouped.update(n for shapes in around.values() for n, _, _ in shapes)
@@ -187,7 +195,11 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         while at >= 0:
             end = at + len(name)
             for n, before, after in shapes:
-                if at >= len(before) and blob[at - len(before):at] == before and blob[end:end + len(after)] == after:
+                if (
+                    at >= len(before)
+                    and blob[at - len(before) : at] == before
+                    and blob[end : end + len(after)] == after
+                ):
                     holding[n].add(bisect.bisect_right(starts, at) - 1)
             at = blob.find(name, at + 1)
         for n, _, _ in shapes:
@@ -195,7 +207,7 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
     for prefix, members in groups.items():
         if len(members) < _GROUP_AT_LEAST:
             continue
-        rests = {m[len(prefix):]: m for m in members}
+        rests = {m[len(prefix) :]: m for m in members}
         # the lengths of the rests, by their first bytes (two, or one if some rest is one byte
         # long): most names after ``import `` (``os``, ``typing``) start no rest and cost one lookup
         key = min(2, *(len(r) for r in rests))
@@ -207,7 +219,7 @@ def _search(blob: "bytes | bytearray", starts: list[int], keys: list[str], needl
         hits: dict[bytes, set[int]] = {m: set() for m in members}
         # only the occurrences some rest follows: a tree's thousands of ``import os`` are passed
         # over by the regular expression engine, not looked at one by one here
-        for occurrence in (_followed_by_one_of(prefix, frozenset(rests)).finditer(blob) if starts else ()):
+        for occurrence in _followed_by_one_of(prefix, frozenset(rests)).finditer(blob) if starts else ():
             at = occurrence.start()
             run = _NAME_RUN.match(blob, at + len(prefix))
             name = run.group() if run is not None else b""
@@ -252,7 +264,7 @@ def _around_a_name(needles: Sequence[bytes]) -> dict[bytes, list[tuple[bytes, by
             continue
         name = names[0]
         start = n.find(name)
-        by_name.setdefault(name, []).append((n, n[:start], n[start + len(name):]))
+        by_name.setdefault(name, []).append((n, n[:start], n[start + len(name) :]))
     return {name: members for name, members in by_name.items() if len(members) >= 2}
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from resume_audit.handlers.packages import SERVING_WORDS
 from resume_audit.reading.prefilter import FRAMEWORK_PACKAGES, import_words
 
-
 #: the text of a module that imports langgraph
 LANGGRAPH_IMPORT_WORDS = import_words(FRAMEWORK_PACKAGES["langgraph"])
 

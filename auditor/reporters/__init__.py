@@ -12,8 +12,9 @@ Reporter = Callable[[ScanResult], str]
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
-def render(result: ScanResult, fmt: str, *, color: bool = False, width: int | None = None,
-           styling: Styling | None = None) -> str:
+def render(
+    result: ScanResult, fmt: str, *, color: bool = False, width: int | None = None, styling: Styling | None = None
+) -> str:
     """Render ``result`` in ``fmt`` (one of :data:`FORMATS`).
 
     ``styling`` (the CLI passes what rich decided for stdout, see :mod:`resume_audit.reporters.terminal`)

@@ -10,10 +10,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from resume_audit.version import __version__
-from resume_audit.catalog.descriptors import rule_name
 from resume_audit import serialize
+from resume_audit.catalog.descriptors import rule_name
 from resume_audit.findings import Finding, ScanResult
+from resume_audit.version import __version__
 
 SCHEMA_VERSION = 1
 

@@ -26,7 +26,9 @@ def silent(phase: str, done: int, total: int | None) -> None:
 
 
 @contextlib.contextmanager
-def scan_progress(console: Console | None = None, delay: float | None = None, *, enabled: bool = True) -> Iterator[ScanProgress]:
+def scan_progress(
+    console: Console | None = None, delay: float | None = None, *, enabled: bool = True
+) -> Iterator[ScanProgress]:
     """Yield a callback that shows a transient bar once the scan has taken ``delay`` seconds
     (never when not ``enabled``: ``--quiet``)."""
     if not enabled:  # --quiet: no console needed at all

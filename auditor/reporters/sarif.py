@@ -18,23 +18,23 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import attr
 import sarif_om as so
 
-from resume_audit.version import __version__
 from resume_audit.catalog.descriptors import RuleDescriptor, descriptors
-from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.catalog.docs import help_uri
+from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.findings import Autofix, Edit, Finding, FixSafety, FlowStep, Notification, ScanResult, Span
 from resume_audit.postprocess.fingerprint import FINGERPRINT_KEY
+from resume_audit.version import __version__
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"
 _ALWAYS_KEEP = {"level"}
 
 
-
 def relative_uri(path: str) -> str:
     """A relative path as a URI reference: ``#``, ``?``, ``%``, spaces and non-ASCII percent-encoded,
     so a file named ``a#b.py`` is not read as ``a`` with a fragment (SARIF 2.1.0 §3.4.3)."""
     return quote(path, safe="/")
+
 
 def _to_json_value(obj: Any) -> Any:
     if attr.has(type(obj)):
@@ -56,7 +56,9 @@ def _to_json_value(obj: Any) -> Any:
 
 
 def _region(span: Span) -> so.Region:
-    return so.Region(start_line=span.start_line, start_column=span.start_col, end_line=span.end_line, end_column=span.end_col)
+    return so.Region(
+        start_line=span.start_line, start_column=span.start_col, end_line=span.end_line, end_column=span.end_col
+    )
 
 
 def _is_absolute(path: str) -> bool:
@@ -90,7 +92,9 @@ def _rule_descriptor(rule: RuleDescriptor) -> so.ReportingDescriptor:
         name=rule.name,
         short_description=so.MultiformatMessageString(text=text(rule.summary)),
         full_description=so.MultiformatMessageString(text=text(rule.description)),
-        help=so.MultiformatMessageString(text=f"{text(rule.runtime)} Fix: {text(rule.fix)}", markdown=documentation(rule)),
+        help=so.MultiformatMessageString(
+            text=f"{text(rule.runtime)} Fix: {text(rule.fix)}", markdown=documentation(rule)
+        ),
         help_uri=help_uri(rule.id),
         default_configuration=so.ReportingConfiguration(level=rule.severity.value),
         properties={
@@ -106,7 +110,9 @@ def _code_flow(steps: tuple[FlowStep, ...]) -> so.CodeFlow:
         thread_flows=[
             so.ThreadFlow(
                 locations=[
-                    so.ThreadFlowLocation(location=_location(step.span, step.message), nesting_level=0, execution_order=i)
+                    so.ThreadFlowLocation(
+                        location=_location(step.span, step.message), nesting_level=0, execution_order=i
+                    )
                     for i, step in enumerate(steps)
                 ]
             )
@@ -141,15 +147,21 @@ def _fix(fix: Autofix) -> so.Fix:
     for edit in fix.edits:
         by_path.setdefault(edit.span.path, []).append(edit)
     return so.Fix(
-        description=so.Message(text=f"{fix.description} ({fix.safety.value} fix: resume-audit fix"
-                                    f"{' --unsafe-fixes' if fix.safety is FixSafety.UNSAFE else ''})"),
+        description=so.Message(
+            text=f"{fix.description} ({fix.safety.value} fix: resume-audit fix"
+            f"{' --unsafe-fixes' if fix.safety is FixSafety.UNSAFE else ''})"
+        ),
         artifact_changes=[
             so.ArtifactChange(
                 artifact_location=_artifact(path),
                 replacements=[
                     so.Replacement(
-                        deleted_region=so.Region(start_line=e.span.start_line, start_column=e.span.start_col,
-                                                 end_line=e.span.end_line, end_column=e.span.end_col),
+                        deleted_region=so.Region(
+                            start_line=e.span.start_line,
+                            start_column=e.span.start_col,
+                            end_line=e.span.end_line,
+                            end_column=e.span.end_col,
+                        ),
                         inserted_content=so.ArtifactContent(text=e.replacement),
                     )
                     for e in edits
@@ -180,6 +192,7 @@ def _notification(n: Notification) -> so.Notification:
 
 def _provenance(root: Path) -> list[so.VersionControlDetails] | None:
     """The commit the scan saw, when the root is in a git work tree: code scanning ties alerts to it."""
+
     def git(*args: str) -> str:
         try:
             proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)

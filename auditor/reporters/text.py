@@ -18,8 +18,8 @@ from rich.text import Text
 
 from resume_audit.catalog.descriptors import rule_name
 from resume_audit.findings import PROPERTIES, Finding, FixSafety, ScanResult, Severity, Span
-from resume_audit.reporters.visible import visible
 from resume_audit.reporters.terminal import PLAIN, Styling
+from resume_audit.reporters.visible import visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -94,13 +94,23 @@ def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
                 where = rel.span.path if rel.span.path != path else "line"
                 loc = f"{where}:{rel.span.start_line}" if where != "line" else f"line {rel.span.start_line}"
                 _para(console, f"Related ({loc}): ", rel.message)
-                _excerpt(console, Span(rel.span.path, rel.span.start_line, rel.span.start_col, rel.span.start_line, rel.span.end_col), rel_lines, indent="      ")
+                _excerpt(
+                    console,
+                    Span(rel.span.path, rel.span.start_line, rel.span.start_col, rel.span.start_line, rel.span.end_col),
+                    rel_lines,
+                    indent="      ",
+                )
             if f.witness:
                 _para(console, "Witness: ", _witness_text(f.witness))
             _para(console, "Fix: ", f.fix, label_style="bold green")
             if f.autofix is not None:
                 flag = " --unsafe-fixes" if f.autofix.safety is FixSafety.UNSAFE else ""
-                _para(console, "Fixable: ", f"`resume-audit fix{flag}` applies it ({f.autofix.description})", label_style="bold green")
+                _para(
+                    console,
+                    "Fixable: ",
+                    f"`resume-audit fix{flag}` applies it ({f.autofix.description})",
+                    label_style="bold green",
+                )
             console.print()
 
     counts = Counter(f.severity for f in result.findings)
@@ -133,8 +143,12 @@ def render_text(result: ScanResult, *, styling: Styling = PLAIN) -> str:
 def _para(console: Console, label: str, body: str, *, label_style: str = "bold") -> None:
     """A labelled paragraph indented four spaces, wrapped lines included (no trailing padding)."""
     wrapped = textwrap.fill(
-        visible(label + body), width=max(40, console.width), initial_indent="    ", subsequent_indent="    ",
-        break_long_words=False, break_on_hyphens=False,
+        visible(label + body),
+        width=max(40, console.width),
+        initial_indent="    ",
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
     )
     text = Text(wrapped)
     text.stylize(label_style, 4, 4 + len(label))

@@ -33,16 +33,27 @@ _BARE = re.compile(r"#\s*resume-audit\s*:\s*ignore(?!\[)", re.IGNORECASE)
 LinesByUri = dict[str, "Sequence[str] | None"]
 
 
-def fix_action(finding: Finding, fix: Autofix, where: Located, lines_of: LinesByUri, codec: PositionCodec,
-               diagnostic: lsp.Diagnostic | None) -> lsp.CodeAction:
+def fix_action(
+    finding: Finding,
+    fix: Autofix,
+    where: Located,
+    lines_of: LinesByUri,
+    codec: PositionCodec,
+    diagnostic: lsp.Diagnostic | None,
+) -> lsp.CodeAction:
     """The rule's fix as a quick fix: its edits, in every file they touch."""
     changes: dict[str, list[lsp.TextEdit]] = {}
     for edit in fix.edits:
         uri = where.uri(edit.span.path)
-        changes.setdefault(uri, []).append(lsp.TextEdit(span_range(edit.span, lines_of.get(uri), codec), edit.replacement))
+        changes.setdefault(uri, []).append(
+            lsp.TextEdit(span_range(edit.span, lines_of.get(uri), codec), edit.replacement)
+        )
     safe = fix.safety is FixSafety.SAFE
-    title = (f"Fix {finding.rule_id}: {fix.description}" if safe
-             else f"Fix {finding.rule_id} (unsafe: changes behaviour callers can see): {fix.description}")
+    title = (
+        f"Fix {finding.rule_id}: {fix.description}"
+        if safe
+        else f"Fix {finding.rule_id} (unsafe: changes behaviour callers can see): {fix.description}"
+    )
     return lsp.CodeAction(
         title=title,
         kind=lsp.CodeActionKind.QuickFix,
@@ -52,9 +63,10 @@ def fix_action(finding: Finding, fix: Autofix, where: Located, lines_of: LinesBy
     )
 
 
-def suppress_action(finding: Finding, text: str, uri: str, codec: PositionCodec,
-                    diagnostic: lsp.Diagnostic | None) -> lsp.CodeAction | None:
-    """"Suppress RAxxx on this line": the comment written, or the id added to the one there."""
+def suppress_action(
+    finding: Finding, text: str, uri: str, codec: PositionCodec, diagnostic: lsp.Diagnostic | None
+) -> lsp.CodeAction | None:
+    """ "Suppress RAxxx on this line": the comment written, or the id added to the one there."""
     lines = text.splitlines(keepends=True)
     line = _commentable_line(text, finding.span.start_line, finding.span.end_line)
     if line is None or line > len(lines):
@@ -85,8 +97,11 @@ def _commentable_line(text: str, first: int, last: int) -> int | None:
     line that ends inside a multi-line string or bracket continuation of a string. A file the
     tokenizer cannot read gets the first line."""
     try:
-        ends = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-                if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT)}
+        ends = {
+            tok.start[0]
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT)
+        }
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return first
     return next((line for line in range(first, last + 1) if line in ends), None)

@@ -72,7 +72,9 @@ def finding_diagnostic(finding: Finding, where: Located, lines_of: LinesOf, code
     path = where.path(finding.span.path)
     related = [
         lsp.DiagnosticRelatedInformation(
-            lsp.Location(where.uri(r.span.path), span_range(r.span, lines_of(where.path(r.span.path)), codec)), r.message)
+            lsp.Location(where.uri(r.span.path), span_range(r.span, lines_of(where.path(r.span.path)), codec)),
+            r.message,
+        )
         for r in finding.related
     ]
     return lsp.Diagnostic(
@@ -103,7 +105,9 @@ def notification_diagnostic(note: Notification, lines: Sequence[str] | None, cod
     )
 
 
-def diagnostics_by_file(result: ScanResult, where: Located, lines_of: LinesOf, codec: PositionCodec) -> dict[str, list[lsp.Diagnostic]]:
+def diagnostics_by_file(
+    result: ScanResult, where: Located, lines_of: LinesOf, codec: PositionCodec
+) -> dict[str, list[lsp.Diagnostic]]:
     """Every file's diagnostics, by URI (a file with none is absent)."""
     out: dict[str, list[lsp.Diagnostic]] = {}
     for finding in result.findings:
@@ -118,5 +122,8 @@ def diagnostics_by_file(result: ScanResult, where: Located, lines_of: LinesOf, c
 def findings_at(result: ScanResult, where: Located, path: Path, first_line: int, last_line: int) -> list[Finding]:
     """The findings of the file at ``path`` whose primary span meets lines ``first_line`` to
     ``last_line`` (0-based, as LSP counts)."""
-    return [f for f in result.findings
-            if where.path(f.span.path) == path and f.span.start_line - 1 <= last_line and f.span.end_line - 1 >= first_line]
+    return [
+        f
+        for f in result.findings
+        if where.path(f.span.path) == path and f.span.start_line - 1 <= last_line and f.span.end_line - 1 >= first_line
+    ]

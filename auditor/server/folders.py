@@ -58,8 +58,9 @@ class ProjectFolder:
     def index(self, progress: Progress | None = None) -> FolderState:
         """Scan the folder from the start (a warm start when the cache has it), then apply the open
         buffers' unsaved text."""
-        request = ScanRequest(paths=[self.root], root=self.root,
-                              cache_dir=default_cache_dir(self.root) if self.use_cache else None)
+        request = ScanRequest(
+            paths=[self.root], root=self.root, cache_dir=default_cache_dir(self.root) if self.use_cache else None
+        )
         try:
             source = config_source(request)
             config = root_config(source, [self.root])
@@ -92,10 +93,14 @@ class ProjectFolder:
         live = self.live
         known = {path: raw for path, raw in texts.items() if live.knows(path)}
         for path in texts.keys() - known.keys():
-            log.info("%s is not a file of the scan of %s (excluded, ignored by git, or new): not analysed", path, self.root)
+            log.info(
+                "%s is not a file of the scan of %s (excluded, ignored by git, or new): not analysed", path, self.root
+            )
         update: LiveUpdate = live.update(known)
         if update.analysed:
-            log.info("re-analysed %d file(s) after an edit: %s", len(update.analysed), ", ".join(map(str, update.analysed)))
+            log.info(
+                "re-analysed %d file(s) after an edit: %s", len(update.analysed), ", ".join(map(str, update.analysed))
+            )
         return update.restart and restart
 
     def text_of(self, path: Path) -> bytes | None:
@@ -124,7 +129,9 @@ def folder_for(folders: list[ProjectFolder], path: Path) -> ProjectFolder | None
     return max(holding, key=lambda f: len(f.root.parts)) if holding else None
 
 
-def project_root_of(path: Path, is_marker: Callable[[Path], bool] = lambda d: (d / "pyproject.toml").is_file() or (d / ".git").exists()) -> Path:
+def project_root_of(
+    path: Path, is_marker: Callable[[Path], bool] = lambda d: (d / "pyproject.toml").is_file() or (d / ".git").exists()
+) -> Path:
     """The folder to scan for a file opened outside every workspace folder: the nearest folder
     above it with a ``pyproject.toml`` or a ``.git``, else the file's own folder."""
     for folder in path.parents:

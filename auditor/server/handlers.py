@@ -44,11 +44,28 @@ def register(server: AuditServer) -> None:
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AuditServer, params: lsp.InitializedParams) -> None:
         watched = ls.client_capabilities.workspace
-        if watched is not None and watched.did_change_watched_files is not None and watched.did_change_watched_files.dynamic_registration:
-            options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[
-                lsp.FileSystemWatcher(glob_pattern="**/*.py"), lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")])
-            await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[
-                lsp.Registration(id="resume-audit-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+        if (
+            watched is not None
+            and watched.did_change_watched_files is not None
+            and watched.did_change_watched_files.dynamic_registration
+        ):
+            options = lsp.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[
+                    lsp.FileSystemWatcher(glob_pattern="**/*.py"),
+                    lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                ]
+            )
+            await ls.client_register_capability_async(
+                lsp.RegistrationParams(
+                    registrations=[
+                        lsp.Registration(
+                            id="resume-audit-watched-files",
+                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
+                    ]
+                )
+            )
         for folder in list(ls.folders):
             ls.reindex(folder)
 
@@ -98,8 +115,9 @@ def register(server: AuditServer) -> None:
         for folder in ls.folders:
             ls.reindex(folder)
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
     def code_action(ls: AuditServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         found = _findings(ls, params.text_document.uri, params.range.start.line, params.range.end.line)
         if found is None:
@@ -111,8 +129,14 @@ def register(server: AuditServer) -> None:
         lines_of = ls.lines_of(folder)
         actions: list[lsp.CodeAction] = []
         for finding in findings:
-            diagnostic = next((d for d in params.context.diagnostics
-                               if d.code == finding.rule_id and d.range.start.line == finding.span.start_line - 1), None)
+            diagnostic = next(
+                (
+                    d
+                    for d in params.context.diagnostics
+                    if d.code == finding.rule_id and d.range.start.line == finding.span.start_line - 1
+                ),
+                None,
+            )
             if finding.autofix is not None:
                 uris = {where.uri(e.span.path): lines_of(where.path(e.span.path)) for e in finding.autofix.edits}
                 actions.append(fix_action(finding, finding.autofix, where, uris, codec, diagnostic))

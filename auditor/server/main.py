@@ -30,7 +30,9 @@ def build_server(analysis: AnalysisThread) -> AuditServer:
 
 def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """Serve LSP over stdio until ``exit``; the process's exit code."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="resume-audit server: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="resume-audit server: %(levelname)s %(name)s: %(message)s"
+    )
     if stdin is None or stdout is None:
         stdin, stdout = _take_stdio()
     analysis = AnalysisThread()

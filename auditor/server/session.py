@@ -30,8 +30,16 @@ log = logging.getLogger(__name__)
 DEFAULT_DEBOUNCE = 0.25
 
 #: notifications worth a line in the editor's log as well as a diagnostic: the file went unanalysed
-_LOGGED_KINDS = frozenset({NotificationKind.INTERNAL_ERROR, NotificationKind.TIMEOUT, NotificationKind.PARSE_ERROR,
-                           NotificationKind.DECODE_ERROR, NotificationKind.SKIPPED, NotificationKind.UNREADABLE})
+_LOGGED_KINDS = frozenset(
+    {
+        NotificationKind.INTERNAL_ERROR,
+        NotificationKind.TIMEOUT,
+        NotificationKind.PARSE_ERROR,
+        NotificationKind.DECODE_ERROR,
+        NotificationKind.SKIPPED,
+        NotificationKind.UNREADABLE,
+    }
+)
 
 
 @dataclass
@@ -116,7 +124,9 @@ class AuditServer(LanguageServer):
             return  # the server is stopping
         except Exception as exc:  # a bug in the engine: said, and the server goes on
             log.exception("analysis of %s failed", folder.root)
-            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"resume-audit: analysis of {folder.root} failed: {exc!r}"))
+            self.window_log_message(
+                lsp.LogMessageParams(lsp.MessageType.Error, f"resume-audit: analysis of {folder.root} failed: {exc!r}")
+            )
             return
         if state.problem is not None:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"resume-audit: {state.problem}"))
@@ -163,7 +173,11 @@ class AuditServer(LanguageServer):
         list for a file that has none left)."""
         result = folder.state.result
         codec = self.workspace.position_codec
-        now = diagnostics_by_file(result, Located(folder.root), self.lines_of(folder), codec) if result is not None else {}
+        now = (
+            diagnostics_by_file(result, Located(folder.root), self.lines_of(folder), codec)
+            if result is not None
+            else {}
+        )
         mine = {uri for uri in self.published if folder_for(self.folders, Path(_path_of(uri))) is folder}
         for uri in sorted(mine | now.keys()):
             diagnostics = now.get(uri, [])
@@ -189,7 +203,9 @@ class AuditServer(LanguageServer):
             self.logged.add(ident)
             where = f"{note.path}: " if note.path else ""
             kind = lsp.MessageType.Error if note.kind is NotificationKind.INTERNAL_ERROR else lsp.MessageType.Warning
-            self.window_log_message(lsp.LogMessageParams(kind, f"resume-audit: {where}{note.kind.value}: {note.message}"))
+            self.window_log_message(
+                lsp.LogMessageParams(kind, f"resume-audit: {where}{note.kind.value}: {note.message}")
+            )
 
     # -- progress ---------------------------------------------------------------------------------
     async def _begin_progress(self, title: str) -> Callable[[str, int, int | None], None] | None:

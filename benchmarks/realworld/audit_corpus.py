@@ -39,20 +39,30 @@ import score  # noqa: E402  (the corpus list and the checkout helper)
 from corpus_envs import EnvBuilder  # noqa: E402
 
 REASONS = ("missing service", "project import error", "needs input", "tool error", "program raised")
-_SERVICE = re.compile(r"connection refused|could not connect|connecterror|connectionerror|operationalerror|"
-                      r"api[_ ]?key|only loopback is allowed|name lookup|credentials|environment variable|"
-                      r"is not set|must be set|is required|field required|getenv|os\.environ|no such host|\bauth|"
-                      r"not NoneType", re.IGNORECASE)
+_SERVICE = re.compile(
+    r"connection refused|could not connect|connecterror|connectionerror|operationalerror|"
+    r"api[_ ]?key|only loopback is allowed|name lookup|credentials|environment variable|"
+    r"is not set|must be set|is required|field required|getenv|os\.environ|no such host|\bauth|"
+    r"not NoneType",
+    re.IGNORECASE,
+)
 _IMPORT = re.compile(r"no module named|cannot import|importerror|syntaxerror", re.IGNORECASE)
-_INPUT = re.compile(r"factory needs|needs arguments|builder function needs|class needs|validationerror|input|"
-                    r"set input|resume|keyerror", re.IGNORECASE)
+_INPUT = re.compile(
+    r"factory needs|needs arguments|builder function needs|class needs|validationerror|input|"
+    r"set input|resume|keyerror",
+    re.IGNORECASE,
+)
 _TOOL = re.compile(r"resume-audit|sweep usage|protocol error|timed out|traceback|no report", re.IGNORECASE)
 
 
 def reason_class(why: str) -> str:
     """The class of a not-swept entry point's reason (see the module doc)."""
-    for name, pattern in (("missing service", _SERVICE), ("project import error", _IMPORT),
-                          ("needs input", _INPUT), ("tool error", _TOOL)):
+    for name, pattern in (
+        ("missing service", _SERVICE),
+        ("project import error", _IMPORT),
+        ("needs input", _INPUT),
+        ("tool error", _TOOL),
+    ):
         if pattern.search(why):
             return name
     return "program raised"
@@ -74,8 +84,13 @@ class Row:
 def audit_repo(python: str, repo: Path, timeout: float) -> tuple[dict, str]:
     """The audit's JSON report on ``repo`` run by ``python`` (empty with the error when it gave none)."""
     try:
-        proc = subprocess.run([python, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
-                              cwd=repo, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [python, "-m", "resume_audit", "audit", ".", "--format", "json", "--fail-on", "never"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {}, f"tool error: the audit timed out after {timeout:.0f} s"
     try:
@@ -96,18 +111,25 @@ def row_of(repo: str, data: dict, error: str) -> Row:
 
 def markdown(rows: list[Row]) -> str:
     """The table the README records."""
-    lines = ["| repository | install | found | swept | not swept (reason class) | confirmations |",
-             "|---|---|---:|---:|---|---|"]
+    lines = [
+        "| repository | install | found | swept | not swept (reason class) | confirmations |",
+        "|---|---|---:|---:|---|---|",
+    ]
     for r in rows:
-        reasons = ", ".join(f"{n} {k}" for k, n in sorted(r.not_swept.items())) or ("-" if not r.error else r.error[:60])
+        reasons = ", ".join(f"{n} {k}" for k, n in sorted(r.not_swept.items())) or (
+            "-" if not r.error else r.error[:60]
+        )
         conf = ", ".join(f"{n} {k}" for k, n in sorted(r.confirmations.items())) or "-"
         lines.append(f"| {r.repo} | {r.install or '-'} | {r.entries} | {r.swept} | {reasons} | {conf} |")
     found, swept = sum(r.entries for r in rows), sum(r.swept for r in rows)
     total: Counter[str] = Counter()
     for r in rows:
         total.update(r.not_swept)
-    lines.append(f"| **total** ({len(rows)}) | | {found} | {swept} | "
-                 + ", ".join(f"{n} {k}" for k, n in sorted(total.items())) + " | |")
+    lines.append(
+        f"| **total** ({len(rows)}) | | {found} | {swept} | "
+        + ", ".join(f"{n} {k}" for k, n in sorted(total.items()))
+        + " | |"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -119,11 +141,16 @@ def main() -> int:
     ap.add_argument("--envs", type=Path, default=Path.home() / ".cache" / "resume-audit" / "corpus-envs")
     ap.add_argument("--install-timeout", type=float, default=900.0, help="seconds per install step")
     ap.add_argument("--install-only", action="store_true", help="build the environments, audit nothing")
-    ap.add_argument("--python", default=sys.executable,
-                    help="without --install: the interpreter that runs the audit (another checkout's, for a before/after)")
+    ap.add_argument(
+        "--python",
+        default=sys.executable,
+        help="without --install: the interpreter that runs the audit (another checkout's, for a before/after)",
+    )
     ap.add_argument("--repos", help="comma-separated owner/name list (default: the whole corpus)")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--from-json", type=Path, help="tabulate a stored run's --json again (the reason classes as now defined)")
+    ap.add_argument(
+        "--from-json", type=Path, help="tabulate a stored run's --json again (the reason classes as now defined)"
+    )
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per repository's audit")
     args = ap.parse_args()
@@ -158,8 +185,11 @@ def main() -> int:
         row = row_of(entry.repo, data, error)
         row.install, row.seconds = install, round(time.monotonic() - started, 1)
         rows.append(row)
-        print(f"{entry.repo:60} {install:8} {row.entries:3} found {row.swept:3} swept  {row.not_swept}  "
-              f"{row.confirmations}  {row.seconds} s {error[:80]}", flush=True)
+        print(
+            f"{entry.repo:60} {install:8} {row.entries:3} found {row.swept:3} swept  {row.not_swept}  "
+            f"{row.confirmations}  {row.seconds} s {error[:80]}",
+            flush=True,
+        )
     print(markdown(rows))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2))

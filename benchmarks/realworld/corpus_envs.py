@@ -141,9 +141,17 @@ class EnvBuilder:
 
     def _installed(self, env: Path) -> dict[str, str]:
         wanted = (*PINNED, "langgraph-checkpoint-sqlite")
-        ok, out = _run([str(self.python_of(env)), "-c", "import importlib.metadata as m, json;"
-                        f"print(json.dumps({{d.metadata['Name'].lower(): d.version for d in m.distributions()"
-                        f" if (d.metadata['Name'] or '').lower() in {wanted!r}}}))"], env, 120)
+        ok, out = _run(
+            [
+                str(self.python_of(env)),
+                "-c",
+                "import importlib.metadata as m, json;"
+                f"print(json.dumps({{d.metadata['Name'].lower(): d.version for d in m.distributions()"
+                f" if (d.metadata['Name'] or '').lower() in {wanted!r}}}))",
+            ],
+            env,
+            120,
+        )
         try:
             return dict(json.loads(out.strip().splitlines()[-1])) if ok else {}
         except (ValueError, IndexError):

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -96,7 +95,9 @@ def _entry(d: dict, source: Path | None) -> Entry:
         repo=d["repo"],
         commit=d["commit"],
         scan_paths=list(d.get("scan_paths") or ["."]),
-        labels=[Label(x["file"], int(x["line"]), x["rule"], x["verdict"], x.get("why", "")) for x in d.get("labels", [])],
+        labels=[
+            Label(x["file"], int(x["line"]), x["rule"], x["verdict"], x.get("why", "")) for x in d.get("labels", [])
+        ],
         set=d.get("set", "tuned"),
         first_seen=d.get("first_seen"),
         source=source,
@@ -137,8 +138,9 @@ def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] 
     tmp.mkdir(parents=True)
     # Only what a scan reads (Python sources and project manifests), blob by blob: a
     # snapshot may lack big files (node_modules binaries), which breaks `git archive`.
-    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", entry.commit],
-                             capture_output=True, check=True).stdout.split(b"\0")
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", entry.commit], capture_output=True, check=True
+    ).stdout.split(b"\0")
     wanted = []
     for row in listing:
         if not row:
@@ -146,10 +148,19 @@ def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] 
         meta, _, path = row.partition(b"\t")
         mode, kind, sha = meta.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and (not suffixes or name.endswith(suffixes)) and "node_modules/" not in name:
+        if (
+            kind == b"blob"
+            and mode != b"120000"
+            and (not suffixes or name.endswith(suffixes))
+            and "node_modules/" not in name
+        ):
             wanted.append((sha.decode(), name))
-    batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
-                           input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True).stdout
+    batch = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+        input="".join(f"{sha}\n" for sha, _ in wanted).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
     at = 0
     for sha, name in wanted:
         header_end = batch.index(b"\n", at)
@@ -158,7 +169,7 @@ def checkout(mirrors: Path, entry: Entry, work: Path, suffixes: tuple[str, ...] 
             at = header_end + 1
             continue
         size = int(header[2])
-        body = batch[header_end + 1: header_end + 1 + size]
+        body = batch[header_end + 1 : header_end + 1 + size]
         at = header_end + 1 + size + 1
         target = tmp / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -187,7 +198,7 @@ def scan(tree: Path, entry: Entry, result: RepoResult) -> None:
     for f in data.get("findings", []):
         result.findings.append(Reported(f["rule_id"], f["path"], f["start_line"], f["end_line"], f["message"]))
     for n in data.get("notifications", []):
-        result.notifications.append(f'{n.get("kind")}: {n.get("path") or ""} {n.get("message")}')
+        result.notifications.append(f"{n.get('kind')}: {n.get('path') or ''} {n.get('message')}")
     if "unresolved_imports" in data.get("summary", {}):
         result.unresolved_imports = int(data["summary"]["unresolved_imports"])
 
@@ -258,8 +269,12 @@ def _git(*args: str, cwd: Path = HERE) -> str:
 
 def tool_commit(python: str) -> str:
     """The commit of the resume-audit source tree ``python`` imports (``+dirty`` when it has uncommitted changes)."""
-    where = subprocess.run([python, "-c", "import resume_audit, os; print(os.path.dirname(resume_audit.__file__))"],
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [python, "-c", "import resume_audit, os; print(os.path.dirname(resume_audit.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     try:
         head = _git("rev-parse", "HEAD", cwd=Path(where))
         dirty = _git("status", "--porcelain", "--", ".", cwd=Path(where))
@@ -286,15 +301,25 @@ def record_first_seen(result: RepoResult, python: str) -> dict:
     for label in entry.labels:
         hits = [i for i, f in enumerate(result.findings) if _matches(f, label)]
         hit.update(hits)
-        matched.append({"file": label.file, "line": label.line, "rule": label.rule, "verdict": label.verdict,
-                        "matched": bool(hits)})
+        matched.append(
+            {
+                "file": label.file,
+                "line": label.line,
+                "rule": label.rule,
+                "verdict": label.verdict,
+                "matched": bool(hits),
+            }
+        )
     record = {
         "tool_commit": tool_commit(python),
         "labels_commit": labels_commit,
         "date": time.strftime("%Y-%m-%d"),
         "labels": matched,
-        "unlabelled": [{"rule": f.rule, "file": f.path, "line": f.start_line}
-                       for i, f in enumerate(result.findings) if i not in hit],
+        "unlabelled": [
+            {"rule": f.rule, "file": f.path, "line": f.start_line}
+            for i, f in enumerate(result.findings)
+            if i not in hit
+        ],
     }
     data["first_seen"] = record
     entry.source.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
@@ -327,7 +352,9 @@ def first_seen_tally(entries: list[Entry], per_rule: dict[str, Tally]) -> int:
 
 def added_since(entries: list[Entry], rev: str, corpus: Path) -> list[Entry]:
     """The entries whose file was added to the corpus folder after ``rev`` (oldest first)."""
-    added = _git("log", "--diff-filter=A", "--reverse", "--name-only", "--format=", f"{rev}..HEAD", "--", ".", cwd=corpus)
+    added = _git(
+        "log", "--diff-filter=A", "--reverse", "--name-only", "--format=", f"{rev}..HEAD", "--", ".", cwd=corpus
+    )
     order = [Path(line).name for line in added.splitlines() if line.strip()]
     by_name = {e.source.name: e for e in entries if e.source is not None}
     return [by_name[n] for n in order if n in by_name]
@@ -340,32 +367,61 @@ def print_rule_table(title: str, per_rule: dict[str, Tally]) -> Tally:
     for rule in sorted(per_rule):
         t = per_rule[rule]
         overall.add(t)
-        print(f"{rule:8} {t.tp:>4} {t.fn:>4} {t.fp:>4} {t.unlabelled:>5} {t.uncertain:>6} {fmt(t.precision):>9} {fmt(t.recall):>6}")
-    print(f"{'overall':8} {overall.tp:>4} {overall.fn:>4} {overall.fp:>4} {overall.unlabelled:>5} {overall.uncertain:>6} {fmt(overall.precision):>9} {fmt(overall.recall):>6}")
+        print(
+            f"{rule:8} {t.tp:>4} {t.fn:>4} {t.fp:>4} {t.unlabelled:>5} {t.uncertain:>6} {fmt(t.precision):>9} {fmt(t.recall):>6}"
+        )
+    print(
+        f"{'overall':8} {overall.tp:>4} {overall.fn:>4} {overall.fp:>4} {overall.unlabelled:>5} {overall.uncertain:>6} {fmt(overall.precision):>9} {fmt(overall.recall):>6}"
+    )
     return overall
 
 
 def _figures(per_rule: dict[str, Tally], overall: Tally) -> dict:
     return {
-        "rules": {r: {"tp": t.tp, "fn": t.fn, "fp": t.fp, "unlabelled": t.unlabelled, "precision": t.precision, "recall": t.recall} for r, t in per_rule.items()},
-        "overall": {"tp": overall.tp, "fn": overall.fn, "fp": overall.fp, "precision": overall.precision, "recall": overall.recall},
+        "rules": {
+            r: {
+                "tp": t.tp,
+                "fn": t.fn,
+                "fp": t.fp,
+                "unlabelled": t.unlabelled,
+                "precision": t.precision,
+                "recall": t.recall,
+            }
+            for r, t in per_rule.items()
+        },
+        "overall": {
+            "tp": overall.tp,
+            "fn": overall.fn,
+            "fp": overall.fp,
+            "precision": overall.precision,
+            "recall": overall.recall,
+        },
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, required=True, help="directory of fetched mirrors (<owner>+<name>/repo)")
-    ap.add_argument("--corpus", type=Path, default=HERE / "corpus", help="folder of entries (default corpus/) or one file")
+    ap.add_argument(
+        "--corpus", type=Path, default=HERE / "corpus", help="folder of entries (default corpus/) or one file"
+    )
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "resume-audit-realworld")
     ap.add_argument("--repo", action="append", help="only this repository (repeatable)")
     ap.add_argument("--set", choices=["tuned", "blind"], help="only the entries of this set")
     ap.add_argument("--show", action="store_true", help="print every miss, false positive and unlabelled finding")
     ap.add_argument("--json", type=Path, help="write the per-rule figures here")
-    ap.add_argument("--python", default=sys.executable, help="interpreter whose resume-audit to run (e.g. a baseline install)")
-    ap.add_argument("--record-first-seen", action="store_true",
-                    help="the blind step: record this run as the entries' first score (needs --repo; labels committed)")
+    ap.add_argument(
+        "--python", default=sys.executable, help="interpreter whose resume-audit to run (e.g. a baseline install)"
+    )
+    ap.add_argument(
+        "--record-first-seen",
+        action="store_true",
+        help="the blind step: record this run as the entries' first score (needs --repo; labels committed)",
+    )
     ap.add_argument("--since", help="also print the first-seen score of the entries added to corpus/ after this commit")
-    ap.add_argument("--no-scan", action="store_true", help="do not run the tool: print only first-seen scores (with --since)")
+    ap.add_argument(
+        "--no-scan", action="store_true", help="do not run the tool: print only first-seen scores (with --since)"
+    )
     args = ap.parse_args(argv)
     global PYTHON
     PYTHON = args.python
@@ -382,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     per_rule: dict[str, Tally] = defaultdict(Tally)
     total_seconds = 0.0
     rows = []
-    for entry in ([] if args.no_scan else entries):
+    for entry in [] if args.no_scan else entries:
         result = RepoResult(entry)
         try:
             tree = checkout(args.mirrors, entry, args.work)
@@ -391,8 +447,10 @@ def main(argv: list[str] | None = None) -> int:
             result.error = str(exc)
         total_seconds += result.seconds
         if args.show or result.error:
-            print(f"{entry.repo} @ {entry.commit[:10]}: {len(result.findings)} findings, {result.seconds:.1f} s"
-                  + (f"  ERROR {result.error}" if result.error else ""))
+            print(
+                f"{entry.repo} @ {entry.commit[:10]}: {len(result.findings)} findings, {result.seconds:.1f} s"
+                + (f"  ERROR {result.error}" if result.error else "")
+            )
         if args.record_first_seen and not result.error:
             record_first_seen(result, args.python)
             print(f"{entry.repo}: first score recorded in {entry.source}")
@@ -412,7 +470,9 @@ def main(argv: list[str] | None = None) -> int:
             for x in tally.values():
                 t.add(x)
             unresolved = "-" if result.unresolved_imports is None else str(result.unresolved_imports)
-            print(f"{repo:45} {len(result.findings):>8} {unresolved:>10} {t.tp:>4} {t.fn:>4} {t.fp:>4} {t.unlabelled:>5} {result.seconds:>6.1f}")
+            print(
+                f"{repo:45} {len(result.findings):>8} {unresolved:>10} {t.tp:>4} {t.fn:>4} {t.fp:>4} {t.unlabelled:>5} {result.seconds:>6.1f}"
+            )
         overall = print_rule_table("current score", per_rule)
         print(f"\n{len(entries)} repositories, scan time {total_seconds:.1f} s")
         figures = {**_figures(per_rule, overall), "seconds": total_seconds}
@@ -420,8 +480,11 @@ def main(argv: list[str] | None = None) -> int:
         newest = added_since(all_entries, args.since, args.corpus)
         first: dict[str, Tally] = defaultdict(Tally)
         counted = first_seen_tally(newest, first)
-        overall_first = print_rule_table(f"first-seen score of the {counted} repositories added since {args.since}"
-                                         f" ({len(newest) - counted} without a first score)", first)
+        overall_first = print_rule_table(
+            f"first-seen score of the {counted} repositories added since {args.since}"
+            f" ({len(newest) - counted} without a first score)",
+            first,
+        )
         figures["first_seen"] = {**_figures(first, overall_first), "repositories": counted}
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

@@ -94,11 +94,15 @@ def detect(obj: Any, hint: str | None = None) -> tuple[Adapter, Any]:
             if adapter.keeps_factory:
                 return adapter, _attribute_factory(obj, name)
             return adapter, getattr(result, name)
-        raise ShapeError(f"the factory returned {type(result).__name__}, which is not a program of a supported framework "
-                         f"({', '.join(REGISTRY)})")
-    raise ShapeError(f"{type(obj).__name__} is not a program of a supported framework ({', '.join(REGISTRY)}): expected a "
-                     "LangGraph graph or factory, a CrewAI Flow subclass or factory, a LlamaIndex Workflow subclass, instance "
-                     "or factory, or a pydantic-graph Graph with its start node")
+        raise ShapeError(
+            f"the factory returned {type(result).__name__}, which is not a program of a supported framework "
+            f"({', '.join(REGISTRY)})"
+        )
+    raise ShapeError(
+        f"{type(obj).__name__} is not a program of a supported framework ({', '.join(REGISTRY)}): expected a "
+        "LangGraph graph or factory, a CrewAI Flow subclass or factory, a LlamaIndex Workflow subclass, instance "
+        "or factory, or a pydantic-graph Graph with its start node"
+    )
 
 
 #: attribute names a class holding its program uses most, tried first

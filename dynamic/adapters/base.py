@@ -28,10 +28,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from resume_audit.codec import encode, omit_default
 from resume_audit.dynamic.killpoints import EventLog
 from resume_audit.dynamic.ledger import Ledger
-from resume_audit.codec import encode, omit_default
-
 
 #: how a run parked: a dynamic ``interrupt()`` (answered with a value) or a static breakpoint
 #: (``compile(interrupt_before=...)`` / ``interrupt_after``: answered by continuing, no value)
@@ -205,7 +204,7 @@ class Session(abc.ABC):
 
     @abc.abstractmethod
     def schema_kind(self) -> str | None:
-        """"pydantic", "typeddict", "dataclass", "other" or None when the graph declares no state schema."""
+        """ "pydantic", "typeddict", "dataclass", "other" or None when the graph declares no state schema."""
 
     @abc.abstractmethod
     def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
@@ -257,7 +256,9 @@ class Adapter(abc.ABC):
         """Install process-wide hooks; runs in the child, before user code is imported when the framework is known."""
 
     @abc.abstractmethod
-    def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
+    def open(
+        self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]
+    ) -> Session:
         """Build the user's graph around the sweep's store and return a session on ``thread_id``."""
 
     @abc.abstractmethod
@@ -365,8 +366,11 @@ def required_parameters(func: Any) -> list[inspect.Parameter] | None:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
         return None
-    return [p for p in sig.parameters.values()
-            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
 
 def with_arguments(target: Any, kwargs: dict[str, Any]) -> Any:

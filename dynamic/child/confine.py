@@ -40,21 +40,42 @@ def apply(policy: ConfinementPolicy, writable_dirs: list[str], writable_files: l
         else:
             why = netns.enter()
             namespace_held = why is None
-            layers.append(LayerState(Layer.NAMESPACE, namespace_held, why or "loopback only; the machine's loopback TCP servers bridged in"))
+            layers.append(
+                LayerState(
+                    Layer.NAMESPACE,
+                    namespace_held,
+                    why or "loopback only; the machine's loopback TCP servers bridged in",
+                )
+            )
     if not policy.landlock:
         layers.append(LayerState(Layer.LANDLOCK_WRITES, False, _SWITCHED_OFF.format("RESUME_AUDIT_LANDLOCK=off")))
     else:
         abi = landlock.abi_version()
         held = landlock.confine_writes(writable_dirs, writable_files)
-        layers.append(LayerState(Layer.LANDLOCK_WRITES, held, f"ABI {abi}" if held else (
-            "no Landlock in this kernel (Linux 5.13+ with landlock in the LSM list)" if abi == 0 else "the ruleset was refused")))
+        layers.append(
+            LayerState(
+                Layer.LANDLOCK_WRITES,
+                held,
+                f"ABI {abi}"
+                if held
+                else (
+                    "no Landlock in this kernel (Linux 5.13+ with landlock in the LSM list)"
+                    if abi == 0
+                    else "the ruleset was refused"
+                ),
+            )
+        )
     if network and not namespace_held:
         if not policy.landlock:
             layers.append(LayerState(Layer.LANDLOCK_TCP, False, _SWITCHED_OFF.format("RESUME_AUDIT_LANDLOCK=off")))
         else:
             ports = sorted({p.port for p in netns.listening_loopback_ports()})
             why = landlock.confine_tcp_connect(ports)
-            layers.append(LayerState(Layer.LANDLOCK_TCP, why is None, why or f"connect only to {len(ports)} loopback server port(s)"))
+            layers.append(
+                LayerState(
+                    Layer.LANDLOCK_TCP, why is None, why or f"connect only to {len(ports)} loopback server port(s)"
+                )
+            )
         if not policy.seccomp:
             layers.append(LayerState(Layer.SECCOMP, False, _SWITCHED_OFF.format("RESUME_AUDIT_SECCOMP=off")))
         else:

@@ -27,8 +27,15 @@ class ProtocolError(RuntimeError):
 class Context:
     """What a role function works with."""
 
-    def __init__(self, spec: ChildSpec, session: Session, ledger: Ledger, events: EventLog, instruments: Instruments,
-                 result: ChildResult) -> None:
+    def __init__(
+        self,
+        spec: ChildSpec,
+        session: Session,
+        ledger: Ledger,
+        events: EventLog,
+        instruments: Instruments,
+        result: ChildResult,
+    ) -> None:
         self.spec = spec
         self.session = session
         self.ledger = ledger
@@ -103,8 +110,11 @@ class Context:
             parks.append(record)
             self.last_park_kind = record.kind
             first = outcome.interrupts[0]
-            where = (f"interrupt {record.index} in node {first.node}" if first.takes_value
-                     else f"static breakpoint {record.index} ({first.kind} node {first.node})")
+            where = (
+                f"interrupt {record.index} in node {first.node}"
+                if first.takes_value
+                else f"static breakpoint {record.index} ({first.kind} node {first.node})"
+            )
             self.events.emit("park", f"parking at {where}", node=first.node)
             self.set_leg(max(idxs) + 1)
             outcome = self.session.answer(answers)

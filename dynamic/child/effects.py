@@ -95,7 +95,9 @@ def _resolve(spec: EffectSpec) -> tuple[Any, str, Any]:
         raise EffectSpecError(f"--effect {spec.module}:{spec.attr}: {last!r} not found in {spec.module}") from exc
     func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) else raw
     if not callable(func) and _tool_functions(raw) == []:
-        raise EffectSpecError(f"--effect {spec.module}:{spec.attr} is not callable (nor a LangChain tool with a function)")
+        raise EffectSpecError(
+            f"--effect {spec.module}:{spec.attr} is not callable (nor a LangChain tool with a function)"
+        )
     return owner, last, raw
 
 
@@ -109,7 +111,9 @@ def _tool_functions(obj: Any) -> list[str] | None:
     if hasattr(obj, "func") or hasattr(obj, "coroutine"):
         return [a for a in ("func", "coroutine") if callable(getattr(obj, a, None))]
     # a BaseTool subclass instance: run() / arun() call its own _run / _arun
-    overridden = [a for a in ("_run", "_arun") if callable(getattr(obj, a, None)) and _defined_below_base_tool(type(obj), a)]
+    overridden = [
+        a for a in ("_run", "_arun") if callable(getattr(obj, a, None)) and _defined_below_base_tool(type(obj), a)
+    ]
     return overridden or None
 
 
@@ -148,8 +152,20 @@ def install_effects(
             # a LangChain tool: wrap its function(s) on the tool object every graph holds
             originals = [getattr(raw, name) for name in tool_attrs]
             for name, inner in zip(tool_attrs, originals):
-                object.__setattr__(raw, name, _make_wrapper(inner, spec, ledger, events, context, effect_stub,
-                                                            definition=_source_location(originals[0]), read=read))
+                object.__setattr__(
+                    raw,
+                    name,
+                    _make_wrapper(
+                        inner,
+                        spec,
+                        ledger,
+                        events,
+                        context,
+                        effect_stub,
+                        definition=_source_location(originals[0]),
+                        read=read,
+                    ),
+                )
                 replaced[id(inner)] = (inner, getattr(raw, name))
             locations[spec.display] = _source_location(originals[0])
             continue
@@ -188,8 +204,16 @@ def _stub_value(func: Callable[..., Any], spec: EffectSpec, stub: Any) -> tuple[
     return typed_value(func, spec.module, spec.attr, spec.display)
 
 
-def _make_wrapper(func: Callable[..., Any], spec: EffectSpec, ledger: Ledger, events: EventLog, context: ContextProvider,
-                  stub: Any, definition: str | None = None, read: bool = False) -> Callable[..., Any]:
+def _make_wrapper(
+    func: Callable[..., Any],
+    spec: EffectSpec,
+    ledger: Ledger,
+    events: EventLog,
+    context: ContextProvider,
+    stub: Any,
+    definition: str | None = None,
+    read: bool = False,
+) -> Callable[..., Any]:
     """The recorder around one effect. The call site recorded is the user's line that called it; an
     effect only ever called from library code (a tool run by ``ToolNode``) is sited at ``definition``.
     A ``read`` is only stubbed."""
@@ -210,8 +234,11 @@ def _make_wrapper(func: Callable[..., Any], spec: EffectSpec, ledger: Ledger, ev
         if definition and (caller is None or caller.f_code.co_filename.startswith(skip)):
             site = _user_site(caller, skip) or definition
         if BUILD.open and node is None:
-            ledger.note(BUILD_EFFECT_NOTE, f"{name} fired while the program was built, outside any node"
-                                           f"{' (' + site + ')' if site else ''}: stubbed, not counted, no kill point")
+            ledger.note(
+                BUILD_EFFECT_NOTE,
+                f"{name} fired while the program was built, outside any node"
+                f"{' (' + site + ')' if site else ''}: stubbed, not counted, no kill point",
+            )
             return
         ledger.record_effect(name, node, step, task, idempotency_key(kwargs), site)
         events.emit("effect", f"effect {name} in node {node or '?'}", step=step, node=node)

@@ -82,25 +82,50 @@ def confine_writes(writable_dirs: list[str], writable_files: list[str]) -> bool:
     abi = abi_version()
     if abi == 0:
         return False
-    handled = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+    handled = (
+        _WRITE_FILE
+        | _REMOVE_DIR
+        | _REMOVE_FILE
+        | _MAKE_CHAR
+        | _MAKE_DIR
+        | _MAKE_REG
+        | _MAKE_SOCK
+        | _MAKE_FIFO
+        | _MAKE_BLOCK
+        | _MAKE_SYM
+    )
     if abi >= 2:
         handled |= _REFER
     if abi >= 3:
         handled |= _TRUNCATE
     libc = ctypes.CDLL(None, use_errno=True)
     attr = _RulesetAttr(handled)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         return False
     try:
-        for path, rights in [*((d, handled) for d in writable_dirs), *((f, handled & _FILE_RIGHTS) for f in writable_files)]:
+        for path, rights in [
+            *((d, handled) for d in writable_dirs),
+            *((f, handled & _FILE_RIGHTS) for f in writable_files),
+        ]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
                 rule = _PathBeneathAttr(rights, fd)
-                if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+                if (
+                    libc.syscall(
+                        _ADD_RULE,
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(_RULE_PATH_BENEATH),
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    )
+                    < 0
+                ):
                     return False
             finally:
                 os.close(fd)
@@ -119,13 +144,24 @@ def confine_tcp_connect(ports: list[int]) -> str | None:
         return f"Landlock ABI {abi} has no network rules (needs 4, Linux 6.7+)" if abi else "no Landlock in this kernel"
     libc = ctypes.CDLL(None, use_errno=True)
     attr = _NetRulesetAttr(0, _CONNECT_TCP)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         return f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
     try:
         for port in sorted(set(ports)):
             rule = _NetPortAttr(_CONNECT_TCP, port)
-            if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT), ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+            if (
+                libc.syscall(
+                    _ADD_RULE,
+                    ctypes.c_int(ruleset),
+                    ctypes.c_int(_RULE_NET_PORT),
+                    ctypes.byref(rule),
+                    ctypes.c_uint32(0),
+                )
+                < 0
+            ):
                 return f"landlock_add_rule(port {port}): {os.strerror(ctypes.get_errno())}"
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
             return f"PR_SET_NO_NEW_PRIVS: {os.strerror(ctypes.get_errno())}"

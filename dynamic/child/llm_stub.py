@@ -65,14 +65,20 @@ def install(script: LlmScript, note: Callable[[str, str], None]) -> None:
             note("stub-llm", f"{name} calls were answered by the --stub-llm script")
         turn = sum(1 for m in messages if isinstance(m, AIMessage))
         reply, index = script.reply_for(_current_node(), turn)
-        calls = [{"name": c["name"], "args": dict(c["args"]), "id": c.get("id") or f"call_{index}_{n}", "type": "tool_call"}
-                 for n, c in enumerate(reply.tool_calls)]
+        calls = [
+            {"name": c["name"], "args": dict(c["args"]), "id": c.get("id") or f"call_{index}_{n}", "type": "tool_call"}
+            for n, c in enumerate(reply.tool_calls)
+        ]
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply.content, tool_calls=calls))])
 
-    def _generate_with_cache(self: Any, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+    def _generate_with_cache(
+        self: Any, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
         return answer(self, messages)
 
-    async def _agenerate_with_cache(self: Any, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+    async def _agenerate_with_cache(
+        self: Any, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
         return answer(self, messages)
 
     def _should_stream(self: Any, **kwargs: Any) -> bool:

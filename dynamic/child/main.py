@@ -22,8 +22,7 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import adapter_for, detect
 from resume_audit.dynamic.adapters.base import Instruments, ShapeError, with_arguments
 from resume_audit.dynamic.child import env as childenv
-from resume_audit.dynamic.child import fake_credentials
-from resume_audit.dynamic.child import llm_stub, netns
+from resume_audit.dynamic.child import fake_credentials, llm_stub, netns
 from resume_audit.dynamic.child.context import Context, ProtocolError
 from resume_audit.dynamic.child.effects import BUILD, EffectSpecError, install_effects
 from resume_audit.dynamic.child.roles import ROLES
@@ -51,8 +50,13 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
     result = ChildResult(spec.role, spec.phase)
     instruments: Instruments | None = None
     try:
-        sandbox = Sandbox(root=spec.cell_dir, workdir=spec.workdir, allow_network=spec.run.allow_network, cwd=spec.program_dir,
-                          policy=spec.run.confinement)
+        sandbox = Sandbox(
+            root=spec.cell_dir,
+            workdir=spec.workdir,
+            allow_network=spec.run.allow_network,
+            cwd=spec.program_dir,
+            policy=spec.run.confinement,
+        )
         sandbox.install()
         result.confinement = sandbox.confinement
         ledger = Ledger(spec.ledger_path)
@@ -74,8 +78,15 @@ def main(spec: ChildSpec, barrier: Any = None) -> None:
                 adapter = detected
                 adapter.prepare_process(instruments, spec.store)
             result.framework = adapter.name
-            install_effects(list(spec.run.effects), ledger, events, adapter.effect_context, spec.run.stub, dict(spec.run.stubs),
-                            list(spec.run.reads))
+            install_effects(
+                list(spec.run.effects),
+                ledger,
+                events,
+                adapter.effect_context,
+                spec.run.stub,
+                dict(spec.run.stubs),
+                list(spec.run.reads),
+            )
             with BUILD.building():  # an effect of the factory itself is no node's (see BUILD)
                 session = adapter.open(program, spec.store, instruments, spec.thread_id, dict(spec.run.config))
         except (TargetError, ShapeError, EffectSpecError) as exc:

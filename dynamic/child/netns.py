@@ -131,8 +131,10 @@ def enter_user_namespace() -> str | None:
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(_CLONE_NEWUSER) != 0:
         error = ctypes.get_errno()
-        return (f"unshare(CLONE_NEWUSER) refused: {os.strerror(error)} ({errno.errorcode.get(error, error)}; "
-                "unprivileged user namespaces disabled or restricted here, or the process has threads)")
+        return (
+            f"unshare(CLONE_NEWUSER) refused: {os.strerror(error)} ({errno.errorcode.get(error, error)}; "
+            "unprivileged user namespaces disabled or restricted here, or the process has threads)"
+        )
     try:
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
@@ -210,7 +212,7 @@ def enter() -> str | None:
     listeners = [(p, s) for p in ports for s in [_listen(p)] if s is not None]
     with ours:
         for start in range(0, len(listeners), _FDS_PER_MESSAGE):
-            batch = listeners[start:start + _FDS_PER_MESSAGE]
+            batch = listeners[start : start + _FDS_PER_MESSAGE]
             payload = json.dumps([[p.family, p.host, p.port] for p, _s in batch]).encode()
             socket.send_fds(ours, [payload], [s.fileno() for _p, s in batch])
         socket.send_fds(ours, [b"[]"], [])  # the end

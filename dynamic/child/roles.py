@@ -60,7 +60,9 @@ def target_location(module: Any, obj: Any, attr: str) -> SourceLocation | None:
         return None
     file, lines = source
     name = attr.split(".")[0]
-    pattern = re.compile(rf"^(\s*)(?:{re.escape(name)}\b\s*(?::[^=]*)?=|def\s+{re.escape(name)}\b|class\s+{re.escape(name)}\b)")
+    pattern = re.compile(
+        rf"^(\s*)(?:{re.escape(name)}\b\s*(?::[^=]*)?=|def\s+{re.escape(name)}\b|class\s+{re.escape(name)}\b)"
+    )
     for i, line in enumerate(lines, start=1):
         m = pattern.match(line)
         if m:
@@ -121,7 +123,9 @@ def role_recover(ctx: Context) -> None:
     durable_done: set[tuple[str, int | None]] = set()
     for run in ctx.ledger.node_runs(phases=["crash"]):
         if run.task in state.completed_tasks or (
-            state.step is not None and run.step is not None and run.step <= state.step
+            state.step is not None
+            and run.step is not None
+            and run.step <= state.step
             and ctx.session.step_on_thread_clock(run.node)
         ):
             durable_done.add((run.node, run.step))
@@ -134,8 +138,10 @@ def role_recover(ctx: Context) -> None:
         answers, idxs = ctx.answers_for(Outcome(state.interrupts))
         first = state.interrupts[0]
         how = ctx.session.recovery_label(state) or (
-            f"Command(resume=...) for pending interrupt {min(idxs)}" if first.takes_value
-            else f"invoke(None) at pending {first.describe()}")
+            f"Command(resume=...) for pending interrupt {min(idxs)}"
+            if first.takes_value
+            else f"invoke(None) at pending {first.describe()}"
+        )
         ctx.set_leg(max(idxs) + 1)
         outcome = ctx.session.answer(answers)
     else:
@@ -153,14 +159,22 @@ def role_recover(ctx: Context) -> None:
         outcome = ctx.session.proceed()
     parks = ctx.drive(outcome)
     reran = sorted(
-        {(r.node, r.step) for r in ctx.ledger.node_runs(phases=["recover"])
-         if (r.node, r.step) in durable_done or (r.step is None and r.node in {n for n, _ in durable_done})},
+        {
+            (r.node, r.step)
+            for r in ctx.ledger.node_runs(phases=["recover"])
+            if (r.node, r.step) in durable_done or (r.step is None and r.node in {n for n, _ in durable_done})
+        },
         key=lambda x: (x[1] if x[1] is not None else -1, x[0]),
     )
     r = ctx.result
     r.how = how
-    r.durable = DurableFound(state.exists, state.step, len(state.interrupts), list(state.next),
-                             sorted(state.completed_tasks) if ctx.session.stray_after_restore else [])
+    r.durable = DurableFound(
+        state.exists,
+        state.step,
+        len(state.interrupts),
+        list(state.next),
+        sorted(state.completed_tasks) if ctx.session.stray_after_restore else [],
+    )
     r.reran_completed = reran
     r.parks = parks
     ctx.finish()

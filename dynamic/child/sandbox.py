@@ -46,7 +46,15 @@ _PATH_EVENTS_ARG0 = {
     "shutil.rmtree",
     "shutil.chown",
 }
-_PATH_EVENTS_BOTH = {"os.rename", "os.link", "shutil.move", "shutil.copyfile", "shutil.copytree", "shutil.copymode", "shutil.copystat"}
+_PATH_EVENTS_BOTH = {
+    "os.rename",
+    "os.link",
+    "shutil.move",
+    "shutil.copyfile",
+    "shutil.copytree",
+    "shutil.copymode",
+    "shutil.copystat",
+}
 _SPAWN_EVENTS = {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec"}
 _ALWAYS_WRITABLE = ("/dev/null", "/dev/tty", "/dev/stdout", "/dev/stderr")
 
@@ -104,8 +112,13 @@ def _loopback(host: Any) -> bool:
     return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
-def _make_hook(writable: Callable[[Any], bool], allow_network: bool, tell: Callable[[str, str], None],
-               refuse: Callable[[str, str], None], guard: threading.local) -> Callable[[str, tuple[Any, ...]], None]:
+def _make_hook(
+    writable: Callable[[Any], bool],
+    allow_network: bool,
+    tell: Callable[[str, str], None],
+    refuse: Callable[[str, str], None],
+    guard: threading.local,
+) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook: refuses writes outside the cell and non-loopback traffic, reports spawns."""
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
@@ -129,13 +142,19 @@ def _make_hook(writable: Callable[[Any], bool], allow_network: bool, tell: Calla
             if len(args) > 1 and not writable(args[1]):
                 refuse("write", f"os.symlink to {args[1]!r} outside the sandbox")
         elif event == "sqlite3.connect":
-            target = _sqlite_target(os.fsdecode(args[0])) if args and isinstance(args[0], (str, bytes, os.PathLike)) else None
+            target = (
+                _sqlite_target(os.fsdecode(args[0]))
+                if args and isinstance(args[0], (str, bytes, os.PathLike))
+                else None
+            )
             if target is not None and not writable(target):
                 refuse("write", f"sqlite3.connect({args[0]!r}) outside the sandbox")
         elif event in ("socket.connect", "socket.sendto", "socket.sendmsg") and not allow_network:
             address = args[1] if len(args) > 1 else None
             if isinstance(address, tuple) and address and not _loopback(address[0]):
-                refuse("network", f"{event.split('.')[1]} to {address!r} (only loopback is allowed; pass --allow-network)")
+                refuse(
+                    "network", f"{event.split('.')[1]} to {address!r} (only loopback is allowed; pass --allow-network)"
+                )
         elif event == "socket.getaddrinfo" and not allow_network:
             host = args[0] if args else None
             if not _loopback(host):
@@ -199,8 +218,12 @@ class Sandbox:
         # Libraries that keep data in the user's data/cache dirs (CrewAI's default flow database and
         # memory, appdirs users) write inside the cell instead -- shared by the cell's processes, so a
         # fresh interpreter finds what the crashed one stored there.
-        for var, sub in (("XDG_DATA_HOME", "xdg-data"), ("XDG_CACHE_HOME", "xdg-cache"), ("XDG_STATE_HOME", "xdg-state"),
-                         ("XDG_CONFIG_HOME", "xdg-config")):
+        for var, sub in (
+            ("XDG_DATA_HOME", "xdg-data"),
+            ("XDG_CACHE_HOME", "xdg-cache"),
+            ("XDG_STATE_HOME", "xdg-state"),
+            ("XDG_CONFIG_HOME", "xdg-config"),
+        ):
             os.environ[var] = os.path.join(self.root, sub)
         os.environ["HOME"] = os.path.join(self.root, "home")
         os.makedirs(os.environ["HOME"], exist_ok=True)

@@ -42,12 +42,20 @@ def deny_datagrams() -> str | None:
         rules = seccomp.SyscallFilter(seccomp.ALLOW)
         for family in (socket.AF_INET, socket.AF_INET6):
             for kind in (socket.SOCK_DGRAM, socket.SOCK_RAW, socket.SOCK_RDM, socket.SOCK_SEQPACKET):
-                rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.EQ, family),
-                               seccomp.Arg(1, seccomp.MASKED_EQ, _SOCK_TYPE_MASK, kind))
+                rules.add_rule(
+                    refuse,
+                    "socket",
+                    seccomp.Arg(0, seccomp.EQ, family),
+                    seccomp.Arg(1, seccomp.MASKED_EQ, _SOCK_TYPE_MASK, kind),
+                )
             # a stream socket of another protocol than TCP (SCTP 132, MPTCP 262): Landlock holds TCP only
-            rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.EQ, family),
-                           seccomp.Arg(1, seccomp.MASKED_EQ, _SOCK_TYPE_MASK, socket.SOCK_STREAM),
-                           seccomp.Arg(2, seccomp.GT, socket.IPPROTO_TCP))
+            rules.add_rule(
+                refuse,
+                "socket",
+                seccomp.Arg(0, seccomp.EQ, family),
+                seccomp.Arg(1, seccomp.MASKED_EQ, _SOCK_TYPE_MASK, socket.SOCK_STREAM),
+                seccomp.Arg(2, seccomp.GT, socket.IPPROTO_TCP),
+            )
         rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.EQ, socket.AF_PACKET))
         rules.add_rule(refuse, "io_uring_setup")
         rules.load()

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell, Verdict as CellVerdict
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, NOT_REACHED, PASS, Cell
+from resume_audit.dynamic.cells import Verdict as CellVerdict
 from resume_audit.dynamic.probes import cell_kinds, registry
 from resume_audit.dynamic.probes.base import Column
 from resume_audit.dynamic.report import SweepReport
@@ -82,8 +83,11 @@ def read(cells: Sequence[Cell], column: Column) -> Verdict:
     if failing:
         c = failing[0]
         hit = next((h for h in c.hits if h.rule == column.rule), None)
-        text = ((hit.message if hit and column.witness_from_message else None) or _effects_text(c)
-                or (hit.message if hit else c.detail))
+        text = (
+            (hit.message if hit and column.witness_from_message else None)
+            or _effects_text(c)
+            or (hit.message if hit else c.detail)
+        )
         witness = f"{c.name}: {text}"
         if len(failing) > 1:
             witness += f" (+{len(failing) - 1} more)"

@@ -15,17 +15,32 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, cast
 
-from resume_audit.frameworks import registry
-from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Verdict as CellVerdict
+from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS
+from resume_audit.dynamic.cells import Verdict as CellVerdict
 from resume_audit.dynamic.conformance.columns import MARK, Verdict, column_ids, titles, verdicts
 from resume_audit.dynamic.report import SweepReport
 from resume_audit.findings import ScanResult
+from resume_audit.frameworks import registry
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["COLUMNS", "COLUMN_TITLES", "MARK", "Matrix", "Probe", "Row", "Verdict", "markdown", "probes", "run_conformance",
-           "scan_result", "table", "verdicts", "witnesses"]
+__all__ = [
+    "COLUMNS",
+    "COLUMN_TITLES",
+    "MARK",
+    "Matrix",
+    "Probe",
+    "Row",
+    "Verdict",
+    "markdown",
+    "probes",
+    "run_conformance",
+    "scan_result",
+    "table",
+    "verdicts",
+    "witnesses",
+]
 
 #: the columns of the built-in probes (:func:`~resume_audit.dynamic.conformance.columns.column_ids` reads them when asked)
 COLUMNS = column_ids()
@@ -82,8 +97,10 @@ class Matrix:
                     "versions": dict(sorted(r.versions.items())),
                     "target": r.probe.target,
                     "note": r.note,
-                    "cells": {c: {"verdict": MARK[v.mark], "witness": v.witness, "rules": list(v.rules)}
-                              for c, v in r.verdicts.items()},
+                    "cells": {
+                        c: {"verdict": MARK[v.mark], "witness": v.witness, "rules": list(v.rules)}
+                        for c, v in r.verdicts.items()
+                    },
                 }
                 for r in self.rows
             ],
@@ -116,15 +133,25 @@ def probes(saver: str | None = None, dsn: str | None = None) -> tuple[list[Probe
         source = cast(RowSource, registry.load(framework.conformance))
         for row in source(saver, dsn):
             if isinstance(row, Unswept):
-                notes.append(Row(row.probe, row.versions, {c: Verdict(NOT_APPLICABLE, row.reason) for c in COLUMNS},
-                                 note=row.note))
+                notes.append(
+                    Row(
+                        row.probe,
+                        row.versions,
+                        {c: Verdict(NOT_APPLICABLE, row.reason) for c in COLUMNS},
+                        note=row.note,
+                    )
+                )
             else:
                 rows.append(row)
     return rows, notes
 
 
-def run_conformance(saver: str | None = None, dsn: str | None = None, timeout: float = 60,
-                    progress: Callable[[int, int, str], None] | None = None) -> Matrix:
+def run_conformance(
+    saver: str | None = None,
+    dsn: str | None = None,
+    timeout: float = 60,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Matrix:
     """Sweep every probe row (rows in parallel) and read the matrix."""
     from resume_audit.dynamic.parent.runner import context
     from resume_audit.dynamic.parent.sweep import crash_sweep
@@ -137,17 +164,28 @@ def run_conformance(saver: str | None = None, dsn: str | None = None, timeout: f
 
     def one(p: Probe) -> Row:
         t0 = time.monotonic()
-        report = crash_sweep(p.target, effects=list(p.effects), input=p.input if p.input is not None else {},
-                             resume=list(p.resume), backend=p.backend,
-                             dsn=p.dsn, timeout=timeout, cells=p.cells, framework=p.framework, crash_modes=p.crash_modes,
-                             saver=p.saver)
+        report = crash_sweep(
+            p.target,
+            effects=list(p.effects),
+            input=p.input if p.input is not None else {},
+            resume=list(p.resume),
+            backend=p.backend,
+            dsn=p.dsn,
+            timeout=timeout,
+            cells=p.cells,
+            framework=p.framework,
+            crash_modes=p.crash_modes,
+            saver=p.saver,
+        )
         row = Row(p, dict(report.versions), verdicts(report), report, seconds=time.monotonic() - t0)
         done[0] += 1
         if progress:
             progress(done[0], len(todo), row.label)
         return row
 
-    with ThreadPoolExecutor(max_workers=max(1, min(3, len(todo))), thread_name_prefix="resume-audit-conformance") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(3, len(todo))), thread_name_prefix="resume-audit-conformance"
+    ) as pool:
         swept = list(pool.map(one, todo))
     return Matrix(swept + rows, time.monotonic() - started)
 
@@ -167,8 +205,11 @@ def table(matrix: Matrix) -> Table:
     styles = {PASS: "green", FAIL: "bold red", NOT_APPLICABLE: "dim", ERROR: "magenta"}
     for r in matrix.rows:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(r.versions.items()))
-        t.add_row(r.label + (f"\n({r.note})" if r.note else ""), versions,
-                  *[Text(MARK[_mark(r, c)], style=styles.get(_mark(r, c), "")) for c in shown])
+        t.add_row(
+            r.label + (f"\n({r.note})" if r.note else ""),
+            versions,
+            *[Text(MARK[_mark(r, c)], style=styles.get(_mark(r, c), "")) for c in shown],
+        )
     return t
 
 
@@ -211,5 +252,10 @@ def scan_result(matrix: Matrix) -> ScanResult:
 
     findings = [f for r in matrix.rows if r.report for f in r.report.findings]
     notes = [n for r in matrix.rows if r.report for n in r.report.notifications]
-    return ScanResult(findings=findings, notifications=notes, files_scanned=0, root=os.getcwd(),
-                      rules_run=tuple(r.id for r in all_dynamic_rules()))
+    return ScanResult(
+        findings=findings,
+        notifications=notes,
+        files_scanned=0,
+        root=os.getcwd(),
+        rules_run=tuple(r.id for r in all_dynamic_rules()),
+    )

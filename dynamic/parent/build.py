@@ -13,11 +13,10 @@ from __future__ import annotations
 import hashlib
 import os
 
-from resume_audit.findings import Finding, FlowStep, Related, Span
-
 from resume_audit.dynamic.adapters.base import SourceLocation
 from resume_audit.dynamic.catalog import dynamic_rule
 from resume_audit.dynamic.cells import Cell, Hit
+from resume_audit.findings import Finding, FlowStep, Related, Span
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -85,7 +84,11 @@ def build_findings(cells: list[Cell], locator: Locator, target: str) -> list[Fin
             message += f" The same happens in {len(others)} other cell{'s' if len(others) != 1 else ''}."
         span = locator.definition(hit.node)
         flow = tuple(FlowStep(locator.site(step[2] if len(step) > 2 else None, step[0]), step[1]) for step in hit.flow)
-        witness = {**(hit.witness.to_json() if hit.witness is not None else {}), "cell": cell.name, "cell_kind": str(cell.kind)}
+        witness = {
+            **(hit.witness.to_json() if hit.witness is not None else {}),
+            "cell": cell.name,
+            "cell_kind": str(cell.kind),
+        }
         if others:
             witness["also_at"] = others
         related: tuple[Related, ...] = ()

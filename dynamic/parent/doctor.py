@@ -22,8 +22,13 @@ from resume_audit.dynamic.environment import base_variables
 def probe(policy: ConfinementPolicy) -> ConfinementState:
     """The layers a child under ``policy`` gets here (a probe that cannot run: none, with why)."""
     try:
-        done = subprocess.run([sys.executable, "-m", "resume_audit.dynamic.child.confine", json.dumps(encode(policy))],
-                              capture_output=True, text=True, timeout=60, env=base_variables(os.environ))
+        done = subprocess.run(
+            [sys.executable, "-m", "resume_audit.dynamic.child.confine", json.dumps(encode(policy))],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=base_variables(os.environ),
+        )
         if done.returncode == 0 and done.stdout.strip():
             return decode_fields(ConfinementState, json.loads(done.stdout.strip().splitlines()[-1]))
         why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
@@ -44,11 +49,14 @@ def render(state: ConfinementState) -> str:
     for layer in Layer:
         if layer not in tried:
             lines.append(f"  {str(layer):<{width}}  standby   only tried where the network namespace is refused")
-    lines.append(f"  {allow_list:<{width}}  active    PATH, locale, TZ, TERM, Python/virtualenv, fake LLM keys, "
-                 "--pass-env names")
+    lines.append(
+        f"  {allow_list:<{width}}  active    PATH, locale, TZ, TERM, Python/virtualenv, fake LLM keys, --pass-env names"
+    )
     lines.append("")
-    lines.append(f"network: {'confined in the kernel' if state.network_confined else 'NOT confined in the kernel'}; "
-                 f"file writes: {'confined in the kernel' if state.writes_confined else 'NOT confined in the kernel'}")
+    lines.append(
+        f"network: {'confined in the kernel' if state.network_confined else 'NOT confined in the kernel'}; "
+        f"file writes: {'confined in the kernel' if state.writes_confined else 'NOT confined in the kernel'}"
+    )
     if not state.sufficient:
         lines.append(f"--require-confinement would refuse: {state.shortfall()}")
     switched = [f"{name}={os.environ[name]}" for name in SWITCHES.values() if name in os.environ]

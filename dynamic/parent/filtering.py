@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Sequence
 
 from resume_audit.config.settings import Config, find_pyproject, load_config, validate_rule_ids
+from resume_audit.dynamic.catalog import DYNAMIC_RULES
 from resume_audit.findings import Finding
 from resume_audit.postprocess.suppression import Suppressions, is_suppressed, parse_suppressions
-
-from resume_audit.dynamic.catalog import DYNAMIC_RULES
 
 
 @dataclass(frozen=True)

@@ -37,13 +37,28 @@ def collect_notes(runs: Iterable[ChildRun], cell_dirs: Iterable[str]) -> list[No
                 ledger.close()
     for run in runs:
         if run.leftovers:
-            notes.add(("leftovers", "processes the graph spawned were still running when its run ended; the sweep killed them"))
+            notes.add(
+                (
+                    "leftovers",
+                    "processes the graph spawned were still running when its run ended; the sweep killed them",
+                )
+            )
         if run.escaped:
             notes.add(lifetime.ESCAPED_NOTE)
         if run.timed_out:
-            notes.add(("timeout", f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group"))
+            notes.add(
+                (
+                    "timeout",
+                    f"a {run.spec.role} process exceeded the {run.spec.phase!r} timeout and was killed with its process group",
+                )
+            )
         if run.result is not None and run.result.schedule_escaped:
-            notes.add(("schedule", "a node waited too long for pending checkpoint writes; that run's schedule was not controlled"))
+            notes.add(
+                (
+                    "schedule",
+                    "a node waited too long for pending checkpoint writes; that run's schedule was not controlled",
+                )
+            )
     return sorted(notes)
 
 
@@ -52,8 +67,13 @@ def notifications(notes: Iterable[Note]) -> list[Notification]:
     out = []
     for kind, detail in notes:
         if kind == "spawn":
-            out.append(Notification(NotificationKind.INFO, f"the graph spawned a child process ({detail}); the sweep killed "
-                                                           "whatever of it was still running when the cell ended"))
+            out.append(
+                Notification(
+                    NotificationKind.INFO,
+                    f"the graph spawned a child process ({detail}); the sweep killed "
+                    "whatever of it was still running when the cell ended",
+                )
+            )
         elif kind.startswith("refused-"):
             out.append(Notification(NotificationKind.INFO, f"sandbox refused an operation of the graph: {detail}"))
         elif kind == "timeout":
@@ -63,8 +83,12 @@ def notifications(notes: Iterable[Note]) -> list[Notification]:
         elif kind == MADE_UP_NOTE:
             made = MadeUp.from_note(detail)
             if made is not None:
-                out.append(Notification(NotificationKind.INFO, f"the stub of {made.effect} answered a made-up "
-                                                               f"{short(made.value)} ({made.how})"))
+                out.append(
+                    Notification(
+                        NotificationKind.INFO,
+                        f"the stub of {made.effect} answered a made-up {short(made.value)} ({made.how})",
+                    )
+                )
         else:
             out.append(Notification(NotificationKind.INFO, detail))
     return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-from multiprocessing import connection
 import os
 import signal
 import sys
@@ -21,12 +20,13 @@ import threading
 import time
 import types
 from dataclasses import dataclass
+from multiprocessing import connection
 from typing import Any, Iterator
 
 from resume_audit.dynamic import lifetime
-from resume_audit.dynamic.parent import forkserver
-from resume_audit.dynamic.lifetime import process_table
 from resume_audit.dynamic.child_result import ChildResult
+from resume_audit.dynamic.lifetime import process_table
+from resume_audit.dynamic.parent import forkserver
 from resume_audit.dynamic.spec import ChildSpec
 
 _CTX_LOCK = threading.Lock()
@@ -41,9 +41,15 @@ def context(preload: list[str]) -> Any:
             ctx = multiprocessing.get_context("forkserver")
             # the probes too: a probe's own child role reaches the child by reference to its module
             # the user namespace first, while the server has one thread (resume_audit.dynamic.child.userns)
-            ctx.set_forkserver_preload(["resume_audit.dynamic.child.userns", "resume_audit.dynamic.child.env",
-                                        "resume_audit.dynamic.child.main",
-                                        "resume_audit.dynamic.probes", *preload])
+            ctx.set_forkserver_preload(
+                [
+                    "resume_audit.dynamic.child.userns",
+                    "resume_audit.dynamic.child.env",
+                    "resume_audit.dynamic.child.main",
+                    "resume_audit.dynamic.probes",
+                    *preload,
+                ]
+            )
             _CTX = ctx
         return _CTX
 
@@ -108,8 +114,10 @@ class ChildRun:
                 return f"the graph called {err.message}{where}"
             limit = self.spec.run.memory_limit_mb
             if err.type == "MemoryError" and limit:
-                return (f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
-                        "(--memory-limit; 0 lifts it)")
+                return (
+                    f"the graph ran out of memory under the sweep's limit of {limit} MB per process{where} "
+                    "(--memory-limit; 0 lifts it)"
+                )
             return f"the graph raised {err.type}: {err.message}{where}"
         return "incomplete"
 

@@ -12,8 +12,8 @@ from typing import Any
 from resume_audit.codec import encode
 from resume_audit.dynamic.cells import Cell
 from resume_audit.dynamic.parent.build import Locator, build_findings
-from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
 from resume_audit.dynamic.parent.notes import notifications
+from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
 from resume_audit.dynamic.probes import validity
 from resume_audit.dynamic.report import SweepReport
 from resume_audit.dynamic.shard import MergeError, ShardPart
@@ -40,8 +40,10 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
         for key in ("target", "framework", "backend", "protocol", "versions", "kill_points"):
             mine, theirs = getattr(part.header, key), getattr(header, key)
             if mine != theirs:
-                raise MergeError(f"shard {part.shard} swept a different {key} than shard {first.shard}: "
-                                 f"{encode(mine)!r} vs {encode(theirs)!r}")
+                raise MergeError(
+                    f"shard {part.shard} swept a different {key} than shard {first.shard}: "
+                    f"{encode(mine)!r} vs {encode(theirs)!r}"
+                )
         if part.order != first.order:
             raise MergeError(f"shard {part.shard} planned different cells than shard {first.shard} (a changed graph?)")
     by_slot: dict[str, Cell] = {}
@@ -59,9 +61,17 @@ def merge(documents: list[dict[str, Any]]) -> SweepReport:
     notes = sorted({note for part in parts for note in part.notes})
     notes = sorted({*notes, *drop_stub_artefacts(cells, notes)})
     report = SweepReport(
-        target=header.target, backend=header.backend, framework=header.framework, versions=dict(header.versions),
-        protocol=header.protocol, cells=cells, findings=[], complete=header.complete, kill_points=header.kill_points,
-        cwd=first.cwd, plane=header.plane,
+        target=header.target,
+        backend=header.backend,
+        framework=header.framework,
+        versions=dict(header.versions),
+        protocol=header.protocol,
+        cells=cells,
+        findings=[],
+        complete=header.complete,
+        kill_points=header.kill_points,
+        cwd=first.cwd,
+        plane=header.plane,
     )
     locator = Locator(first.dry.nodes, first.dry.target_location, report.cwd)
     report.findings = build_findings(cells, locator, report.target)

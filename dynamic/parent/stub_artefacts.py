@@ -56,13 +56,22 @@ def drop_stub_artefacts(cells: list[Cell], notes: Iterable[Note]) -> list[Note]:
                 kept.append(hit)
                 continue
             field = getattr(witness, "field", "?")
-            out.append(("stub-artefact", (
-                f"RA706 on `{field}` = {short(value)} was left out: the value is what the stub of {source.effect} "
-                f"made up ({source.how}), not what the program persists; give that effect a real answer under "
-                f"`stubs` in [tool.resume-audit.audit] to check the field")))
+            out.append(
+                (
+                    "stub-artefact",
+                    (
+                        f"RA706 on `{field}` = {short(value)} was left out: the value is what the stub of {source.effect} "
+                        f"made up ({source.how}), not what the program persists; give that effect a real answer under "
+                        f"`stubs` in [tool.resume-audit.audit] to check the field"
+                    ),
+                )
+            )
         if len(kept) != len(cell.hits):
             cell.hits = kept
             cell.verdict = FAIL if kept else PASS
-            cell.detail = (f"{len(kept)} invalid field value(s) persisted" if kept
-                           else "every persisted checkpoint validates against the schema but for values a stub made up")
+            cell.detail = (
+                f"{len(kept)} invalid field value(s) persisted"
+                if kept
+                else "every persisted checkpoint validates against the schema but for values a stub made up"
+            )
     return out

@@ -25,14 +25,14 @@ from resume_audit.dynamic import lifetime
 from resume_audit.dynamic.adapters import REGISTRY, adapter_for, installed, sniff
 from resume_audit.dynamic.cells import DRY_RUN, ERROR, PASS, Cell, CellKind, DryRunWitness, Gate, Reference
 from resume_audit.dynamic.child_result import ChildResult
-from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.confinement import ConfinementPolicy
+from resume_audit.dynamic.effect_spec import NO_STUB, TYPED_STUB, EffectSpec, EffectSpecError
 from resume_audit.dynamic.environment import ChildEnvironment
-from resume_audit.dynamic.parent.doctor import probe
 from resume_audit.dynamic.killpoints import CRASH_MODES, Event
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.llm_script import LlmScript, LlmScriptError
 from resume_audit.dynamic.parent.build import Locator, build_findings
+from resume_audit.dynamic.parent.doctor import probe
 from resume_audit.dynamic.parent.notes import Note, collect_notes, notifications
 from resume_audit.dynamic.parent.runner import ChildRun, kill_all
 from resume_audit.dynamic.parent.stub_artefacts import drop_stub_artefacts
@@ -47,9 +47,19 @@ from resume_audit.dynamic.target import TargetError, TargetSpec
 from resume_audit.dynamic.values import derive_fork_value, to_jsonable
 from resume_audit.findings import Notification, NotificationKind, Severity
 
-__all__ = ["crash_sweep", "AUTO_INPUT", "NO_STUB", "SweepRequest", "Shard", "SweepCancelled", "SweepUsageError", "TooFewAnswers",
-           "TargetError", "CELL_KINDS",
-           "BACKENDS"]
+__all__ = [
+    "crash_sweep",
+    "AUTO_INPUT",
+    "NO_STUB",
+    "SweepRequest",
+    "Shard",
+    "SweepCancelled",
+    "SweepUsageError",
+    "TooFewAnswers",
+    "TargetError",
+    "CELL_KINDS",
+    "BACKENDS",
+]
 
 BACKENDS = ("sqlite", "postgres", "memory", "custom")
 
@@ -58,6 +68,7 @@ def __getattr__(name: str) -> Any:
     if name == "CELL_KINDS":  # the ``--cells`` names, read when asked: a probe registered later is among them
         return tuple(str(kind) for kind in cell_kinds())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 PG_DSN_ENV = "RESUME_AUDIT_PG_DSN"
 
@@ -171,8 +182,6 @@ def crash_sweep(target: "str | SweepRequest", *, progress: Progress | None = Non
     return _sweep(request, progress)
 
 
-
-
 @dataclass
 class _Prepared:
     """A validated request: what every child runs, and the report's header."""
@@ -237,30 +246,50 @@ def _prepare(request: SweepRequest) -> _Prepared:
         raise SweepUsageError(str(exc)) from None
     stubs = request.stubs or {}
     named = {f"{e.module}:{e.attr}" for e in effect_specs + read_specs} | {e.display for e in effect_specs + read_specs}
-    stray_stubs = sorted(k for k in stubs if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named)
+    stray_stubs = sorted(
+        k for k in stubs if k not in named and f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}" not in named
+    )
     if stray_stubs:
         raise SweepUsageError(f"a stub is given for {', '.join(stray_stubs)}, which is not an --effect of this sweep")
     resume = tuple(request.resume)
-    fork_value = request.fork_resume if request.fork_resume is not None else (derive_fork_value(resume[0]) if resume else None)
+    fork_value = (
+        request.fork_resume if request.fork_resume is not None else (derive_fork_value(resume[0]) if resume else None)
+    )
     per_effect = tuple((f"{EffectSpec.parse(k).module}:{EffectSpec.parse(k).attr}", v) for k, v in stubs.items())
     config = dict(request.config or {})
     bad_names = [n for n in request.pass_env if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
     if bad_names:
         raise SweepUsageError(f"--pass-env takes a variable's name, e.g. --pass-env DATABASE_URL; got {bad_names[0]!r}")
-    run = RunSpec(tspec, effect_specs, request.input, resume, fork_value, config, request.stub, request.allow_network, hint,
-                  per_effect, llm_script.to_data() if llm_script is not None else None, request.memory_limit,
-                  factory_kwargs=tuple((request.factory_kwargs or {}).items()), reads=read_specs,
-                  env=tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())),
-                  environment=ChildEnvironment.build(os.environ, request.pass_env),
-                  confinement=ConfinementPolicy.from_environ(os.environ, allow_network=request.allow_network,
-                                                             require=request.require_confinement))
+    run = RunSpec(
+        tspec,
+        effect_specs,
+        request.input,
+        resume,
+        fork_value,
+        config,
+        request.stub,
+        request.allow_network,
+        hint,
+        per_effect,
+        llm_script.to_data() if llm_script is not None else None,
+        request.memory_limit,
+        factory_kwargs=tuple((request.factory_kwargs or {}).items()),
+        reads=read_specs,
+        env=tuple(sorted((str(k), str(v)) for k, v in (request.env or {}).items())),
+        environment=ChildEnvironment.build(os.environ, request.pass_env),
+        confinement=ConfinementPolicy.from_environ(
+            os.environ, allow_network=request.allow_network, require=request.require_confinement
+        ),
+    )
     if request.require_confinement:  # fail closed before any child runs the program, with the reason
         state = probe(run.confinement)
         if not state.sufficient:
             raise ConfinementUnavailable(f"--require-confinement: the program was not run: {state.shortfall()}")
     synthesised = request.input is AUTO_INPUT
     protocol = SweepProtocol(
-        input=None if synthesised else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
+        input=None
+        if synthesised
+        else to_jsonable(request.input),  # filled in from the uninterrupted run when synthesised
         resume=to_jsonable(list(resume)),
         fork_resume=to_jsonable(fork_value),
         effects=[e.display for e in effect_specs],
@@ -276,8 +305,9 @@ def _prepare(request: SweepRequest) -> _Prepared:
     return _Prepared(request, run, tspec, backend, dsn, frozenset(CellKind(w) for w in wanted), modes, protocol, cwd)
 
 
-def _run_jobs(bench: Workbench, slots: list[Slot], done: int, total: int,
-              progress: Progress | None) -> dict[str, CellOutcome]:
+def _run_jobs(
+    bench: Workbench, slots: list[Slot], done: int, total: int, progress: Progress | None
+) -> dict[str, CellOutcome]:
     """Every slot's job: the pooled ones in parallel, then the ``alone`` ones one at a time."""
     outcomes: dict[str, CellOutcome] = {}
     pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="resume-audit-cell")
@@ -313,8 +343,9 @@ def _shard_slots(slots: list[Slot], shard: Shard) -> list[Slot]:
     return [s for s in slots if s.job is None or s.group in taken]
 
 
-def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list[Note],
-                progress: Progress | None) -> SweepReport:
+def _dry_failed(
+    report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list[Note], progress: Progress | None
+) -> SweepReport:
     """The uninterrupted run did not complete: nothing to compare with, report why (and any invalid state it left)."""
     result = dry.result or ChildResult("dry", "run")
     report.complete = False
@@ -325,12 +356,16 @@ def _dry_failed(report: SweepReport, prep: _Prepared, dry: ChildRun, notes: list
         # what the failed run persisted is still worth reporting (a mid-graph invalid write)
         report.cells.append(validity.judge([("uninterrupted run", list(result.invalid))], False, result.schema))
         notes = sorted({*notes, *drop_stub_artefacts(report.cells, notes)})
-        report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
-                                         prep.tspec.text)
+        report.findings = build_findings(
+            report.cells, Locator(result.nodes, result.target_location, prep.cwd), prep.tspec.text
+        )
     kind = NotificationKind.TIMEOUT if dry.timed_out else NotificationKind.SKIPPED
     report.notifications = notifications(notes) + [
-        Notification(kind, f"the uninterrupted run of {prep.tspec.text} did not complete ({why}); nothing was swept",
-                     level=Severity.ERROR)
+        Notification(
+            kind,
+            f"the uninterrupted run of {prep.tspec.text} did not complete ({why}); nothing was swept",
+            level=Severity.ERROR,
+        )
     ]
     if progress:
         progress(1, 1, "uninterrupted run failed")
@@ -343,9 +378,16 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
     root = lifetime.new_root()
     bench = Workbench(prep.run, prep.backend, prep.dsn, request.timeout, root)
     framework = prep.run.framework
-    report = SweepReport(target=prep.tspec.text, backend=prep.backend, framework=framework or "unknown",
-                         versions=_versions(framework) if framework else {}, protocol=prep.protocol, cells=[], findings=[],
-                         cwd=prep.cwd)
+    report = SweepReport(
+        target=prep.tspec.text,
+        backend=prep.backend,
+        framework=framework or "unknown",
+        versions=_versions(framework) if framework else {},
+        protocol=prep.protocol,
+        cells=[],
+        findings=[],
+        cwd=prep.cwd,
+    )
     all_runs: list[ChildRun] = []
     cell_dirs: list[str] = []
     try:
@@ -376,16 +418,32 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
             report.effect_sites = frozenset(r.site for r in ledger.effects(phases=["run"]) if r.site)
             points = sorted((e for e in ref.events if e.kind != "park"), key=Event.sort_key)
             parks = sorted((e for e in ref.events if e.kind == "park"), key=Event.sort_key)
-            planning = Planning(bench, ref, result, ledger, prep.wanted, prep.modes, tuple(sorted({request.racers, 4})),
-                                prep.backend, points, parks,
-                                # every pause point is probed, not only the first (a graph that parks nowhere
-                                # still gets one cell per probe, which says so)
-                                Gate.of_protocol(ref.parks, prep.run.resume, request.fork_resume) or [Gate.first()])
-            dry_cell = Cell(DRY_RUN, "uninterrupted run", PASS, seconds=dry.seconds,
-                            effects={k: (v, v) for k, v in sorted(ref.effects.items())},
-                            nodes={k: (v, v) for k, v in sorted(ref.nodes.items())}, final_state_match=True,
-                            detail=f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}",
-                            witness=DryRunWitness(ref.final_state, ref.parks))
+            planning = Planning(
+                bench,
+                ref,
+                result,
+                ledger,
+                prep.wanted,
+                prep.modes,
+                tuple(sorted({request.racers, 4})),
+                prep.backend,
+                points,
+                parks,
+                # every pause point is probed, not only the first (a graph that parks nowhere
+                # still gets one cell per probe, which says so)
+                Gate.of_protocol(ref.parks, prep.run.resume, request.fork_resume) or [Gate.first()],
+            )
+            dry_cell = Cell(
+                DRY_RUN,
+                "uninterrupted run",
+                PASS,
+                seconds=dry.seconds,
+                effects={k: (v, v) for k, v in sorted(ref.effects.items())},
+                nodes={k: (v, v) for k, v in sorted(ref.nodes.items())},
+                final_state_match=True,
+                detail=f"{len(points)} kill points, {len(parks)} park(s), final step {ref.final_step}",
+                witness=DryRunWitness(ref.final_state, ref.parks),
+            )
             # -- plan: every probe lays out its slots, in the report's stable order -------------
             slots = [Slot("dry-run", cell=dry_cell)]
             for probe in registry():
@@ -394,10 +452,13 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         finally:
             ledger.close()
         if not result.store_used:
-            report.notifications.append(Notification(
-                NotificationKind.INFO,
-                f"the graph did not persist through the sweep's {prep.backend} checkpointer ({result.graph_how}); "
-                "checkpointer kill points are unavailable and a crash loses whatever the graph's own saver kept in memory"))
+            report.notifications.append(
+                Notification(
+                    NotificationKind.INFO,
+                    f"the graph did not persist through the sweep's {prep.backend} checkpointer ({result.graph_how}); "
+                    "checkpointer kill points are unavailable and a crash loses whatever the graph's own saver kept in memory",
+                )
+            )
         report.kill_points = len(points)
         # -- run: each job once (a slot another probe also planned is not run twice) -----------
         jobs = list({s.label: s for s in slots if s.job is not None}.values())
@@ -417,8 +478,16 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
         if request.shard is not None:
             report.shard = ShardPart(
                 shard=request.shard,
-                header=SweepHeader(report.target, report.framework, report.backend, report.versions, report.protocol,
-                                   report.plane, report.complete, report.kill_points),
+                header=SweepHeader(
+                    report.target,
+                    report.framework,
+                    report.backend,
+                    report.versions,
+                    report.protocol,
+                    report.plane,
+                    report.complete,
+                    report.kill_points,
+                ),
                 order=[label for label, _c in filled],
                 cells=[(label, c) for label, c in filled if c is not None],
                 validity_sources=validity.sources(outcomes) if validity.kind in prep.wanted else [],
@@ -427,16 +496,19 @@ def _sweep(request: SweepRequest, progress: Progress | None) -> SweepReport:
                 notifications=list(report.notifications),
                 cwd=prep.cwd,
             )
-        report.findings = build_findings(report.cells, Locator(result.nodes, result.target_location, prep.cwd),
-                                         prep.tspec.text)
+        report.findings = build_findings(
+            report.cells, Locator(result.nodes, result.target_location, prep.cwd), prep.tspec.text
+        )
         report.nodes = dict(result.nodes)
         report.notifications = notifications(notes) + report.notifications
         return report
     finally:
         kill_all(root)  # on success a no-op; on Ctrl-C or a parent error, no child outlives the sweep
-        report.timings = {"total_s": time.monotonic() - started,
-                          "children": float(len(all_runs)),
-                          "child_s": sum(r.seconds for r in all_runs)}
+        report.timings = {
+            "total_s": time.monotonic() - started,
+            "children": float(len(all_runs)),
+            "child_s": sum(r.seconds for r in all_runs),
+        }
         bench.drop_schemas()
         if request.keep_artifacts:
             report.artifacts = root

@@ -75,8 +75,15 @@ class Workbench:
         return StoreSettings("memory", "", None, write_order, directory)
 
     def spec(self, role: str, cell_dir: str, store: StoreSettings, phase: str, n: int, **kw: Any) -> ChildSpec:
-        return ChildSpec(role=role, run=self.run, cell_dir=cell_dir, workdir=os.path.join(cell_dir, f"p{n}-{role}"),
-                         store=store, phase=phase, **kw)
+        return ChildSpec(
+            role=role,
+            run=self.run,
+            cell_dir=cell_dir,
+            workdir=os.path.join(cell_dir, f"p{n}-{role}"),
+            store=store,
+            phase=phase,
+            **kw,
+        )
 
     def child(self, spec: ChildSpec) -> ChildRun:
         if self.cancelled.is_set():
@@ -88,8 +95,9 @@ class Workbench:
             raise SweepCancelled()
         return run_racers(specs, self.preload, self.timeout)
 
-    def crash_and_recover(self, label: str, point: Event, write_order: str = "natural", mode: str = "sigkill",
-                          stray: bool = False) -> tuple[ChildRun, ChildRun | None, str]:
+    def crash_and_recover(
+        self, label: str, point: Event, write_order: str = "natural", mode: str = "sigkill", stray: bool = False
+    ) -> tuple[ChildRun, ChildRun | None, str]:
         """Crash at ``point`` (SIGKILL or an injected exception), then -- if it crashed -- recover in a fresh interpreter.
 
         With ``stray`` the recovering process then delivers the restore once

@@ -26,17 +26,21 @@ import contextlib
 from typing import Iterator
 
 from resume_audit.dynamic.cells import CellKind
-from resume_audit.dynamic.probes import concurrent
-from resume_audit.dynamic.probes import fork
-from resume_audit.dynamic.probes import interrupt_path
-from resume_audit.dynamic.probes import recovery
-from resume_audit.dynamic.probes import stray
-from resume_audit.dynamic.probes import validity
-from resume_audit.dynamic.probes import write_order
+from resume_audit.dynamic.probes import concurrent, fork, interrupt_path, recovery, stray, validity, write_order
 from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Outcomes, Planning, Probe, Slot
 
-__all__ = ["CellOutcome", "Column", "DynamicRule", "Outcomes", "Planning", "Probe", "Slot", "cell_kinds", "registered",
-           "registry"]
+__all__ = [
+    "CellOutcome",
+    "Column",
+    "DynamicRule",
+    "Outcomes",
+    "Planning",
+    "Probe",
+    "Slot",
+    "cell_kinds",
+    "registered",
+    "registry",
+]
 
 _REGISTRY: list[Probe] = [interrupt_path, recovery, write_order, fork, stray, concurrent, validity]
 

@@ -13,10 +13,23 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resume_audit.codec import omit_default
-from resume_audit.dynamic.cells import (ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Reference, Witness, pairs)
+from resume_audit.dynamic.cells import (
+    ERROR,
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    Cell,
+    CellKind,
+    Gate,
+    GateRef,
+    Hit,
+    Reference,
+    Witness,
+    pairs,
+)
 from resume_audit.dynamic.ledger import Ledger, cell_ledger
 from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
 from resume_audit.findings import Severity
@@ -92,14 +105,19 @@ class DoubleConsumeWitness(Witness):
     effects: dict[str, Counts]
 
     def lines(self) -> list[str]:
-        out = [f"  {'probe:':<12} {self.racers} processes resumed one parked interrupt together (one durable store)",
-               f"  {'consumed:':<12} the interrupt {self.consumed} times"]
+        out = [
+            f"  {'probe:':<12} {self.racers} processes resumed one parked interrupt together (one durable store)",
+            f"  {'consumed:':<12} the interrupt {self.consumed} times",
+        ]
         for effect, c in sorted(self.effects.items()):
             want = f"{c.expected} call{'s' if c.expected != 1 else ''}"
             got = f"{c.observed} call{'s' if c.observed != 1 else ''}"
             width = max(len(want), len(got))
-            out += [f"  {'effect:':<12} {effect}  {c.expected} -> {c.observed}",
-                    f"  - {want:<{width}}  (one resume)", f"  + {got:<{width}}  ({self.racers} concurrent resumes)"]
+            out += [
+                f"  {'effect:':<12} {effect}  {c.expected} -> {c.observed}",
+                f"  - {want:<{width}}  (one resume)",
+                f"  + {got:<{width}}  ({self.racers} concurrent resumes)",
+            ]
         return out
 
 
@@ -110,15 +128,27 @@ def name(k: int, gate: Gate) -> str:
 def plan(planning: Planning) -> list[Slot]:
     ks = planning.racers
     if planning.backend == "memory":
-        return [Slot(f"na:{name(k, gate)}", cell=Cell(
-            kind, name(k, gate), NOT_APPLICABLE,
-            detail="an in-memory checkpointer is private to each process: there is no shared store to race on"))
-            for gate in planning.gates for k in ks]
+        return [
+            Slot(
+                f"na:{name(k, gate)}",
+                cell=Cell(
+                    kind,
+                    name(k, gate),
+                    NOT_APPLICABLE,
+                    detail="an in-memory checkpointer is private to each process: there is no shared store to race on",
+                ),
+            )
+            for gate in planning.gates
+            for k in ks
+        ]
     # Racers run alone, after every other cell: k processes released together overlap only when no
     # other cell competes for the cores (on two cores, 4 racers beside the pool's cells resumed one
     # after another often enough to undercount the duplicates).
-    return [Slot(f"concurrent:{k}:{gate.index}", job=partial(run_cell, planning.bench, k, planning.ref, gate), alone=True)
-            for gate in planning.gates for k in ks]
+    return [
+        Slot(f"concurrent:{k}:{gate.index}", job=partial(run_cell, planning.bench, k, planning.ref, gate), alone=True)
+        for gate in planning.gates
+        for k in ks
+    ]
 
 
 def run_cell(bench: Workbench, k: int, ref: Reference, gate: Gate) -> CellOutcome:
@@ -133,8 +163,10 @@ def run_cell(bench: Workbench, k: int, ref: Reference, gate: Gate) -> CellOutcom
         if outcome.cell.verdict != PASS or overlapped:
             return CellOutcome(outcome.cell, runs, outcome.cell_dir)
     assert outcome is not None
-    outcome.cell.detail += (f"; in {RACE_ATTEMPTS} attempts the racers never overlapped (each later racer found the park "
-                            "already consumed), so concurrent consumption was not observed either way")
+    outcome.cell.detail += (
+        f"; in {RACE_ATTEMPTS} attempts the racers never overlapped (each later racer found the park "
+        "already consumed), so concurrent consumption was not observed either way"
+    )
     return CellOutcome(outcome.cell, runs, outcome.cell_dir)
 
 
@@ -145,8 +177,9 @@ def _attempt(bench: Workbench, k: int, ref: Reference, gate: Gate, attempt: int)
     setup = bench.child(bench.spec("setup", cell_dir, store, "setup", 0, role_entry=child_setup, **at))
     racers: list[ChildRun] = []
     if setup.completed and setup.result is not None and setup.result.parked:
-        racers = bench.racers([bench.spec("racer", cell_dir, store, "race", i + 1, role_entry=child_racer, **at)
-                               for i in range(k)])
+        racers = bench.racers(
+            [bench.spec("racer", cell_dir, store, "race", i + 1, role_entry=child_racer, **at) for i in range(k)]
+        )
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(k, setup, racers, ledger, ref, gate), [setup, *racers], cell_dir)
 
@@ -178,8 +211,12 @@ def child_racer(ctx: Context) -> None:
 
 
 def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: Reference, gate: Gate) -> Cell:
-    cell = Cell(kind=kind, name=name(k, gate), verdict=PASS,
-                seconds=setup.seconds + max((r.seconds for r in racers), default=0.0))
+    cell = Cell(
+        kind=kind,
+        name=name(k, gate),
+        verdict=PASS,
+        seconds=setup.seconds + max((r.seconds for r in racers), default=0.0),
+    )
     if not setup.completed or setup.result is None:
         cell.verdict = ERROR
         cell.detail = f"could not park the run: {setup.failure_text()}"
@@ -190,7 +227,9 @@ def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: 
         return cell
     if not setup.result.shared:
         cell.verdict = NOT_APPLICABLE
-        cell.detail = "the graph does not persist through the sweep's store, so separate processes share no park to race on"
+        cell.detail = (
+            "the graph does not persist through the sweep's store, so separate processes share no park to race on"
+        )
         return cell
     expected = ref.effects_by_leg.get(gate.index + 1, Counter())
     cell.effects = pairs(expected, ledger.fired_counts(phases=["race"]))
@@ -200,12 +239,14 @@ def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: 
         node = served[0][2] if served else node
     consumed = len([s for s in served if s[2] == node])
     failures = [r.failure_text() for r in racers if not r.completed]
-    errors: list[str] = [r.result.resume_error for r in racers
-                         if r.completed and r.result is not None and r.result.resume_error]
+    errors: list[str] = [
+        r.result.resume_error for r in racers if r.completed and r.result is not None and r.result.resume_error
+    ]
     if gate.breakpoint:  # a static breakpoint serves no value: each racer that ran the gated node consumed it
         consumed = len({r.pid for r in ledger.node_runs(phases=["race"]) if r.node == node}) if node else 0
-    cell.witness = RaceWitness(k, consumed, [s[3] for s in served if s[2] == node], sorted(errors), sorted(failures),
-                               gate.ref)
+    cell.witness = RaceWitness(
+        k, consumed, [s[3] for s in served if s[2] == node], sorted(errors), sorted(failures), gate.ref
+    )
     if failures:
         cell.verdict = ERROR
         cell.detail = "; ".join(sorted(set(failures)))
@@ -221,16 +262,23 @@ def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: 
         gated = gated_row.node if gated_row else node
         what = ", ".join(f"{e} fired {o} times (one resume fires it {x})" for e, (x, o) in sorted(extra.items()))
         pause = gate.describe() if gate.breakpoint else f"node `{node}`"
-        cell.hits.append(Hit(
-            "RA705", gated, f"concurrent:gate{gate.index}",
-            f"{k} processes resumed the same {'pause' if gate.breakpoint else 'parked interrupt'} "
-            f"({pause}{'' if gate.alone else f', gate {gate.index}'}) from a barrier on one durable store: "
-            f"{what}; the {'pause was passed' if gate.breakpoint else 'interrupt was consumed'} {consumed} times, "
-            f"{'no racer raised' if not errors else 'errors: ' + '; '.join(sorted(errors))}.",
-            ((node, f"{k} resumes released together"), (node, f"interrupt consumed {consumed} times"),
-             (gated, what, gated_row.site if gated_row else None)),
-            DoubleConsumeWitness(k, consumed, {e: Counts(x, o) for e, (x, o) in extra.items()}),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA705",
+                gated,
+                f"concurrent:gate{gate.index}",
+                f"{k} processes resumed the same {'pause' if gate.breakpoint else 'parked interrupt'} "
+                f"({pause}{'' if gate.alone else f', gate {gate.index}'}) from a barrier on one durable store: "
+                f"{what}; the {'pause was passed' if gate.breakpoint else 'interrupt was consumed'} {consumed} times, "
+                f"{'no racer raised' if not errors else 'errors: ' + '; '.join(sorted(errors))}.",
+                (
+                    (node, f"{k} resumes released together"),
+                    (node, f"interrupt consumed {consumed} times"),
+                    (gated, what, gated_row.site if gated_row else None),
+                ),
+                DoubleConsumeWitness(k, consumed, {e: Counts(x, o) for e, (x, o) in extra.items()}),
+            )
+        )
         cell.detail = what
     else:
         deduplicated = any(not r.fired and r.key for r in ledger.effects(phases=["race"]))
@@ -242,5 +290,7 @@ def judge(k: int, setup: ChildRun, racers: list[ChildRun], ledger: Ledger, ref: 
             how = " (consumed more than once, yet no recorded effect fired twice)"
         else:
             how = ""
-        cell.detail = f"gated effects fired as once; interrupt consumed {consumed} time{'s' if consumed != 1 else ''}{how}"
+        cell.detail = (
+            f"gated effects fired as once; interrupt consumed {consumed} time{'s' if consumed != 1 else ''}{how}"
+        )
     return cell

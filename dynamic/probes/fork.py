@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resume_audit.codec import omit_default
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Gate, GateRef, Hit, Witness
+from resume_audit.dynamic.child_result import ForkBranch
 from resume_audit.dynamic.ledger import Ledger, cell_ledger
 from resume_audit.dynamic.probes.base import CellOutcome, Column, DynamicRule, Planning, Slot
-from resume_audit.dynamic.child_result import ForkBranch
 from resume_audit.dynamic.values import short, to_jsonable
 from resume_audit.findings import Severity
 
@@ -91,9 +91,11 @@ class ForkServedWitness(Witness):
     form: str
 
     def lines(self) -> list[str]:
-        out = [f"  {'probe:':<12} fork: two resumes at the interrupt checkpoint ({self.form} form)",
-               f"  {'sent:':<12} {', '.join(short(v) for v in self.sent)}",
-               f"  {'served:':<12} {', '.join(short(v) for v in self.served)}"]
+        out = [
+            f"  {'probe:':<12} fork: two resumes at the interrupt checkpoint ({self.form} form)",
+            f"  {'sent:':<12} {', '.join(short(v) for v in self.sent)}",
+            f"  {'served:':<12} {', '.join(short(v) for v in self.served)}",
+        ]
         if len(self.sent) == 2 and len(self.served) == 2:
             want, got = f"resume 2 served {short(self.sent[1])}", f"resume 2 served {short(self.served[1])}"
             width = max(len(want), len(got))
@@ -103,14 +105,28 @@ class ForkServedWitness(Witness):
 
 def plan(planning: Planning) -> list[Slot]:
     forms = tuple(planning.dry.fork_forms or ("bare", "map"))
-    return [Slot(f"fork:{form}:{gate.index}", job=partial(run_cell, planning.bench, form, gate))
-            for gate in planning.gates for form in forms]
+    return [
+        Slot(f"fork:{form}:{gate.index}", job=partial(run_cell, planning.bench, form, gate))
+        for gate in planning.gates
+        for form in forms
+    ]
 
 
 def run_cell(bench: Workbench, form: str, gate: Gate) -> CellOutcome:
     cell_dir = bench.cell_dir(f"fork-{form}-gate{gate.index}")
-    run = bench.child(bench.spec("fork", cell_dir, bench.store(cell_dir), "fork-setup", 1, form=form, gate=gate.index,
-                                 fork_value=gate.fork_value, role_entry=child_fork))
+    run = bench.child(
+        bench.spec(
+            "fork",
+            cell_dir,
+            bench.store(cell_dir),
+            "fork-setup",
+            1,
+            form=form,
+            gate=gate.index,
+            fork_value=gate.fork_value,
+            role_entry=child_fork,
+        )
+    )
     with cell_ledger(cell_dir) as ledger:
         return CellOutcome(judge(form, run, ledger, gate), [run], cell_dir)
 
@@ -161,8 +177,11 @@ def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
         rows = [v for _phase, _leg, nd, v in every if nd == node or node is None] or [v for *_x, v in every]
         served.append(rows[0] if rows else None)
     sent = [b.sent for b in r.branches]
-    at = ("(thread_id, checkpoint_id) of the interrupt checkpoint" if form in ("bare", "map")
-          else "the durable state saved at the park, restored twice")
+    at = (
+        "(thread_id, checkpoint_id) of the interrupt checkpoint"
+        if form in ("bare", "map")
+        else "the durable state saved at the park, restored twice"
+    )
     fired = {f"fork-{n}": dict(ledger.fired_counts(phases=[f"fork-{n}"])) for n in (1, 2)}
     cell.witness = ForkWitness(sent, served, at, form, fired, gate.ref)
     errors = [b.error for b in r.branches if b.error]
@@ -173,26 +192,40 @@ def judge(form: str, run: ChildRun, ledger: Ledger, gate: Gate) -> Cell:
 
     def hit(outcome: str, last_step: str) -> Hit:
         return Hit(
-            "RA703", node, f"fork:{form}",
+            "RA703",
+            node,
+            f"fork:{form}",
             f"Two resumes at the same park{gate.suffix} ({form_name}): the first sent {short(sent[0])} and was served "
             f"{short(served[0])}; the second sent {short(sent[1])} {outcome}",
-            ((node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
-             (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
-             (node, last_step)),
+            (
+                (node, f"resume 1 at the interrupt checkpoint with {short(sent[0])}"),
+                (node, f"resume 2 at the same checkpoint with {short(sent[1])}"),
+                (node, last_step),
+            ),
             ForkServedWitness(sent, served, form),
         )
 
     if len(served) == 2 and served[1] == sent[0] and sent[0] != sent[1]:
         cell.verdict = FAIL
-        cell.hits.append(hit(f"and was served {short(served[1])} -- the first value. A fork of this approval "
-                             "silently replays the first answer.", f"interrupt() returned {short(served[1])}"))
+        cell.hits.append(
+            hit(
+                f"and was served {short(served[1])} -- the first value. A fork of this approval "
+                "silently replays the first answer.",
+                f"interrupt() returned {short(served[1])}",
+            )
+        )
         cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])} then {short(served[1])}"
     elif len(served) == 2 and served[0] == sent[0] and served[1] is None and sent[0] != sent[1]:
         # the first branch shows interrupt() is observed; the second never reached it (a subgraph
         # whose own checkpoint already holds the first answer's outcome, for one)
         cell.verdict = FAIL
-        cell.hits.append(hit("and interrupt() never ran -- the answer was silently dropped and the branch carries the "
-                             "first answer's outcome.", "interrupt() was not called again: the second answer reached nothing"))
+        cell.hits.append(
+            hit(
+                "and interrupt() never ran -- the answer was silently dropped and the branch carries the "
+                "first answer's outcome.",
+                "interrupt() was not called again: the second answer reached nothing",
+            )
+        )
         cell.detail = f"sent {short(sent[0])} then {short(sent[1])}; served {short(served[0])}, then nothing"
     elif len(served) == 2 and served[1] == sent[1]:
         cell.detail = f"each resume served its own value ({short(sent[0])}, {short(sent[1])})"

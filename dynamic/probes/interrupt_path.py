@@ -16,12 +16,13 @@ from resume_audit.dynamic.cells import FAIL, NOT_APPLICABLE, PASS, Cell, CellKin
 from resume_audit.dynamic.ledger import Ledger
 from resume_audit.dynamic.probes.base import Column, DynamicRule, Planning, Slot
 
-
 kind = CellKind.declare("interrupt", exercises=False)
 kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA701",)
 catalog: tuple[DynamicRule, ...] = ()  # RA701 is declared by :mod:`.recovery`
-columns: tuple[Column, ...] = (Column("EO-int", "EO interrupt path", "EO", "RA701", (kind,), witness_from_message=True),)
+columns: tuple[Column, ...] = (
+    Column("EO-int", "EO interrupt path", "EO", "RA701", (kind,), witness_from_message=True),
+)
 NAME = "answering a park re-runs the parked unit's completed effects"
 
 
@@ -49,8 +50,10 @@ class ReplayWitness(Witness):
     after_answer: int
 
     def lines(self) -> list[str]:
-        return [f"  {'probe:':<12} answering park {self.park}, no crash",
-                f"  {'effect:':<12} {self.effect}  {self.before_park} -> {self.before_park + self.after_answer}"]
+        return [
+            f"  {'probe:':<12} answering park {self.park}, no crash",
+            f"  {'effect:':<12} {self.effect}  {self.before_park} -> {self.before_park + self.after_answer}",
+        ]
 
 
 def plan(planning: Planning) -> list[Slot]:
@@ -71,8 +74,9 @@ def judge(ledger: Ledger, ref: Reference) -> Cell:
         after_rows = [r for r in rows if r.leg == leg + 1 and r.node == node and r.effect in before]
         after = Counter(r.effect for r in after_rows)
         for effect, n in sorted(after.items()):
-            replays.append((Replay(park.index, node, effect, before[effect], n),
-                            next(r for r in after_rows if r.effect == effect)))
+            replays.append(
+                (Replay(park.index, node, effect, before[effect], n), next(r for r in after_rows if r.effect == effect))
+            )
     cell.effects = {k: (v, v) for k, v in sorted(ref.effects.items())}
     for replay, row in replays:
         b, a, node, effect = replay.before, replay.after, replay.node, replay.effect
@@ -84,13 +88,19 @@ def judge(ledger: Ledger, ref: Reference) -> Cell:
                 f"Answering park {replay.park} re-ran `{node}` from its start: {effect} fired {b} time"
                 f"{'s' if b != 1 else ''} before the park and {a} more after the answer arrived "
                 f"(in one process, no crash) -- {b} -> {b + a}.",
-                ((node, f"{effect} fired before the park", row.site), (node, f"park {replay.park} answered"),
-                 (node, f"{effect} fired again: {b} -> {b + a}", row.site)),
+                (
+                    (node, f"{effect} fired before the park", row.site),
+                    (node, f"park {replay.park} answered"),
+                    (node, f"{effect} fired again: {b} -> {b + a}", row.site),
+                ),
                 ReplayWitness(replay.park, effect, b, a),
             )
         )
     cell.verdict = FAIL if cell.hits else PASS
-    cell.detail = ("; ".join(f"{r.effect} {r.before} -> {r.before + r.after} in `{r.node}`" for r, _row in replays)
-                   if replays else "no effect of a parked unit fired again after its answer")
+    cell.detail = (
+        "; ".join(f"{r.effect} {r.before} -> {r.before + r.after} in `{r.node}`" for r, _row in replays)
+        if replays
+        else "no effect of a parked unit fired again after its answer"
+    )
     cell.witness = InterruptPathWitness([r for r, _row in replays])
     return cell

@@ -171,8 +171,13 @@ class LostWitness(Witness):
     def lines(self) -> list[str]:
         out = [_row("kill point", self.kill_point), _row("resumed by", self.resumed)]
         if self.durable is not None:
-            out.append(_row("durable", f"{self.durable.interrupts} pending interrupt(s), checkpoint "
-                            + ("present" if self.durable.exists else "missing")))
+            out.append(
+                _row(
+                    "durable",
+                    f"{self.durable.interrupts} pending interrupt(s), checkpoint "
+                    + ("present" if self.durable.exists else "missing"),
+                )
+            )
         return out
 
 
@@ -187,9 +192,12 @@ class DuplicateEffectWitness(Witness):
     resumed: str | None
 
     def lines(self) -> list[str]:
-        return [_row("kill point", self.kill_point), _row("resumed by", self.resumed),
-                _row("effect", f"{self.effect}  {self.expected} -> {self.observed}"),
-                *_diff(_calls(self.expected), _calls(self.observed), "uninterrupted run", "after the crash and the resume")]
+        return [
+            _row("kill point", self.kill_point),
+            _row("resumed by", self.resumed),
+            _row("effect", f"{self.effect}  {self.expected} -> {self.observed}"),
+            *_diff(_calls(self.expected), _calls(self.observed), "uninterrupted run", "after the crash and the resume"),
+        ]
 
 
 @dataclass(frozen=True)
@@ -201,8 +209,10 @@ class RerunWitness(Witness):
     step: int | None
 
     def lines(self) -> list[str]:
-        return [_row("kill point", self.kill_point),
-                _row("node", f"`{self.node}` ran again at step {self.step} although its write was already durable")]
+        return [
+            _row("kill point", self.kill_point),
+            _row("node", f"`{self.node}` ran again at step {self.step} although its write was already durable"),
+        ]
 
 
 @dataclass(frozen=True)
@@ -222,15 +232,23 @@ def plan(planning: Planning) -> list[Slot]:
     if CRASH in planning.wanted:
         slots += [Slot(f"crash:{p.name}", job=partial(run_cell, bench, CRASH, p, ref)) for p in planning.points]
         if "exception" in planning.crash_modes:
-            slots += [Slot(f"crash-exception:{p.name}", job=partial(run_cell, bench, CRASH, p, ref, mode="exception"))
-                      for p in planning.points]
+            slots += [
+                Slot(f"crash-exception:{p.name}", job=partial(run_cell, bench, CRASH, p, ref, mode="exception"))
+                for p in planning.points
+            ]
     if PARKED in planning.wanted:
         slots += [Slot(f"parked:{p.name}", job=partial(run_cell, bench, PARKED, p, ref)) for p in planning.parks]
     return slots
 
 
-def run_cell(bench: Workbench, cell_kind: CellKind, point: Event, ref: Reference, write_order: str = "natural",
-             mode: str = "sigkill") -> CellOutcome:
+def run_cell(
+    bench: Workbench,
+    cell_kind: CellKind,
+    point: Event,
+    ref: Reference,
+    write_order: str = "natural",
+    mode: str = "sigkill",
+) -> CellOutcome:
     """Crash at ``point``, recover in a fresh interpreter, judge."""
     crash, recover, cell_dir = bench.crash_and_recover(f"{cell_kind}-{mode}-{point.name}", point, write_order, mode)
     with cell_ledger(cell_dir) as ledger:
@@ -238,11 +256,15 @@ def run_cell(bench: Workbench, cell_kind: CellKind, point: Event, ref: Reference
     return CellOutcome(cell, [crash] + ([recover] if recover else []), cell_dir)
 
 
-def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun | None, ledger: Ledger,
-          ref: Reference) -> Cell:
+def judge(
+    cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun | None, ledger: Ledger, ref: Reference
+) -> Cell:
     """Verdict of a crash (or crash-while-parked) cell from its two children."""
-    cell = Cell(kind=cell_kind, name=point.name if crash.spec.crash_mode == "sigkill" else f"{point.name} [raised]",
-                verdict=PASS)
+    cell = Cell(
+        kind=cell_kind,
+        name=point.name if crash.spec.crash_mode == "sigkill" else f"{point.name} [raised]",
+        verdict=PASS,
+    )
     cell.seconds = crash.seconds + (recover.seconds if recover else 0.0)
     if not crash.crashed:
         if crash.result is not None and crash.result.ok and crash.result.reached is False:
@@ -267,12 +289,16 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
         cell.verdict = FAIL
         cell.resumed = "failed"
         cell.detail = f"the fresh interpreter could not resume: {why}"
-        cell.hits.append(Hit(
-            "RA708", point.node, "resume-failed",
-            f"After a crash {where} ({what}), resuming the thread in a fresh interpreter did not complete: {why}.",
-            (killed_step, (None, f"fresh interpreter: resume failed: {why}")),
-            ResumeFailedWitness(kill_desc, why),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA708",
+                point.node,
+                "resume-failed",
+                f"After a crash {where} ({what}), resuming the thread in a fresh interpreter did not complete: {why}.",
+                (killed_step, (None, f"fresh interpreter: resume failed: {why}")),
+                ResumeFailedWitness(kill_desc, why),
+            )
+        )
         return cell
     r = recover.result
     how = r.how
@@ -290,43 +316,65 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
     nothing_written = not exists and ref.writes_nothing
     if parked_lost or progress_lost or nothing_written:
         if nothing_written and not (parked_lost or progress_lost):
-            text = (f"The program configures {ref.declared_plane}, yet its uninterrupted run wrote no checkpoint: after a "
-                    f"crash {where}, the documented restore had nothing to restore and the only way on was {how}.")
+            text = (
+                f"The program configures {ref.declared_plane}, yet its uninterrupted run wrote no checkpoint: after a "
+                f"crash {where}, the documented restore had nothing to restore and the only way on was {how}."
+            )
         elif parked_lost:
-            text = (f"The process died while the run was parked ({where}); a fresh interpreter found no pending interrupt "
-                    f"on the thread: the park was lost and the only way on was {how}.")
+            text = (
+                f"The process died while the run was parked ({where}); a fresh interpreter found no pending interrupt "
+                f"on the thread: the park was lost and the only way on was {how}."
+            )
         else:
             text = f"After a crash {where}, a fresh interpreter found none of the checkpoints written before the crash: {how}."
-        cell.hits.append(Hit(
-            "RA708", point.node,
-            "park-lost" if parked_lost else ("progress-lost" if progress_lost else "nothing-persisted"),
-            text, (killed_step, (resume_node, f"fresh interpreter: {how}")),
-            LostWitness(kill_desc, durable, how),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA708",
+                point.node,
+                "park-lost" if parked_lost else ("progress-lost" if progress_lost else "nothing-persisted"),
+                text,
+                (killed_step, (resume_node, f"fresh interpreter: {how}")),
+                LostWitness(kill_desc, durable, how),
+            )
+        )
     for effect, (exp, obs) in cell.effects.items():
         if obs > exp:
             dup = next((e for e in rec_rows if e.effect == effect and e.fired), None)
             dup_node = dup.node if dup else None
-            cell.hits.append(Hit(
-                "RA701", dup_node, f"effect:{effect}",
-                f"Crash {where} ({what}), then a resume in a fresh interpreter ({how}): {effect} fired {obs} times; the "
-                f"uninterrupted run fires it {exp} time{'s' if exp != 1 else ''}. Node `{dup_node}` ran again from its start"
-                + (" because its write was not durable when the process died." if not r.reran_completed else "."),
-                ((point.node, f"process {how_killed} {kill_desc}", kill_site),
-                 (resume_node, f"fresh interpreter: {how}"),
-                 (dup_node, f"{effect} fired again: {obs} calls, uninterrupted run {exp}", dup.site if dup else None)),
-                DuplicateEffectWitness(kill_desc, effect, exp, obs, how),
-            ))
+            cell.hits.append(
+                Hit(
+                    "RA701",
+                    dup_node,
+                    f"effect:{effect}",
+                    f"Crash {where} ({what}), then a resume in a fresh interpreter ({how}): {effect} fired {obs} times; the "
+                    f"uninterrupted run fires it {exp} time{'s' if exp != 1 else ''}. Node `{dup_node}` ran again from its start"
+                    + (" because its write was not durable when the process died." if not r.reran_completed else "."),
+                    (
+                        (point.node, f"process {how_killed} {kill_desc}", kill_site),
+                        (resume_node, f"fresh interpreter: {how}"),
+                        (
+                            dup_node,
+                            f"{effect} fired again: {obs} calls, uninterrupted run {exp}",
+                            dup.site if dup else None,
+                        ),
+                    ),
+                    DuplicateEffectWitness(kill_desc, effect, exp, obs, how),
+                )
+            )
     for node, step in r.reran_completed:
         # a durably completed unit running again is the completed prefix re-run: PC (its effects, if
         # any, are counted by the RA701 hits above)
-        cell.hits.append(Hit(
-            "RA702", node, f"rerun:{node}",
-            f"Crash {where}, then a resume in a fresh interpreter: node `{node}` (step {step}) ran again although its "
-            "write was already durable.",
-            (killed_step, (node, f"completed node {node} re-ran at step {step}")),
-            RerunWitness(kill_desc, node, step),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA702",
+                node,
+                f"rerun:{node}",
+                f"Crash {where}, then a resume in a fresh interpreter: node `{node}` (step {step}) ran again although its "
+                "write was already durable.",
+                (killed_step, (node, f"completed node {node} re-ran at step {step}")),
+                RerunWitness(kill_desc, node, step),
+            )
+        )
     diverged = []
     if not cell.final_state_match:
         diverged.append(f"final state {short(r.final_state, 120)} instead of {short(ref.final_state, 120)}")
@@ -334,13 +382,17 @@ def judge(cell_kind: CellKind, point: Event, crash: ChildRun, recover: ChildRun 
         diverged.append(f"{r.final_step} supersteps instead of {ref.final_step}")
     diverged.extend(f"{e} fired {o} times instead of {x}" for e, (x, o) in cell.effects.items() if o < x)
     if diverged:
-        cell.hits.append(Hit(
-            "RA702", resume_node or point.node, "diverged",
-            f"Crash {where}, then a resume in a fresh interpreter ({how}): the resumed run differs from the "
-            f"uninterrupted one: {'; '.join(diverged)}.",
-            (killed_step, (resume_node, f"fresh interpreter: {how}")),
-            DivergedWitness(kill_desc, diverged),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA702",
+                resume_node or point.node,
+                "diverged",
+                f"Crash {where}, then a resume in a fresh interpreter ({how}): the resumed run differs from the "
+                f"uninterrupted one: {'; '.join(diverged)}.",
+                (killed_step, (resume_node, f"fresh interpreter: {how}")),
+                DivergedWitness(kill_desc, diverged),
+            )
+        )
     cell.verdict = FAIL if cell.hits else PASS
     bits = [f"resumed by {how}"]
     if r.reran_completed:

@@ -10,7 +10,7 @@ changed by that delivery is a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resume_audit.codec import omit_default
 from resume_audit.dynamic.cells import ERROR, FAIL, NOT_APPLICABLE, PASS, Cell, CellKind, Hit, Reference, Witness
@@ -80,8 +80,10 @@ class NotInertWitness(Witness):
         for effect, n in sorted(self.fired.items()):
             out.append(f"  {'effect:':<12} {effect}  0 -> {n}")
             width = max(len("0 calls"), len(f"{n} call{'s' if n != 1 else ''}"))
-            out += [f"  - {'0 calls':<{width}}  (a completed run)",
-                    f"  + {f'{n} call' + ('s' if n != 1 else ''):<{width}}  (after the stray resume)"]
+            out += [
+                f"  - {'0 calls':<{width}}  (a completed run)",
+                f"  + {f'{n} call' + ('s' if n != 1 else ''):<{width}}  (after the stray resume)",
+            ]
         if self.state_changed:
             out.append(f"  {'state:':<12} changed by the stray resume")
         return out
@@ -93,8 +95,17 @@ def plan(planning: Planning) -> list[Slot]:
     # no park to resume again: the stray delivery is a second restore of the state a recovery restored
     point = next((p for p in planning.points if p.kind in DURABLE_KINDS), None)
     if point is None:
-        return [Slot("stray", cell=Cell(kind, AFTER_RESTORE, NOT_APPLICABLE,
-                                        detail="the program persists nothing, so there is no state to restore twice"))]
+        return [
+            Slot(
+                "stray",
+                cell=Cell(
+                    kind,
+                    AFTER_RESTORE,
+                    NOT_APPLICABLE,
+                    detail="the program persists nothing, so there is no state to restore twice",
+                ),
+            )
+        ]
     bench, ref = planning.bench, planning.ref
     return [Slot("stray-restore", job=lambda: run_after_restore(bench, point, ref))]
 
@@ -104,14 +115,21 @@ def run_after_restore(bench: Workbench, point: Event, ref: Reference) -> CellOut
     runs = [crash] + ([recover] if recover else [])
     if recover is None or not recover.completed or recover.result is None:
         why = recover.failure_text() if recover is not None else "the kill point was not reached"
-        return CellOutcome(Cell(kind, AFTER_RESTORE, ERROR, detail=f"no successful restore to repeat: {why}"), runs, cell_dir)
+        return CellOutcome(
+            Cell(kind, AFTER_RESTORE, ERROR, detail=f"no successful restore to repeat: {why}"), runs, cell_dir
+        )
     with cell_ledger(cell_dir) as ledger:
         cell = judge(recover.result, ledger, ref, name=AFTER_RESTORE, after_kill_point=point.name)
     return CellOutcome(cell, runs, cell_dir)
 
 
-def judge(result: ChildResult, ledger: Ledger, ref: Reference, name: str = "stray resume after completion",
-          after_kill_point: str | None = None) -> Cell:
+def judge(
+    result: ChildResult,
+    ledger: Ledger,
+    ref: Reference,
+    name: str = "stray resume after completion",
+    after_kill_point: str | None = None,
+) -> Cell:
     cell = Cell(kind=kind, name=name, verdict=PASS)
     stray = result.stray
     if stray is None:
@@ -133,12 +151,16 @@ def judge(result: ChildResult, ledger: Ledger, ref: Reference, name: str = "stra
             what.append(", ".join(f"{e} fired {n} time{'s' if n != 1 else ''}" for e, n in sorted(fired.items())))
         if stray.state_changed:
             what.append(f"the state changed to {short(stray.state_after, 120)}")
-        cell.hits.append(Hit(
-            "RA704", node, "stray",
-            f"A {delivery} delivered after the run completed was not inert: {'; '.join(what)}.",
-            ((node, "run completed"), (node, delivery), (node, "; ".join(what))),
-            NotInertWitness(stray.sent, dict(fired), stray.state_changed),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA704",
+                node,
+                "stray",
+                f"A {delivery} delivered after the run completed was not inert: {'; '.join(what)}.",
+                ((node, "run completed"), (node, delivery), (node, "; ".join(what))),
+                NotInertWitness(stray.sent, dict(fired), stray.state_changed),
+            )
+        )
         cell.detail = "; ".join(what)
     else:
         how = "raised " + stray.error if stray.error else "returned the old result"

@@ -18,7 +18,6 @@ from resume_audit.dynamic.probes.base import Column, DynamicRule, Outcomes, Plan
 from resume_audit.dynamic.values import short
 from resume_audit.findings import Severity
 
-
 kind = CellKind.declare("validity", exercises=False)
 kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA706",)
@@ -69,16 +68,24 @@ class InvalidFieldWitness(Witness):
     silent: bool
 
     def lines(self) -> list[str]:
-        return [f"  {'field:':<12} `{self.field}` = {short(self.value)}",
-                f"  {'schema:':<12} {self.error}",
-                f"  {'written by:':<12} {self.writer}, persisted at step {self.step}"
-                + (" -- silently, nothing raised" if self.silent else "")]
+        return [
+            f"  {'field:':<12} `{self.field}` = {short(self.value)}",
+            f"  {'schema:':<12} {self.error}",
+            f"  {'written by:':<12} {self.writer}, persisted at step {self.step}"
+            + (" -- silently, nothing raised" if self.silent else ""),
+        ]
 
 
 def plan(planning: Planning) -> list[Slot]:
     dry = planning.dry
-    return [Slot("validity", derive=lambda outcomes: judge([("uninterrupted run", list(dry.invalid)), *sources(outcomes)],
-                                                           True, dry.schema))]
+    return [
+        Slot(
+            "validity",
+            derive=lambda outcomes: judge(
+                [("uninterrupted run", list(dry.invalid)), *sources(outcomes)], True, dry.schema
+            ),
+        )
+    ]
 
 
 def sources(outcomes: Outcomes) -> list[Source]:
@@ -104,15 +111,25 @@ def judge(found: list[Source], dry_ok: bool, schema: str | None) -> Cell:
                 seen.setdefault((inv.field, writer), (inv, writer))
     for (fld, writer), (inv, _w) in sorted(seen.items()):
         node = writer if writer not in ("input", "unknown", "state update") else None
-        cell.hits.append(Hit(
-            "RA706", node, f"field:{fld}",
-            f"A checkpoint persisted at step {inv.step} holds `{fld}` = {short(inv.value)}, which fails the {schema} state "
-            f"schema ({inv.error}); written by {'node `' + writer + '`' if node else writer}"
-            + (" -- persisted silently: nothing raised." if dry_ok else "."),
-            ((node, f"{writer} wrote {fld} = {short(inv.value)}"), (node, f"checkpoint at step {inv.step} persisted it")),
-            InvalidFieldWitness(fld, inv.value, inv.error, inv.step, writer, dry_ok),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA706",
+                node,
+                f"field:{fld}",
+                f"A checkpoint persisted at step {inv.step} holds `{fld}` = {short(inv.value)}, which fails the {schema} state "
+                f"schema ({inv.error}); written by {'node `' + writer + '`' if node else writer}"
+                + (" -- persisted silently: nothing raised." if dry_ok else "."),
+                (
+                    (node, f"{writer} wrote {fld} = {short(inv.value)}"),
+                    (node, f"checkpoint at step {inv.step} persisted it"),
+                ),
+                InvalidFieldWitness(fld, inv.value, inv.error, inv.step, writer, dry_ok),
+            )
+        )
     cell.verdict = FAIL if cell.hits else PASS
-    cell.detail = (f"{len(cell.hits)} invalid field value(s) persisted" if cell.hits
-                   else f"every persisted checkpoint validates against the {schema} schema")
+    cell.detail = (
+        f"{len(cell.hits)} invalid field value(s) persisted"
+        if cell.hits
+        else f"every persisted checkpoint validates against the {schema} schema"
+    )
     return cell

@@ -19,7 +19,6 @@ from resume_audit.dynamic.probes import recovery
 from resume_audit.dynamic.probes.base import Column, DynamicRule, Outcomes, Planning, Slot
 from resume_audit.findings import Severity
 
-
 kind = CellKind.declare("write-order", exercises=False)
 kinds: tuple[CellKind, ...] = (kind,)
 rules: tuple[str, ...] = ("RA707",)
@@ -89,8 +88,10 @@ class OrderDependenceWitness(Witness):
             if sep and left:
                 first, second = f"{label}: {left}", f"{label}: {b}"
                 width = max(len(first), len(second))
-                out += [f"  - {first:<{width}}  (natural write order)",
-                        f"  + {second:<{width}}  (put_writes deferred past the next put)"]
+                out += [
+                    f"  - {first:<{width}}  (natural write order)",
+                    f"  + {second:<{width}}  (put_writes deferred past the next put)",
+                ]
             else:
                 out.append(f"  {'differs:':<12} {d}")
         return out
@@ -105,8 +106,14 @@ def plan(planning: Planning) -> list[Slot]:
         natural, deferred = f"crash:{p.name}", f"write-order-deferred:{p.name}"
         if recovery.CRASH not in planning.wanted:  # the natural-order recovery runs anyway, unshown
             slots.append(Slot(natural, job=partial(recovery.run_cell, bench, recovery.CRASH, p, ref), shown=False))
-        slots.append(Slot(deferred, job=partial(recovery.run_cell, bench, recovery.CRASH, p, ref, "deferred"),
-                          shown=False, group=natural))
+        slots.append(
+            Slot(
+                deferred,
+                job=partial(recovery.run_cell, bench, recovery.CRASH, p, ref, "deferred"),
+                shown=False,
+                group=natural,
+            )
+        )
         slots.append(Slot(f"write-order:{p.name}", derive=partial(_derive, natural, deferred, p), group=natural))
     return slots
 
@@ -119,8 +126,16 @@ def _derive(natural: str, deferred: str, point: Event, outcomes: Outcomes) -> Ce
 
 def judge(natural: Cell | None, deferred: Cell, point: Event | None = None) -> Cell:
     """RD: recovery under the deferred order must equal recovery under the natural order."""
-    cell = Cell(kind=kind, name=deferred.name, verdict=PASS, effects=deferred.effects, nodes=deferred.nodes,
-                final_state_match=deferred.final_state_match, resumed=deferred.resumed, seconds=deferred.seconds)
+    cell = Cell(
+        kind=kind,
+        name=deferred.name,
+        verdict=PASS,
+        effects=deferred.effects,
+        nodes=deferred.nodes,
+        final_state_match=deferred.final_state_match,
+        resumed=deferred.resumed,
+        seconds=deferred.seconds,
+    )
     if deferred.verdict in (NOT_REACHED, ERROR) or natural is None or natural.verdict in (NOT_REACHED, ERROR):
         cell.verdict = deferred.verdict if deferred.verdict in (NOT_REACHED, ERROR) else NOT_APPLICABLE
         cell.detail = deferred.detail or "no natural-order cell to compare with"
@@ -152,18 +167,24 @@ def judge(natural: Cell | None, deferred: Cell, point: Event | None = None) -> C
     if signature(natural) != signature(deferred) and not material:
         # a pure node ran once more under one order: same effects, same final state, same
         # verdicts -- nothing a user can observe, so no finding (and nothing to silence)
-        cell.detail = "recovery equivalent under both durable orders (same effects and final state); " + "; ".join(node_diffs)
+        cell.detail = "recovery equivalent under both durable orders (same effects and final state); " + "; ".join(
+            node_diffs
+        )
         return cell
     if signature(natural) != signature(deferred):
         cell.verdict = FAIL
         node = next((h.node for h in deferred.hits + natural.hits if h.node), point.node if point else None)
-        cell.hits.append(Hit(
-            "RA707", node, "write-order",
-            f"Recovery after a crash {deferred.name.split(': ', 1)[-1]} depends on the durable order of writes: "
-            f"natural order vs each put_writes deferred past the next put gives {'; '.join(diffs)}.",
-            ((node, f"process SIGKILLed {deferred.name} under both write orders"), (node, "recoveries differ")),
-            OrderDependenceWitness(deferred.name, diffs),
-        ))
+        cell.hits.append(
+            Hit(
+                "RA707",
+                node,
+                "write-order",
+                f"Recovery after a crash {deferred.name.split(': ', 1)[-1]} depends on the durable order of writes: "
+                f"natural order vs each put_writes deferred past the next put gives {'; '.join(diffs)}.",
+                ((node, f"process SIGKILLed {deferred.name} under both write orders"), (node, "recoveries differ")),
+                OrderDependenceWitness(deferred.name, diffs),
+            )
+        )
         cell.detail = "; ".join(diffs)
     else:
         cell.detail = "recovery identical under both durable orders"

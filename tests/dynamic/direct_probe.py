@@ -102,7 +102,9 @@ def main() -> None:
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
             reply = replies[min(sum(isinstance(m, AIMessage) for m in messages), len(replies) - 1)]
             calls = [{**c, "id": f"call-{n}"} for n, c in enumerate(reply.get("tool_calls", []))]
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply.get("content", ""), tool_calls=calls))])
+            return ChatResult(
+                generations=[ChatGeneration(message=AIMessage(content=reply.get("content", ""), tool_calls=calls))]
+            )
 
         model_class._generate = _generate
 

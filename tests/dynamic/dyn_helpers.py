@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from resume_audit.dynamic.cells import Cell
-from resume_audit.dynamic.report import SweepReport
 from resume_audit.dynamic.parent.sweep import crash_sweep
+from resume_audit.dynamic.report import SweepReport
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = "fixtures/dynamic/langgraph"
@@ -70,8 +70,11 @@ def assert_same_text(a: str, b: str) -> None:
 
 def not_passing(report: SweepReport, *kinds: str) -> list[tuple]:
     """(kind, name, verdict, detail, effects, node runs) of every cell of ``kinds`` that did not pass."""
-    return [(c.kind, c.name, c.verdict, c.detail, c.effects, c.nodes, c.witness)
-            for c in report.cells if c.kind in kinds and c.verdict != "pass"]
+    return [
+        (c.kind, c.name, c.verdict, c.detail, c.effects, c.nodes, c.witness)
+        for c in report.cells
+        if c.kind in kinds and c.verdict != "pass"
+    ]
 
 
 def rules(report: SweepReport) -> list[str]:
@@ -117,7 +120,11 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
     ledger, db = tmp_path / "calls.txt", tmp_path / "runs.db"
-    base = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")]), **(env or {})}
+    base = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO / FIXTURES), os.environ.get("PYTHONPATH", "")]),
+        **(env or {}),
+    }
     probe = str(REPO / "tests" / "dynamic" / "direct_probe.py")
     for index, phase in enumerate(phases):
         if phase[0] == "race":
@@ -125,17 +132,32 @@ def direct(tmp_path: Path, *phases: tuple[str, ...], env: dict[str, str] | None 
             kind = "resume" if value else "recover"
             barrier = tmp_path / f"barrier-{index}"
             barrier.mkdir()
-            start_env = {**base, "RA_PROBE_BARRIER": f"{barrier}:{int(n)}"}  # racers in lockstep: every one reads the park before any stores progress
-            procs = [subprocess.Popen([sys.executable, probe, kind, module, factory, effects, str(ledger), str(db), "t-1", *value],
-                                      env=start_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                     for _ in range(int(n))]
+            start_env = {
+                **base,
+                "RA_PROBE_BARRIER": f"{barrier}:{int(n)}",
+            }  # racers in lockstep: every one reads the park before any stores progress
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, probe, kind, module, factory, effects, str(ledger), str(db), "t-1", *value],
+                    env=start_env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for _ in range(int(n))
+            ]
             for proc in procs:
                 _out, err = proc.communicate(timeout=120)
                 assert proc.returncode == 0, (phase, proc.returncode, err[-2000:])
             continue
         name, module, factory, effects, *rest = phase
-        proc = subprocess.run([sys.executable, probe, name, module, factory, effects, str(ledger), str(db), "t-1", *rest],
-                              env=base, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, probe, name, module, factory, effects, str(ledger), str(db), "t-1", *rest],
+            env=base,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         killed = bool(rest[1:]) and rest[1] != ""
         assert proc.returncode == (-9 if killed else 0), (phase, proc.returncode, proc.stderr[-2000:])
     return ledger.read_text().split() if ledger.exists() else []

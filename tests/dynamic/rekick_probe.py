@@ -50,7 +50,10 @@ class RekickWitness(Witness):
     again: dict[str, int]
 
     def lines(self) -> list[str]:
-        return [f"  {'effect:':<12} {e}  {self.first.get(e, 0)} -> {self.first.get(e, 0) + n}" for e, n in sorted(self.again.items())]
+        return [
+            f"  {'effect:':<12} {e}  {self.first.get(e, 0)} -> {self.first.get(e, 0) + n}"
+            for e, n in sorted(self.again.items())
+        ]
 
 
 def plan(planning: Planning) -> list[Slot]:
@@ -86,9 +89,16 @@ def judge(run: ChildRun, ledger: Ledger, ref: Reference) -> Cell:
         node = next((r.node for r in ledger.effects(phases=["again"]) if r.fired), None)
         what = ", ".join(f"{e} fired {n} more time{'s' if n != 1 else ''}" for e, n in sorted(again.items()))
         cell.verdict, cell.detail = FAIL, what
-        cell.hits.append(Hit("RA799", node, "rekick", f"Invoking the completed run again with its input: {what}.",
-                             ((node, "run completed"), (node, "the same input again, same thread"), (node, what)),
-                             RekickWitness(dict(first), dict(again))))
+        cell.hits.append(
+            Hit(
+                "RA799",
+                node,
+                "rekick",
+                f"Invoking the completed run again with its input: {what}.",
+                ((node, "run completed"), (node, "the same input again, same thread"), (node, what)),
+                RekickWitness(dict(first), dict(again)),
+            )
+        )
     else:
         cell.detail = "the re-kicked run fired nothing again"
     cell.witness = RekickWitness(dict(first), dict(again))

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from dyn_helpers import sweep  # noqa: F401 (fixture)
 
 import resume_audit
 from resume_audit import ResumeContractError, SweepIncomplete
 from resume_audit.dynamic.assertions import EXACTLY_ONCE_RULES, rules_for
-from dyn_helpers import sweep  # noqa: F401 (fixture)
 
 LOSSY_EFFECTS = ["lossy_saver:export_rows", "lossy_saver:notify_loaded"]
 
@@ -41,8 +41,10 @@ def test_exactly_once_reports_the_crash_and_the_concurrent_witness(order):
     assert err.report is order and err.checked == EXACTLY_ONCE_RULES
     text = str(err)
     lines = text.splitlines()
-    assert lines[0] == ("resume contract broken by fixtures/dynamic/langgraph/order_approval.py:build_graph: "
-                        "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)")
+    assert lines[0] == (
+        "resume contract broken by fixtures/dynamic/langgraph/order_approval.py:build_graph: "
+        "exactly-once (no effect fired twice: crash path, stray resume, concurrent resumes)"
+    )
     assert lines[1].startswith("2 violations (sqlite backend, langgraph ")
     # RA701: kill point, resume path, the effect and its counts, as a -/+ pair
     assert "RA701 [EO] an effect fired again after a crash and a resume" in lines
@@ -112,8 +114,13 @@ def test_other_witnesses_are_laid_out_too(sweep):
     assert "  - runs of extract: 2  (natural write order)" in text
     assert "  + runs of extract: 1  (put_writes deferred past the next put)" in text
 
-    lv = sweep("volatile_park.py:build", effects=["volatile_park:notify"], input={"request": "r1"}, resume=[True],
-               cells=["parked", "concurrent"])
+    lv = sweep(
+        "volatile_park.py:build",
+        effects=["volatile_park:notify"],
+        input={"request": "r1"},
+        resume=[True],
+        cells=["parked", "concurrent"],
+    )
     text = _raises(lv.assert_conformant, "LV")
     assert "  kill point:  run: after parking at interrupt 0 in node review" in text
     assert "  durable:     0 pending interrupt(s), checkpoint missing" in text
@@ -122,7 +129,9 @@ def test_other_witnesses_are_laid_out_too(sweep):
 def test_an_incomplete_sweep_never_passes(sweep):
     report = sweep("misbehaving.py:hangs", timeout=3, effects=[], input={}, resume=[])
     text = _raises(report.assert_exactly_once, kind=SweepIncomplete)
-    assert text.splitlines()[0].startswith("resume contract not checked for fixtures/dynamic/langgraph/misbehaving.py:hangs")
+    assert text.splitlines()[0].startswith(
+        "resume contract not checked for fixtures/dynamic/langgraph/misbehaving.py:hangs"
+    )
     assert "did not complete (timed out)" in " ".join(text.split())
     _raises(report.assert_conformant, "CV", kind=SweepIncomplete)
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import jsonschema
-
 from dyn_helpers import FIXTURES, REPO, assert_same_text, run_sweep
 
 SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -18,14 +17,31 @@ SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_t
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "resume_audit", "crash-sweep", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_sarif_output_is_valid_and_exits_1(tmp_path):
     out = tmp_path / "sweep.sarif"
-    proc = run(f"{FIXTURES}/order_approval.py:build_graph", "--effect", "order_approval:charge_card",
-               "--input", '{"order_id": 7}', "--resume", '"approve"', "--format", "sarif", "--output", str(out))
+    proc = run(
+        f"{FIXTURES}/order_approval.py:build_graph",
+        "--effect",
+        "order_approval:charge_card",
+        "--input",
+        '{"order_id": 7}',
+        "--resume",
+        '"approve"',
+        "--format",
+        "sarif",
+        "--output",
+        str(out),
+    )
     assert proc.returncode == 1, proc.stderr
     assert "kill point / probe" in proc.stderr  # the cell table
     log = json.loads(out.read_text())
@@ -56,7 +72,9 @@ def test_clean_graph_exits_0_and_json_carries_the_stable_sweep_section():
     assert data["findings"] == [] and data["sweep"]["summary"]["fail"] == 0
     # the same graph swept in this process gives the same stable section, byte for byte
     in_process = run_sweep("typed_states.py:typeddict_graph", effects=[], input={"n": 1}, resume=[])
-    assert_same_text(json.dumps(data["sweep"], sort_keys=True, indent=1), json.dumps(in_process.stable(), sort_keys=True, indent=1))
+    assert_same_text(
+        json.dumps(data["sweep"], sort_keys=True, indent=1), json.dumps(in_process.stable(), sort_keys=True, indent=1)
+    )
 
 
 def test_fail_on_never_exits_0():
@@ -91,13 +109,20 @@ def _without_frameworks(*args: str) -> subprocess.CompletedProcess:
         "main()\n"
     )
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_framework_missing_here_is_named_with_the_install_command():
-    proc = _without_frameworks("crash-sweep", f"{FIXTURES}/order_approval.py:build_graph", "--input", '{"order_id": 7}',
-                               "--resume", '"approve"')
+    proc = _without_frameworks(
+        "crash-sweep",
+        f"{FIXTURES}/order_approval.py:build_graph",
+        "--input",
+        '{"order_id": 7}',
+        "--resume",
+        '"approve"',
+    )
     assert proc.returncode == 2, proc.stderr
     assert "imports langgraph, which is not installed" in proc.stderr
     assert "pip install 'resume-audit[langgraph]'" in proc.stderr
@@ -113,15 +138,29 @@ def test_rule_settings_and_inline_suppressions_apply_to_sweep_findings(tmp_path)
     """Noise from a probe can be silenced the way scan findings are: --ignore, the pyproject table
     above the target, and a suppression comment on the flagged line."""
     source = (REPO / FIXTURES / "order_approval.py").read_text()
-    source = source.replace("def charge(state: OrderState) -> dict:", "def charge(state: OrderState) -> dict:  # resume-audit: ignore[RA701]")
+    source = source.replace(
+        "def charge(state: OrderState) -> dict:",
+        "def charge(state: OrderState) -> dict:  # resume-audit: ignore[RA701]",
+    )
     (tmp_path / "order_approval.py").write_text(source)
     (tmp_path / "pyproject.toml").write_text('[tool.resume-audit]\nignore = ["RA705"]\n')
-    args = ("order_approval.py:build_graph", "--effect", "order_approval:charge_card", "--input", '{"order_id": 7}',
-            "--resume", '"approve"', "--format", "json")
+    args = (
+        "order_approval.py:build_graph",
+        "--effect",
+        "order_approval:charge_card",
+        "--input",
+        '{"order_id": 7}',
+        "--resume",
+        '"approve"',
+        "--format",
+        "json",
+    )
     everything = json.loads(run(*args, cwd=tmp_path).stdout)
     assert {f["rule_id"] for f in everything["findings"]} == {"RA703"}
     assert everything["summary"]["suppressed"] >= 2  # RA701 by the comment, RA705 by the table
-    quiet = run(*args, "--ignore", "RA703,RA705", cwd=tmp_path)  # the command line replaces the table's list, as in scan
+    quiet = run(
+        *args, "--ignore", "RA703,RA705", cwd=tmp_path
+    )  # the command line replaces the table's list, as in scan
     assert quiet.returncode == 0, quiet.stderr
     assert json.loads(quiet.stdout)["findings"] == []
     bad = run(*args, "--select", "RA799", cwd=tmp_path)
@@ -144,9 +183,21 @@ def test_sharded_sweep_merges_into_the_unsharded_report_byte_for_byte(tmp_path):
 
     The concurrent probe is left out: how many of 4 racers get through is a race (3 or 4 on two
     cores), so two sweeps of it need not agree byte for byte, sharded or not."""
-    args = [f"{FIXTURES}/two_gates.py:build_graph", "--effect", "two_gates:issue_refund", "--effect", "two_gates:send_payout",
-            "--input", '{"ticket": "T1", "amount": 5}', "--resume", '"yes"', "--resume", '"ok"',
-            "--cells", "interrupt,crash,parked,write-order,fork,stray,validity"]
+    args = [
+        f"{FIXTURES}/two_gates.py:build_graph",
+        "--effect",
+        "two_gates:issue_refund",
+        "--effect",
+        "two_gates:send_payout",
+        "--input",
+        '{"ticket": "T1", "amount": 5}',
+        "--resume",
+        '"yes"',
+        "--resume",
+        '"ok"',
+        "--cells",
+        "interrupt,crash,parked,write-order,fork,stray,validity",
+    ]
     for fmt in ("json", "sarif"):
         assert run(*args, "--format", fmt, "--output", str(tmp_path / f"full.{fmt}")).returncode == 1
     shards = []
@@ -159,13 +210,33 @@ def test_sharded_sweep_merges_into_the_unsharded_report_byte_for_byte(tmp_path):
     assert all(size < len(full_cells) for size in sizes)  # each shard swept a slice
     for fmt in ("json", "sarif"):
         merged = tmp_path / f"merged.{fmt}"
-        proc = subprocess.run([sys.executable, "-m", "resume_audit", "merge", *map(str, reversed(shards)), "--format", fmt,
-                               "--output", str(merged)], cwd=REPO, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "NO_COLOR": "1"})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "resume_audit",
+                "merge",
+                *map(str, reversed(shards)),
+                "--format",
+                fmt,
+                "--output",
+                str(merged),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
         assert proc.returncode == 1, proc.stderr  # the findings fail the job as the unsharded sweep's do
         assert_same_text((tmp_path / f"full.{fmt}").read_text(), merged.read_text())
-    missing = subprocess.run([sys.executable, "-m", "resume_audit", "merge", str(shards[0]), str(shards[2])], cwd=REPO,
-                             capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "merge", str(shards[0]), str(shards[2])],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2 and "expected shards 1/3 .. 3/3" in missing.stderr
 
 

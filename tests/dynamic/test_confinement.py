@@ -18,9 +18,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from dyn_helpers import FIXTURES, REPO
 
 from resume_audit.dynamic.parent.sweep import crash_sweep
-from dyn_helpers import FIXTURES, REPO
 
 TARGET = f"{FIXTURES}/confinement.py"
 FALLBACK = {"RESUME_AUDIT_NETNS": "off"}  # as where user namespaces are refused: Landlock TCP + seccomp hold
@@ -33,10 +33,28 @@ def _secret() -> str:
 
 def _cli(*args: str, env: dict[str, str] | None = None, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
     out = tmp_path / f"report-{secrets.token_hex(3)}.json"
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", *args, "--cells", "validity", "--fail-on", "never",
-                           "--format", "json", "--output", str(out)],
-                          cwd=REPO, env={**os.environ, "NO_COLOR": "1", **(env or {})},
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "crash-sweep",
+            *args,
+            "--cells",
+            "validity",
+            "--fail-on",
+            "never",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+        ],
+        cwd=REPO,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc, out.read_text() if out.exists() else ""
 
 
@@ -45,14 +63,20 @@ def _final_state(report_text: str) -> dict:
     return dry["witness"]["final_state"]
 
 
-@pytest.mark.parametrize("switches", [{}, FALLBACK, {"RESUME_AUDIT_LANDLOCK": "off"}],
-                         ids=["namespace", "landlock+seccomp", "namespace-without-landlock"])
+@pytest.mark.parametrize(
+    "switches",
+    [{}, FALLBACK, {"RESUME_AUDIT_LANDLOCK": "off"}],
+    ids=["namespace", "landlock+seccomp", "namespace-without-landlock"],
+)
 def test_a_secret_in_the_sweeps_environment_never_reaches_the_program(tmp_path, switches):
     """Measured before: the node returned the value and it was written into the JSON report; without the
     namespace, a root child still read it from the sweep's /proc/<pid>/environ until it dropped CAP_SYS_PTRACE."""
     secret = _secret()
-    proc, report = _cli(f"{TARGET}:looks_for_secret", env={"SOME_CI_SECRET": secret, "OPENAI_API_KEY": secret, **switches},
-                        tmp_path=tmp_path)
+    proc, report = _cli(
+        f"{TARGET}:looks_for_secret",
+        env={"SOME_CI_SECRET": secret, "OPENAI_API_KEY": secret, **switches},
+        tmp_path=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     everything = report + proc.stdout + proc.stderr
     assert secret not in everything
@@ -66,8 +90,13 @@ def test_a_secret_in_the_sweeps_environment_never_reaches_the_program(tmp_path, 
 
 def test_pass_env_passes_exactly_the_named_variable(tmp_path):
     secret, other = _secret(), _secret()
-    proc, report = _cli(f"{TARGET}:looks_for_secret", "--pass-env", "SOME_CI_SECRET",
-                        env={"SOME_CI_SECRET": secret, "OTHER_CI_SECRET": other}, tmp_path=tmp_path)
+    proc, report = _cli(
+        f"{TARGET}:looks_for_secret",
+        "--pass-env",
+        "SOME_CI_SECRET",
+        env={"SOME_CI_SECRET": secret, "OTHER_CI_SECRET": other},
+        tmp_path=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = _final_state(report)["found"]
     assert found["environ"] == secret  # the control: the node's looking does find what it is given
@@ -144,8 +173,12 @@ class _Servers:
             self.arrived.append(f"udp {data!r} from {peer}")
 
     def input(self) -> dict:
-        return {"outside": self.outside, "udp_port": self.udp.getsockname()[1], "tcp_port": self.tcp.getsockname()[1],
-                "loopback_port": self.loopback.getsockname()[1]}
+        return {
+            "outside": self.outside,
+            "udp_port": self.udp.getsockname()[1],
+            "tcp_port": self.tcp.getsockname()[1],
+            "loopback_port": self.loopback.getsockname()[1],
+        }
 
     def close(self) -> None:
         self.stop.set()
@@ -210,16 +243,23 @@ def test_require_confinement_runs_where_the_layers_hold(tmp_path):
 
 def test_doctor_names_each_layer_and_why_one_is_off():
     env = {**os.environ, **UNCONFINED}
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "doctor", "--require-confinement"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "doctor", "--require-confinement"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "network namespace" in proc.stdout and "switched off (RESUME_AUDIT_NETNS=off)" in proc.stdout
     assert "--require-confinement would refuse" in proc.stdout
-    default = subprocess.run([sys.executable, "-m", "resume_audit", "doctor"], capture_output=True, text=True, timeout=120)
+    default = subprocess.run(
+        [sys.executable, "-m", "resume_audit", "doctor"], capture_output=True, text=True, timeout=120
+    )
     assert default.returncode == 0 and "network namespace" in default.stdout
 
 
-AUDITED = '''import os
+AUDITED = """import os
 from typing import TypedDict
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -241,12 +281,17 @@ builder.add_node("node", node)
 builder.add_edge(START, "node")
 builder.add_edge("node", END)
 graph = builder.compile(checkpointer=InMemorySaver())
-'''
+"""
 
 
 def _audit(project: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "resume_audit", "audit", str(project), "--format", "json", *args],
-                          env={**os.environ, "NO_COLOR": "1", **env}, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "resume_audit", "audit", str(project), "--format", "json", *args],
+        env={**os.environ, "NO_COLOR": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_audit_passes_an_entry_points_pass_env_and_names_a_withheld_one(tmp_path):
@@ -254,7 +299,9 @@ def test_audit_passes_an_entry_points_pass_env_and_names_a_withheld_one(tmp_path
     withheld = _audit(tmp_path, env={"RA_AUDIT_NEEDED": "1"})
     note = next(n["message"] for n in json.loads(withheld.stdout)["notifications"] if "graph:graph" in n["message"])
     assert "was not swept" in note and "--pass-env RA_AUDIT_NEEDED" in note
-    (tmp_path / "pyproject.toml").write_text('[tool.resume-audit.audit."graph:graph"]\npass-env = ["RA_AUDIT_NEEDED"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.resume-audit.audit."graph:graph"]\npass-env = ["RA_AUDIT_NEEDED"]\n'
+    )
     passed = _audit(tmp_path, env={"RA_AUDIT_NEEDED": "1"})
     assert not any("graph:graph" in n["message"] for n in json.loads(passed.stdout)["notifications"]), passed.stdout
 

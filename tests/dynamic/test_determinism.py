@@ -12,8 +12,9 @@ ORDER = dict(effects=["order_approval:charge_card"], input={"order_id": 7}, resu
 
 def test_stable_json_is_byte_identical_across_sweeps():
     first = run_sweep("order_approval.py:build_graph", cells=["crash", "parked", "fork", "stray", "validity"], **ORDER)
-    second = run_sweep("order_approval.py:build_graph", cells=["crash", "parked", "fork", "stray", "validity"],
-                       timeout=59, **ORDER)  # a different key: really a second sweep
+    second = run_sweep(
+        "order_approval.py:build_graph", cells=["crash", "parked", "fork", "stray", "validity"], timeout=59, **ORDER
+    )  # a different key: really a second sweep
     assert first is not second
     assert_same_text(first.to_json_stable(), second.to_json_stable())
 

@@ -16,7 +16,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from dyn_helpers import REPO
 
 pytest.importorskip("crewai")
@@ -34,16 +33,31 @@ def _before_and_fixed(tmp_path: Path, fixture: str, rule: str, *, unsafe: bool =
     for folder in (before, after):
         folder.mkdir()
         shutil.copy(REPO / "fixtures" / "fixes" / fixture, folder)
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "fix", str(after), "--select", rule,
-                           *(["--unsafe-fixes"] if unsafe else [])],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "fix",
+            str(after),
+            "--select",
+            rule,
+            *(["--unsafe-fixes"] if unsafe else []),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert " finding(s) fixed, 0 left" in proc.stdout and "\n0 finding(s)" not in proc.stdout, proc.stdout + proc.stderr
     return before, after
 
 
 def _sweep(folder: Path):
-    return crash_sweep(f"{folder}/settlement_flow.py:build", cells=["crash"],
-                       effects=["settlement_flow:post_ledger", "settlement_flow:send_receipt"])
+    return crash_sweep(
+        f"{folder}/settlement_flow.py:build",
+        cells=["crash"],
+        effects=["settlement_flow:post_ledger", "settlement_flow:send_receipt"],
+    )
 
 
 def _cell(report, name: str):
@@ -53,7 +67,10 @@ def _cell(report, name: str):
 
 def test_ra107_fix_makes_a_restore_resume_instead_of_rerunning_completed_methods(tmp_path: Path) -> None:
     before, after = _before_and_fixed(tmp_path, "flow_created/settlement_flow.py", "RA107")
-    assert 'on_events=["method_execution_finished"],  # flow_created: a file from the start' in (after / "settlement_flow.py").read_text()
+    assert (
+        'on_events=["method_execution_finished"],  # flow_created: a file from the start'
+        in (after / "settlement_flow.py").read_text()
+    )
 
     broken, fixed = _sweep(before), _sweep(after)
     # before: a crash after post's checkpoint is restored from the flow_created checkpoint of the
@@ -78,8 +95,11 @@ def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Pa
     assert 'IntakeFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"]))' in fixed_text
 
     def sweep(folder: Path):
-        return crash_sweep(f"{folder}/intake_flow.py:build", cells=["crash"],
-                           effects=["intake_flow:open_claim", "intake_flow:assign_adjuster"])
+        return crash_sweep(
+            f"{folder}/intake_flow.py:build",
+            cells=["crash"],
+            effects=["intake_flow:open_claim", "intake_flow:assign_adjuster"],
+        )
 
     broken, fixed = sweep(before), sweep(after)
     opened, assigned = "intake_flow.open_claim", "intake_flow.assign_adjuster"
@@ -90,8 +110,10 @@ def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Pa
     assert in_assign.rules == ("RA701", "RA708") and in_assign.effects[opened] == (1, 2)
     # after: one checkpoint per method; the same crash resumes after open
     assert _cell(fixed, f"run: after effect {assigned} in node assign").effects[opened] == (1, 1)
-    for name in ("run: after checkpoint on method_execution_finished of method open",
-                 "run: after checkpoint on method_execution_finished of method assign"):
+    for name in (
+        "run: after checkpoint on method_execution_finished of method open",
+        "run: after checkpoint on method_execution_finished of method assign",
+    ):
         c = _cell(fixed, name)
         assert c.verdict == "pass" and c.effects == {opened: (1, 1), assigned: (1, 1)}, (name, c.detail)
     assert "RA708" in {f.rule_id for f in broken.findings} and {f.rule_id for f in fixed.findings} == {"RA701"}
@@ -100,15 +122,37 @@ def test_ra604_fix_gives_a_flow_checkpoints_a_crash_can_resume_from(tmp_path: Pa
 PROBE = REPO / "tests" / "dynamic" / "direct_probe.py"
 
 
-def _probe(folder: Path, durability: str, *args: str, module: str = "billing_graph", factory: str = "build_graph",
-           effects: str = "issue_refund,send_notice") -> int:
+def _probe(
+    folder: Path,
+    durability: str,
+    *args: str,
+    module: str = "billing_graph",
+    factory: str = "build_graph",
+    effects: str = "issue_refund,send_notice",
+) -> int:
     """One fresh interpreter of the ground-truth probe on ``module`` in ``folder`` (its cwd: the
     module's own database lands there), run with ``durability``; its exit status."""
     env = {**os.environ, "PYTHONPATH": str(folder), "RA_PROBE_DURABILITY": durability, "RA_PROBE_STUB": "1"}
     phase, *rest = args
-    proc = subprocess.run([sys.executable, str(PROBE), phase, module, factory, effects,
-                           str(folder / "calls.txt"), str(folder / "probe.db"), "t-1", *rest],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(PROBE),
+            phase,
+            module,
+            factory,
+            effects,
+            str(folder / "calls.txt"),
+            str(folder / "probe.db"),
+            "t-1",
+            *rest,
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc.returncode
 
 
@@ -116,16 +160,26 @@ def _call_site_durability(path: Path) -> str:
     """The durability ``handle()`` passes to ``invoke``, read from the program text (a literal or a
     module constant): the sweep runs the program in the mode the program asks for."""
     tree = ast.parse(path.read_text())
-    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
-                 for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
+    constants = {
+        t.id: n.value.value
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)
+    }
     [handle] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "handle"]
-    [value] = [k.value for n in ast.walk(handle) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "durability"]
+    [value] = [
+        k.value for n in ast.walk(handle) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "durability"
+    ]
     return value.value if isinstance(value, ast.Constant) else constants[value.id]
 
 
 def test_ra106_fix_keeps_a_crash_from_re_running_the_completed_refund(tmp_path: Path) -> None:
     before, after = _before_and_fixed(tmp_path, "durability_exit/billing_graph.py", "RA106")
-    assert (_call_site_durability(before / "billing_graph.py"), _call_site_durability(after / "billing_graph.py")) == ("exit", "sync")
+    assert (_call_site_durability(before / "billing_graph.py"), _call_site_durability(after / "billing_graph.py")) == (
+        "exit",
+        "sync",
+    )
 
     # ground truth, real SIGKILL, no sweep code: killed in notify after its effect
     exit_run, sync_run = tmp_path / "probe-exit", tmp_path / "probe-sync"
@@ -135,16 +189,27 @@ def test_ra106_fix_keeps_a_crash_from_re_running_the_completed_refund(tmp_path: 
     assert _probe(exit_run, "exit", "start", '{"order_id": "o1"}', "after-effect:send_notice") == -9
     assert _probe(exit_run, "exit", "recover") != 0  # exit mode saved nothing: there is nothing to resume
     assert _probe(exit_run, "exit", "start", '{"order_id": "o1"}') == 0  # so the run starts over
-    assert (exit_run / "calls.txt").read_text().split() == ["issue_refund", "send_notice", "issue_refund", "send_notice"]
+    assert (exit_run / "calls.txt").read_text().split() == [
+        "issue_refund",
+        "send_notice",
+        "issue_refund",
+        "send_notice",
+    ]
     assert _probe(sync_run, "sync", "start", '{"order_id": "o1"}', "after-effect:send_notice") == -9
     assert _probe(sync_run, "sync", "recover") == 0  # resumes after refund, from its checkpoint
     assert (sync_run / "calls.txt").read_text().split() == ["issue_refund", "send_notice", "send_notice"]
 
     def sweep(folder: Path):
         mode = _call_site_durability(folder / "billing_graph.py")
-        return crash_sweep(f"{folder}/billing_graph.py:build_graph", cells=["crash"], stub=None, input={"order_id": "o1"},
-                           resume=[], config={"__pregel_durability": mode},
-                           effects=["billing_graph:issue_refund", "billing_graph:send_notice"])
+        return crash_sweep(
+            f"{folder}/billing_graph.py:build_graph",
+            cells=["crash"],
+            stub=None,
+            input={"order_id": "o1"},
+            resume=[],
+            config={"__pregel_durability": mode},
+            effects=["billing_graph:issue_refund", "billing_graph:send_notice"],
+        )
 
     broken, fixed = sweep(before), sweep(after)
     refund, notice = "billing_graph.issue_refund", "billing_graph.send_notice"
@@ -183,7 +248,9 @@ def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_c
         folder = runs[name] = tmp_path / f"probe-{name}"
         folder.mkdir()
         shutil.copy(program / "booking_graph.py", folder)
-        probe = functools.partial(_probe, folder, "sync", module="booking_graph", factory="build", effects=f"{HOLD},{BALANCE}")
+        probe = functools.partial(
+            _probe, folder, "sync", module="booking_graph", factory="build", effects=f"{HOLD},{BALANCE}"
+        )
         assert probe("start", json.dumps(BOOKING)) == 0  # parks at the confirmation
         assert probe("resume", '"yes"', f"after-effect:{BALANCE}") == -9
         assert probe("recover") == 0
@@ -201,13 +268,46 @@ def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_c
         folder = tmp_path / f"race-{name}"
         (folder / "barrier").mkdir(parents=True)
         shutil.copy(program / "booking_graph.py", folder)
-        assert _probe(folder, "sync", "start", json.dumps(BOOKING), module="booking_graph", factory="build",
-                      effects=f"{HOLD},{BALANCE}") == 0
-        env = {**os.environ, "PYTHONPATH": str(folder), "RA_PROBE_STUB": "1", "RA_PROBE_BARRIER": f"{folder / 'barrier'}:2"}
-        racers = [subprocess.Popen([sys.executable, str(PROBE), "resume", "booking_graph", "build", f"{HOLD},{BALANCE}",
-                                    str(folder / "calls.txt"), str(folder / "probe.db"), "t-1", '"yes"'],
-                                   cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                   for _ in range(2)]
+        assert (
+            _probe(
+                folder,
+                "sync",
+                "start",
+                json.dumps(BOOKING),
+                module="booking_graph",
+                factory="build",
+                effects=f"{HOLD},{BALANCE}",
+            )
+            == 0
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(folder),
+            "RA_PROBE_STUB": "1",
+            "RA_PROBE_BARRIER": f"{folder / 'barrier'}:2",
+        }
+        racers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(PROBE),
+                    "resume",
+                    "booking_graph",
+                    "build",
+                    f"{HOLD},{BALANCE}",
+                    str(folder / "calls.txt"),
+                    str(folder / "probe.db"),
+                    "t-1",
+                    '"yes"',
+                ],
+                cwd=folder,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
         for racer in racers:
             assert racer.wait(timeout=120) == 0, racer.stderr.read() if racer.stderr else ""
         charges = [key for effect, key in _booking_calls(folder) if effect == BALANCE]
@@ -221,13 +321,34 @@ def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_c
     other.mkdir()
     shutil.copy(after / "booking_graph.py", other)
     env = {**os.environ, "PYTHONPATH": str(other), "RA_PROBE_STUB": "1"}
-    subprocess.run([sys.executable, str(PROBE), "start", "booking_graph", "build", f"{HOLD},{BALANCE}", str(other / "calls.txt"),
-                    str(other / "probe.db"), "t-2", json.dumps(BOOKING)], cwd=other, env=env, check=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(PROBE),
+            "start",
+            "booking_graph",
+            "build",
+            f"{HOLD},{BALANCE}",
+            str(other / "calls.txt"),
+            str(other / "probe.db"),
+            "t-2",
+            json.dumps(BOOKING),
+        ],
+        cwd=other,
+        env=env,
+        check=True,
+        timeout=120,
+    )
     assert _booking_calls(other)[0][1] != calls[0][1]
 
     def sweep(folder: Path):
-        return crash_sweep(f"{folder}/booking_graph.py:build", input=BOOKING, resume=["yes"], effects=[HOLD, BALANCE],
-                           stubs={HOLD: {"id": "pi_1"}, BALANCE: {"id": "ch_1"}})
+        return crash_sweep(
+            f"{folder}/booking_graph.py:build",
+            input=BOOKING,
+            resume=["yes"],
+            effects=[HOLD, BALANCE],
+            stubs={HOLD: {"id": "pi_1"}, BALANCE: {"id": "ch_1"}},
+        )
 
     broken, fixed = sweep(before), sweep(after)
     hold, balance = "stripe.PaymentIntent.create", "stripe.Charge.create"
@@ -240,8 +361,9 @@ def test_ra101_ra103_fix_gives_stripe_calls_a_key_that_survives_a_resume_and_a_c
     # after: the crash, the answer and two racing resumes each send every payment once
     c = _cell(fixed, in_charge)
     assert c.verdict == "pass" and c.effects == {balance: (1, 1), hold: (1, 1)}, c.detail
-    assert all(c.verdict == "pass" for c in fixed.cells if c.kind in ("crash", "interrupt", "concurrent", "dry-run")), \
-        [(c.name, c.detail) for c in fixed.cells if c.verdict != "pass"]
+    assert all(c.verdict == "pass" for c in fixed.cells if c.kind in ("crash", "interrupt", "concurrent", "dry-run")), [
+        (c.name, c.detail) for c in fixed.cells if c.verdict != "pass"
+    ]
     assert not {"RA701", "RA705"} & {f.rule_id for f in fixed.findings}
 
 
@@ -270,7 +392,11 @@ def test_stripe_sends_the_keyword_as_the_idempotency_key_header(tmp_path: Path) 
     thread.start()
     saved = stripe.api_base, stripe.api_key, stripe.max_network_retries
     try:
-        stripe.api_base, stripe.api_key, stripe.max_network_retries = f"http://127.0.0.1:{server.server_port}", "sk_test_local", 0
+        stripe.api_base, stripe.api_key, stripe.max_network_retries = (
+            f"http://127.0.0.1:{server.server_port}",
+            "sk_test_local",
+            0,
+        )
         stripe.Charge.create(amount=4500, currency="eur", customer="cus_1", idempotency_key="k-1")
         stripe.Charge.create(amount=4500, currency="eur", customer="cus_1")
     finally:
@@ -282,8 +408,14 @@ def test_stripe_sends_the_keyword_as_the_idempotency_key_header(tmp_path: Path) 
 
 def _restart(folder: Path, code: str) -> subprocess.CompletedProcess[str]:
     """One fresh interpreter in ``folder`` (the service's working directory, as a restarted worker has)."""
-    return subprocess.run([sys.executable, "-c", code], cwd=folder, env={**os.environ, "PYTHONPATH": str(folder)},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 PARK = "import approvals_service as a; a.graph.invoke({'request': 'r1'}, {'configurable': {'thread_id': 'r1'}})"
@@ -319,10 +451,17 @@ def test_ra601_fix_keeps_a_parked_request_across_a_restart(tmp_path: Path) -> No
     # the park (RA708), the fixed service resumes it from its SQLite file
     def sweep(folder: Path):
         (folder / "program_saver.py").write_text(
-            "def program_saver():\n    import approvals_service\n\n    return approvals_service.graph.checkpointer\n")
-        return crash_sweep(f"{folder}/approvals_service.py:graph", input={"request": "r1"}, resume=[True],
-                           saver="program_saver:program_saver", effects=["approvals_service:notify_requester"],
-                           cells=["crash", "parked"], cwd=str(folder))
+            "def program_saver():\n    import approvals_service\n\n    return approvals_service.graph.checkpointer\n"
+        )
+        return crash_sweep(
+            f"{folder}/approvals_service.py:graph",
+            input={"request": "r1"},
+            resume=[True],
+            saver="program_saver:program_saver",
+            effects=["approvals_service:notify_requester"],
+            cells=["crash", "parked"],
+            cwd=str(folder),
+        )
 
     broken, fixed = sweep(before), sweep(after)
     [parked] = [c for c in broken.cells if c.kind == "parked"]

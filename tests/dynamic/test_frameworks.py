@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-
 from dyn_helpers import REPO
 
 pytest.importorskip("crewai")
@@ -86,7 +85,9 @@ def test_crewai_persist_class_level(matrix):
     r = row(matrix, "crewai", "class-level").report
     crash = cell(r, "crash", "run: after save_state of method s1")
     assert set(crash.rules) == {"RA701", "RA702"} and crash.effects[S1] == (1, 2)
-    assert any("counter" in d and "12" in d for h in crash.hits if h.subject == "diverged" for d in h.witness.differences)
+    assert any(
+        "counter" in d and "12" in d for h in crash.hits if h.subject == "diverged" for d in h.witness.differences
+    )
     rekick = cell(r, "crash", "run: after save_state of method s2")  # the completed flow re-kicked with its id
     assert rekick.effects[S1] == (1, 2) and rekick.effects[S2] == (1, 2)
     assert any("22" in d for h in rekick.hits if h.subject == "diverged" for d in h.witness.differences)
@@ -147,17 +148,35 @@ def test_pydantic_graph_crash_in_node_is_unrestorable(matrix):
 
 def test_matrix_columns(matrix):
     """Every row equals ../shared/FRAMEWORK-FACTS.md (measured 2026-12-02 on these versions)."""
+
     def marks(framework, plane):
         return {c: v.mark for c, v in row(matrix, framework, plane).verdicts.items()}
 
     lg = {c: v.mark for c, v in next(r for r in matrix.rows if r.probe.backend_label == "SqliteSaver").verdicts.items()}
     # FD violated (#6663), CV violated silently (a terminal invalid write persisted), EO crash-path gap,
     # EO on the interrupt path holds, CO sequential holds silently, CO concurrent violated
-    assert lg == {"EO-int": "pass", "EO-crash": "fail", "PC": "pass", "FD": "fail", "CV": "fail", "CO-seq": "pass",
-                  "CO-conc": "fail", "RD": "pass", "LV": "pass"}
+    assert lg == {
+        "EO-int": "pass",
+        "EO-crash": "fail",
+        "PC": "pass",
+        "FD": "fail",
+        "CV": "fail",
+        "CO-seq": "pass",
+        "CO-conc": "fail",
+        "RD": "pass",
+        "LV": "pass",
+    }
     assert marks("pydantic-graph", "FileStatePersistence") == {
-        "EO-int": "pass", "EO-crash": "pass", "PC": "pass", "FD": "pass", "CV": "n/a", "CO-seq": "pass",
-        "CO-conc": "pass", "RD": "n/a", "LV": "fail"}
+        "EO-int": "pass",
+        "EO-crash": "pass",
+        "PC": "pass",
+        "FD": "pass",
+        "CV": "n/a",
+        "CO-seq": "pass",
+        "CO-conc": "pass",
+        "RD": "n/a",
+        "LV": "fail",
+    }
     assert marks("llamaindex", "wait_for_event")["EO-int"] == "fail"
     assert marks("llamaindex", "HumanResponseEvent")["EO-int"] == "pass"
     # CrewAI: on_events with "*" restores into a fresh flow (s1 twice): PC fails with EO; the
@@ -186,7 +205,7 @@ def test_pydantic_graph_2x_is_detected():
     if not (target / "pydantic_graph").is_dir():
         if os.environ.get("RESUME_AUDIT_REQUIRE_TOOLS"):
             raise AssertionError(f"{target} missing: run .ci/tools.sh")
-        pytest.skip(f"pydantic-graph 2.x not installed beside this environment: run .ci/tools.sh")
+        pytest.skip("pydantic-graph 2.x not installed beside this environment: run .ci/tools.sh")
     code = (
         "from resume_audit.frameworks.pydantic_graph.adapter import persistence_available, PydanticGraphAdapter\n"
         "from resume_audit.dynamic.adapters.base import ShapeError\n"
@@ -198,8 +217,14 @@ def test_pydantic_graph_2x_is_detected():
         "except ShapeError as exc:\n"
         "    print('refused:', exc)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(target)}, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(target)},
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "2.68.0 False"
     assert "refused: pydantic-graph 2.68.0 has no persistence module" in out.stdout

@@ -7,8 +7,8 @@ on a control that keeps it.
 from __future__ import annotations
 
 import pytest
-
-from dyn_helpers import assert_same_text, cell, cells, direct as _direct, not_passing, rules, sweep  # noqa: F401 (fixtures)
+from dyn_helpers import assert_same_text, cell, cells, not_passing, rules, sweep  # noqa: F401 (fixtures)
+from dyn_helpers import direct as _direct
 
 LOSSY_EFFECTS = ["lossy_saver:export_rows", "lossy_saver:notify_loaded"]
 
@@ -136,7 +136,9 @@ def test_four_concurrent_resumes(order):
 
 
 def test_keyed_effect_control_is_clean_for_eo_and_co(sweep):
-    report = sweep("keyed_effect.py:builder", effects=["keyed_effect:charge_card"], input={"order_id": 3}, resume=["approve"])
+    report = sweep(
+        "keyed_effect.py:builder", effects=["keyed_effect:charge_card"], input={"order_id": 3}, resume=["approve"]
+    )
     assert not {"RA701", "RA702", "RA704", "RA705", "RA706", "RA707", "RA708"} & set(rules(report))
     assert not_passing(report, "crash", "parked", "write-order") == []
     effect_cell = cell(report, "crash", "after effect keyed_effect.charge_card in node charge")
@@ -159,7 +161,9 @@ def test_graph_without_interrupt_is_clean(sweep):
 
 # -- CV (RA706) -------------------------------------------------------------------------------
 def test_terminal_invalid_write_is_persisted_silently(sweep):
-    report = sweep("pydantic_state.py:build", effects=[], input={"customer": "ann"}, resume=[], cells=["crash", "validity"])
+    report = sweep(
+        "pydantic_state.py:build", effects=[], input={"customer": "ann"}, resume=[], cells=["crash", "validity"]
+    )
     assert report.complete
     assert cell(report, "dry-run", "uninterrupted").verdict == "pass"  # nothing raised
     [finding] = report.findings
@@ -179,7 +183,9 @@ def test_mid_graph_invalid_write_is_persisted_then_breaks_the_run(sweep):
     assert finding.witness["silent"] is False
 
 
-@pytest.mark.parametrize("target,kind", [("typed_states.py:typeddict_graph", "typeddict"), ("typed_states.py:dataclass_graph", "dataclass")])
+@pytest.mark.parametrize(
+    "target,kind", [("typed_states.py:typeddict_graph", "typeddict"), ("typed_states.py:dataclass_graph", "dataclass")]
+)
 def test_valid_states_pass_the_validity_probe(sweep, target, kind):
     inputs = {"typeddict": {"n": 1}, "dataclass": {"title": "bug"}}
     report = sweep(target, effects=[], input=inputs[kind], resume=[], cells=["validity"])
@@ -205,11 +211,17 @@ def test_recovery_that_depends_on_write_order_is_found(sweep, tmp_path):
     ) == ["export_rows", "export_rows", "notify_loaded"]
     report = sweep("lossy_saver.py:build", effects=LOSSY_EFFECTS, input={}, resume=[], cells=["crash", "write-order"])
     failing = [c for c in cells(report, "write-order") if c.verdict == "fail"]
-    assert [c.name for c in failing] == ["run: after put_writes of node extract, step 1", "run: after put_writes of node load, step 2"]
+    assert [c.name for c in failing] == [
+        "run: after put_writes of node extract, step 1",
+        "run: after put_writes of node load, step 2",
+    ]
     assert failing[0].witness.natural.effects["lossy_saver.export_rows"] == (1, 2)
     assert failing[0].witness.deferred.effects["lossy_saver.export_rows"] == (1, 1)
     assert "lossy_saver.export_rows: 2 vs 1" in failing[0].detail and "runs of extract: 2 vs 1" in failing[0].detail
-    assert sorted((f.rule_id, f.scope) for f in report.findings if f.rule_id == "RA707") == [("RA707", "extract"), ("RA707", "load")]
+    assert sorted((f.rule_id, f.scope) for f in report.findings if f.rule_id == "RA707") == [
+        ("RA707", "extract"),
+        ("RA707", "load"),
+    ]
 
 
 def test_a_pure_rerun_under_one_write_order_is_not_reported(sweep):
@@ -224,8 +236,13 @@ def test_a_pure_rerun_under_one_write_order_is_not_reported(sweep):
 
 # -- LV (RA708) --------------------------------------------------------------------------------
 def test_volatile_park_is_lost_in_a_crash(sweep):
-    report = sweep("volatile_park.py:build", effects=["volatile_park:notify"], input={"request": "r1"}, resume=[True],
-                   cells=["parked", "concurrent"])
+    report = sweep(
+        "volatile_park.py:build",
+        effects=["volatile_park:notify"],
+        input={"request": "r1"},
+        resume=[True],
+        cells=["parked", "concurrent"],
+    )
     parked = cell(report, "parked", "parking at interrupt 0")
     assert parked.verdict == "fail" and "RA708" in parked.rules
     assert parked.resumed.startswith("restart from input")
@@ -235,8 +252,13 @@ def test_volatile_park_is_lost_in_a_crash(sweep):
 
 # -- async graphs -----------------------------------------------------------------------------
 def test_async_graph_runs_under_async_savers(sweep):
-    report = sweep("async_approval.py:graph", effects=["async_approval:send_receipt"], input={"order_id": 5},
-                   resume=["approve"], cells=["crash", "fork"])
+    report = sweep(
+        "async_approval.py:graph",
+        effects=["async_approval:send_receipt"],
+        input={"order_id": 5},
+        resume=["approve"],
+        cells=["crash", "fork"],
+    )
     c = cell(report, "crash", "after effect async_approval.send_receipt in node finalize")
     assert c.verdict == "fail" and c.effects["async_approval.send_receipt"] == (1, 2)
     assert [f.verdict for f in cells(report, "fork")] == ["fail", "fail"]
@@ -246,14 +268,23 @@ def test_async_graph_runs_under_async_savers(sweep):
 
 # -- protocols with several interrupts, parallel supersteps -------------------------------------
 def test_two_gates_each_crash_recovers_at_the_right_gate(sweep):
-    report = sweep("two_gates.py:builder", effects=["two_gates:issue_refund", "two_gates:send_payout"],
-                   input={"ticket": "T1", "amount": 5}, resume=["ok", "ok"], cells=["crash", "parked"])
+    report = sweep(
+        "two_gates.py:builder",
+        effects=["two_gates:issue_refund", "two_gates:send_payout"],
+        input={"ticket": "T1", "amount": 5},
+        resume=["ok", "ok"],
+        cells=["crash", "parked"],
+    )
     assert [c.verdict for c in cells(report, "parked")] == ["pass", "pass"]
-    assert cell(report, "parked", "interrupt 1 in node finance").resumed == "Command(resume=...) for pending interrupt 1"
+    assert (
+        cell(report, "parked", "interrupt 1 in node finance").resumed == "Command(resume=...) for pending interrupt 1"
+    )
     assert cell(report, "crash", "resume 2: after put_writes of resume value").resumed.endswith("pending interrupt 1")
     failing = sorted(c.name for c in cells(report, "crash") if c.verdict != "pass")
-    assert failing == ["resume 1: after effect two_gates.issue_refund in node refund",
-                       "resume 2: after effect two_gates.send_payout in node payout"]
+    assert failing == [
+        "resume 1: after effect two_gates.issue_refund in node refund",
+        "resume 2: after effect two_gates.send_payout in node payout",
+    ]
     assert sorted((f.rule_id, f.scope) for f in report.findings) == [("RA701", "payout"), ("RA701", "refund")]
 
 
@@ -271,8 +302,13 @@ def test_parallel_branches_are_swept_in_one_schedule(sweep):
 
 
 def test_functional_api_entrypoint_through_a_factory(sweep):
-    report = sweep("functional_api.py:build", effects=["functional_api:charge_card"], input={"order_id": 9},
-                   resume=["approve"], cells=["crash", "fork", "validity"])
+    report = sweep(
+        "functional_api.py:build",
+        effects=["functional_api:charge_card"],
+        input={"order_id": 9},
+        resume=["approve"],
+        cells=["crash", "fork", "validity"],
+    )
     effect_cell = cell(report, "crash", "after effect functional_api.charge_card in node charge")
     assert effect_cell.verdict == "fail" and effect_cell.effects["functional_api.charge_card"] == (1, 2)
     # once the task's result is durable it is memoized: no re-run
@@ -281,7 +317,12 @@ def test_functional_api_entrypoint_through_a_factory(sweep):
     assert [c.verdict for c in cells(report, "fork")] == ["fail", "fail"]
     assert cell(report, "validity", "schema").verdict == "n/a"
     [ra701] = [f for f in report.findings if f.rule_id == "RA701"]
-    assert open("fixtures/dynamic/langgraph/functional_api.py").read().splitlines()[ra701.span.start_line - 1].startswith("def charge(")
+    assert (
+        open("fixtures/dynamic/langgraph/functional_api.py")
+        .read()
+        .splitlines()[ra701.span.start_line - 1]
+        .startswith("def charge(")
+    )
 
 
 # -- a LangChain @tool named as the effect ---------------------------------------------------
@@ -297,7 +338,9 @@ def test_a_langchain_tool_is_an_effect_by_its_own_name(sweep, tmp_path):
         ("resume", "tool_refund", "build_graph", "issue_refund", '"approve"', "after-effect"),
         ("recover", "tool_refund", "build_graph", "issue_refund"),
     ) == ["issue_refund", "issue_refund"]
-    report = sweep("tool_refund.py:build_graph", effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"])
+    report = sweep(
+        "tool_refund.py:build_graph", effects=["tool_refund:issue_refund"], input={"order_id": 3}, resume=["approve"]
+    )
     dry = cell(report, "dry-run", "uninterrupted")
     assert report.complete and dry.verdict == "pass"
     assert dry.effects == {"tool_refund.issue_refund": (1, 1)}
@@ -314,8 +357,13 @@ def test_a_basetool_subclass_is_an_effect_too(sweep, tmp_path):
         ("resume", "tool_refund", "build_graph_class_tool", "refund_order", '"approve"', "after-effect"),
         ("recover", "tool_refund", "build_graph_class_tool", "refund_order"),
     ) == ["refund_order", "refund_order"]
-    report = sweep("tool_refund.py:build_graph_class_tool", effects=["tool_refund:refund_order"], input={"order_id": 4},
-                   resume=["approve"], cells=["crash"])
+    report = sweep(
+        "tool_refund.py:build_graph_class_tool",
+        effects=["tool_refund:refund_order"],
+        input={"order_id": 4},
+        resume=["approve"],
+        cells=["crash"],
+    )
     assert cell(report, "dry-run", "uninterrupted").effects == {"tool_refund.refund_order": (1, 1)}
     crash = cell(report, "crash", "resume 1: after effect tool_refund.refund_order in node refund")
     assert crash.verdict == "fail" and crash.effects["tool_refund.refund_order"] == (1, 2)

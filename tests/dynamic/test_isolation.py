@@ -6,12 +6,12 @@ import os
 import pwd
 
 import pytest
+from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
 
 from resume_audit.dynamic.child import landlock
 from resume_audit.dynamic.parent.runner import _group_members, process_table
 from resume_audit.dynamic.parent.sweep import SweepUsageError
 from resume_audit.dynamic.target import TargetError
-from dyn_helpers import cell, run_sweep, sweep  # noqa: F401 (fixtures)
 
 NONE = dict(effects=[], input={}, resume=[])
 
@@ -60,7 +60,9 @@ def test_writes_outside_the_sandbox_are_refused(sweep):
     assert not os.path.exists(target)
 
 
-@pytest.mark.skipif(landlock.abi_version() == 0, reason="the kernel offers no Landlock: only Python-level writes are refused")
+@pytest.mark.skipif(
+    landlock.abi_version() == 0, reason="the kernel offers no Landlock: only Python-level writes are refused"
+)
 def test_writes_by_a_subprocess_or_native_code_are_refused_by_the_kernel(sweep):
     """Measured without Landlock: both files appeared in the account's home (the audit hook sees
     neither a shell's redirection nor libc's open through ctypes)."""
@@ -76,7 +78,14 @@ def test_writes_by_a_subprocess_or_native_code_are_refused_by_the_kernel(sweep):
 
 
 def test_keep_artifacts_keeps_the_cell_directories(sweep):
-    report = sweep("typed_states.py:typeddict_graph", effects=[], input={"n": 1}, resume=[], cells=["validity"], keep_artifacts=True)
+    report = sweep(
+        "typed_states.py:typeddict_graph",
+        effects=[],
+        input={"n": 1},
+        resume=[],
+        cells=["validity"],
+        keep_artifacts=True,
+    )
     try:
         assert report.artifacts and os.path.isdir(report.artifacts)
         entries = os.listdir(report.artifacts)
@@ -89,7 +98,12 @@ def test_keep_artifacts_keeps_the_cell_directories(sweep):
 
 
 def test_no_sweep_process_outlives_the_sweep(sweep):
-    sweep("order_approval.py:build_graph", effects=["order_approval:charge_card"], input={"order_id": 7}, resume=["approve"])
+    sweep(
+        "order_approval.py:build_graph",
+        effects=["order_approval:charge_card"],
+        input={"order_id": 7},
+        resume=["approve"],
+    )
     # every child made itself a process-group leader; none of those groups has a live member left
     import multiprocessing
 
@@ -125,14 +139,24 @@ def test_group_scan_sees_only_live_members():
 
 
 def test_stub_replaces_a_real_effect(sweep):
-    real = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True], cells=["crash"])
+    real = sweep(
+        "paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True], cells=["crash"]
+    )
     dry = cell(real, "dry-run", "uninterrupted")
     assert dry.verdict == "error" and "refused name lookup of 'api.payments.example'" in dry.detail
-    stubbed = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True],
-                    cells=["crash"], stub="ch_stub")
+    stubbed = sweep(
+        "paid_api.py:builder",
+        effects=["paid_api:create_charge"],
+        input={"order_id": 9},
+        resume=[True],
+        cells=["crash"],
+        stub="ch_stub",
+    )
     assert stubbed.complete
     assert cell(stubbed, "dry-run", "uninterrupted").witness.final_state == {"order_id": 9, "charge_id": "ch_stub"}
-    assert cell(stubbed, "crash", "after effect paid_api.create_charge in node pay").effects["paid_api.create_charge"] == (1, 2)
+    assert cell(stubbed, "crash", "after effect paid_api.create_charge in node pay").effects[
+        "paid_api.create_charge"
+    ] == (1, 2)
     assert stubbed.protocol.stub == "ch_stub"
 
 
@@ -148,9 +172,18 @@ def test_allow_network_lifts_the_refusal(sweep):
 def test_each_effect_can_have_its_own_stub(sweep):
     """A stub named for one effect wins over the sweep-wide one, and a stub for something that is
     not an --effect is a usage error before anything runs."""
-    stubbed = sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={"order_id": 9}, resume=[True],
-                    cells=["crash"], stub="unused", stubs={"paid_api:create_charge": "ch_own"})
+    stubbed = sweep(
+        "paid_api.py:builder",
+        effects=["paid_api:create_charge"],
+        input={"order_id": 9},
+        resume=[True],
+        cells=["crash"],
+        stub="unused",
+        stubs={"paid_api:create_charge": "ch_own"},
+    )
     assert cell(stubbed, "dry-run", "uninterrupted").witness.final_state == {"order_id": 9, "charge_id": "ch_own"}
     assert stubbed.protocol.stubs == {"paid_api:create_charge": "ch_own"}
     with pytest.raises(SweepUsageError, match="paid_api:refund"):
-        run_sweep("paid_api.py:builder", effects=["paid_api:create_charge"], input={}, resume=[], stubs={"paid_api:refund": 1})
+        run_sweep(
+            "paid_api.py:builder", effects=["paid_api:create_charge"], input={}, resume=[], stubs={"paid_api:refund": 1}
+        )

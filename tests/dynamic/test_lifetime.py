@@ -71,9 +71,24 @@ def test_processes_that_leave_the_group_are_found_and_killed(sweep):
 
 def _start_hanging_sweep(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs", "--timeout", "120",
-         "--format", "json", "--output", str(tmp_path / "out.json")],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "crash-sweep",
+            f"{FIXTURES}/misbehaving.py:hangs",
+            "--timeout",
+            "120",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "out.json"),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     prefix = os.path.join(tempfile.gettempdir(), f"{lifetime.ROOT_PREFIX}{proc.pid}-")
     deadline = time.monotonic() + 60
     while not _working_under(prefix):  # the uninterrupted run's child is up and hanging
@@ -116,8 +131,25 @@ def test_a_sweep_whose_probes_all_fail_to_run_exits_2(tmp_path):
     """Every child past the uninterrupted run times out (the graph hangs when resumed): nothing of the
     fork, stray or concurrent probes was exercised, and the command says so instead of exiting 0."""
     proc = subprocess.run(
-        [sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:hangs_on_resume", "--timeout", "3",
-         "--resume", '"go"', "--format", "json", "--output", str(tmp_path / "out.json")],
-        cwd=REPO, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "crash-sweep",
+            f"{FIXTURES}/misbehaving.py:hangs_on_resume",
+            "--timeout",
+            "3",
+            "--resume",
+            '"go"',
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "out.json"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "not exercised: every cell of" in proc.stderr and "concurrent" in proc.stderr

@@ -8,14 +8,19 @@ calls and served values counted in files), then the sweep must agree.
 from __future__ import annotations
 
 import pytest
-
 from dyn_helpers import cell, cells, direct, rules, served, sweep  # noqa: F401 (fixtures)
 
 REFUND_DESK = dict(effects=["static_breakpoint:issue_refund"], input={"ticket": "T1", "amount": 5}, resume=[])
 REFUND = "static_breakpoint.issue_refund"
-CLAIM = dict(effects=["subgraph_gate:notify_reviewer", "subgraph_gate:send_payout"], input={"claim": "C1"}, resume=["approve"])
+CLAIM = dict(
+    effects=["subgraph_gate:notify_reviewer", "subgraph_gate:send_payout"], input={"claim": "C1"}, resume=["approve"]
+)
 NOTIFY, PAYOUT = "subgraph_gate.notify_reviewer", "subgraph_gate.send_payout"
-GATES = dict(effects=["two_gates:issue_refund", "two_gates:send_payout"], input={"ticket": "T1", "amount": 5}, resume=["yes", "ok"])
+GATES = dict(
+    effects=["two_gates:issue_refund", "two_gates:send_payout"],
+    input={"ticket": "T1", "amount": 5},
+    resume=["yes", "ok"],
+)
 DESK_INPUT = '{"ticket": "T1", "amount": 5}'
 
 
@@ -36,14 +41,19 @@ def test_a_static_breakpoint_is_a_park_continued_with_invoke_none(desk, tmp_path
     parked = cell(desk, "parked", "static breakpoint 0 (before node refund)")
     assert parked.verdict == "pass" and parked.resumed.startswith("invoke(None) at pending static breakpoint")
     # no kill point before the breakpoint blames a node that never ran (the issue's three false findings)
-    assert [c.name for c in cells(desk, "crash") if c.verdict != "pass"] == [f"resume 1: after effect {REFUND} in node refund"]
+    assert [c.name for c in cells(desk, "crash") if c.verdict != "pass"] == [
+        f"resume 1: after effect {REFUND} in node refund"
+    ]
     assert sorted((f.rule_id, f.scope) for f in desk.findings) == [("RA701", "refund"), ("RA705", "refund")]
 
 
 def test_two_processes_continuing_one_breakpoint_both_refund(desk, tmp_path):
     # ground truth: two processes released together both pass the breakpoint and refund
-    calls = direct(tmp_path, ("start", "static_breakpoint", "build_graph", "issue_refund", DESK_INPUT),
-                   ("race", 2, "static_breakpoint", "build_graph", "issue_refund"))
+    calls = direct(
+        tmp_path,
+        ("start", "static_breakpoint", "build_graph", "issue_refund", DESK_INPUT),
+        ("race", 2, "static_breakpoint", "build_graph", "issue_refund"),
+    )
     assert calls == ["issue_refund", "issue_refund"]
     c = cell(desk, "concurrent", "2 concurrent")
     assert c.verdict == "fail" and c.rules == ("RA705",)
@@ -61,8 +71,11 @@ def test_a_breakpoint_takes_no_value_so_the_fork_probe_does_not_apply(desk):
 
 
 def test_interrupt_after_pauses_the_same_way(sweep, tmp_path):
-    calls = direct(tmp_path, ("start", "static_breakpoint", "build_graph_after", "issue_refund", DESK_INPUT),
-                   ("race", 2, "static_breakpoint", "build_graph_after", "issue_refund"))
+    calls = direct(
+        tmp_path,
+        ("start", "static_breakpoint", "build_graph_after", "issue_refund", DESK_INPUT),
+        ("race", 2, "static_breakpoint", "build_graph_after", "issue_refund"),
+    )
     assert calls == ["issue_refund", "issue_refund"]
     report = sweep("static_breakpoint.py:build_graph_after", cells=["concurrent", "stray"], **REFUND_DESK)
     dry = cell(report, "dry-run", "uninterrupted")
@@ -79,15 +92,19 @@ def claim(sweep):
 def test_subgraph_park_and_effects_belong_to_the_inner_node(claim, tmp_path):
     # ground truth: the ping before interrupt() fires again when the answer arrives
     effects = "notify_reviewer,send_payout"
-    calls = direct(tmp_path, ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
-                   ("resume", "subgraph_gate", "build_graph", effects, '"approve"'))
+    calls = direct(
+        tmp_path,
+        ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
+        ("resume", "subgraph_gate", "build_graph", effects, '"approve"'),
+    )
     assert calls == ["notify_reviewer", "notify_reviewer", "send_payout"]
     dry = cell(claim, "dry-run", "uninterrupted")
     assert dry.witness.parks[0].node == "approval/review"
     assert dry.nodes["approval/review"] == (2, 2) and dry.nodes["approval/pay"] == (1, 1)
     replay = cell(claim, "interrupt", "answering a park")
     assert replay.verdict == "fail" and replay.witness.to_json()["replays"] == [
-        {"park": 0, "node": "approval/review", "effect": NOTIFY, "before": 1, "after": 1}]
+        {"park": 0, "node": "approval/review", "effect": NOTIFY, "before": 1, "after": 1}
+    ]
     [finding] = [f for f in claim.findings if f.rule_id == "RA701" and "Answering park" in f.message]
     source = open("fixtures/dynamic/langgraph/subgraph_gate.py").read().splitlines()
     assert finding.span.path == "fixtures/dynamic/langgraph/subgraph_gate.py"
@@ -96,9 +113,12 @@ def test_subgraph_park_and_effects_belong_to_the_inner_node(claim, tmp_path):
 
 def test_subgraph_crash_after_the_inner_effect(claim, tmp_path):
     effects = "notify_reviewer,send_payout"
-    calls = direct(tmp_path, ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
-                   ("resume", "subgraph_gate", "build_graph", effects, '"approve"', "after-effect:send_payout"),
-                   ("recover", "subgraph_gate", "build_graph", effects))
+    calls = direct(
+        tmp_path,
+        ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
+        ("resume", "subgraph_gate", "build_graph", effects, '"approve"', "after-effect:send_payout"),
+        ("recover", "subgraph_gate", "build_graph", effects),
+    )
     assert calls.count("send_payout") == 2
     c = cell(claim, "crash", f"resume 1: after effect {PAYOUT} in node approval/pay")
     assert c.verdict == "fail" and c.effects[PAYOUT] == (1, 2)
@@ -112,9 +132,12 @@ def test_subgraph_crash_after_the_inner_effect(claim, tmp_path):
 def test_subgraph_fork_drops_the_second_answer(claim, tmp_path):
     # ground truth: at the parent's interrupt checkpoint, the second answer never reaches interrupt()
     effects = "notify_reviewer,send_payout"
-    direct(tmp_path, ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
-           ("fork", "subgraph_gate", "build_graph", effects, '"approve"'),
-           ("fork", "subgraph_gate", "build_graph", effects, '"reject"'))
+    direct(
+        tmp_path,
+        ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
+        ("fork", "subgraph_gate", "build_graph", effects, '"approve"'),
+        ("fork", "subgraph_gate", "build_graph", effects, '"reject"'),
+    )
     assert served(tmp_path) == ["approve"]
     for c in cells(claim, "fork"):
         assert c.verdict == "fail" and c.rules == ("RA703",), c.detail
@@ -124,8 +147,11 @@ def test_subgraph_fork_drops_the_second_answer(claim, tmp_path):
 
 def test_subgraph_concurrent_resumes(claim, tmp_path):
     effects = "notify_reviewer,send_payout"
-    calls = direct(tmp_path, ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
-                   ("race", 2, "subgraph_gate", "build_graph", effects, '"approve"'))
+    calls = direct(
+        tmp_path,
+        ("start", "subgraph_gate", "build_graph", effects, '{"claim": "C1"}'),
+        ("race", 2, "subgraph_gate", "build_graph", effects, '"approve"'),
+    )
     assert calls.count("send_payout") == 2
     c = cell(claim, "concurrent", "2 concurrent")
     assert c.verdict == "fail" and c.effects[PAYOUT] == (1, 2)
@@ -138,15 +164,29 @@ def test_subgraph_concurrent_resumes(claim, tmp_path):
 def test_a_breakpoint_inside_a_subgraph_is_a_durable_park_at_the_inner_node(sweep, tmp_path):
     # ground truth: the run stops before approval/pay; a fresh process continues it with invoke(None)
     # and pays once; two processes continuing it together both pay
-    assert direct(tmp_path / "a", ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}')) == []
-    assert direct(tmp_path / "a", ("recover", "subgraph_gate", "build_graph_breakpoint", "send_payout")) == ["send_payout"]
-    raced = direct(tmp_path / "b", ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}'),
-                   ("race", 2, "subgraph_gate", "build_graph_breakpoint", "send_payout"))
+    assert (
+        direct(tmp_path / "a", ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}'))
+        == []
+    )
+    assert direct(tmp_path / "a", ("recover", "subgraph_gate", "build_graph_breakpoint", "send_payout")) == [
+        "send_payout"
+    ]
+    raced = direct(
+        tmp_path / "b",
+        ("start", "subgraph_gate", "build_graph_breakpoint", "send_payout", '{"claim": "C1"}'),
+        ("race", 2, "subgraph_gate", "build_graph_breakpoint", "send_payout"),
+    )
     assert raced == ["send_payout", "send_payout"]
-    report = sweep("subgraph_gate.py:build_graph_breakpoint", effects=["subgraph_gate:send_payout"], input={"claim": "C1"},
-                   resume=[], cells=["parked", "fork", "concurrent"])
+    report = sweep(
+        "subgraph_gate.py:build_graph_breakpoint",
+        effects=["subgraph_gate:send_payout"],
+        input={"claim": "C1"},
+        resume=[],
+        cells=["parked", "fork", "concurrent"],
+    )
     assert cell(report, "dry-run", "uninterrupted").witness.to_json()["parks"] == [
-        {"index": 0, "node": "approval/pay", "value": None, "kind": "before"}]
+        {"index": 0, "node": "approval/pay", "value": None, "kind": "before"}
+    ]
     parked = cell(report, "parked", "static breakpoint 0 (before node approval/pay)")
     # the park survives the crash in the subgraph's checkpoint: no RA708 "park lost"
     assert parked.verdict == "pass" and parked.effects[PAYOUT] == (1, 1), parked.detail
@@ -163,11 +203,16 @@ def gates(sweep):
 
 def test_racing_the_second_gate_pays_twice(gates, tmp_path):
     effects = "issue_refund,send_payout"
-    calls = direct(tmp_path, ("start", "two_gates", "build_graph", effects, DESK_INPUT),
-                   ("resume", "two_gates", "build_graph", effects, '"yes"'),
-                   ("race", 2, "two_gates", "build_graph", effects, '"ok"'))
+    calls = direct(
+        tmp_path,
+        ("start", "two_gates", "build_graph", effects, DESK_INPUT),
+        ("resume", "two_gates", "build_graph", effects, '"yes"'),
+        ("race", 2, "two_gates", "build_graph", effects, '"ok"'),
+    )
     assert calls == ["issue_refund", "send_payout", "send_payout"]
-    second = cell(gates, "concurrent", "2 concurrent resumes of one parked interrupt at gate 1 (interrupt() in `finance`)")
+    second = cell(
+        gates, "concurrent", "2 concurrent resumes of one parked interrupt at gate 1 (interrupt() in `finance`)"
+    )
     assert second.verdict == "fail" and second.effects == {"two_gates.send_payout": (1, 2)}
     assert second.witness.to_json()["gate"] == {"index": 1, "node": "finance", "kind": "interrupt"}
     first = cell(gates, "concurrent", "2 concurrent resumes of one parked interrupt at gate 0")
@@ -177,10 +222,14 @@ def test_racing_the_second_gate_pays_twice(gates, tmp_path):
 
 def test_forking_the_second_gate_is_served_the_first_answer(gates, tmp_path):
     effects = "issue_refund,send_payout"
-    direct(tmp_path, ("start", "two_gates", "build_graph", effects, DESK_INPUT),
-           ("resume", "two_gates", "build_graph", effects, '"yes"'),
-           ("fork", "two_gates", "build_graph", effects, '"ok"'),
-           ("fork", "two_gates", "build_graph", effects, '"no"'), env={"RA_PROBE_FORK_GATE": "1"})
+    direct(
+        tmp_path,
+        ("start", "two_gates", "build_graph", effects, DESK_INPUT),
+        ("resume", "two_gates", "build_graph", effects, '"yes"'),
+        ("fork", "two_gates", "build_graph", effects, '"ok"'),
+        ("fork", "two_gates", "build_graph", effects, '"no"'),
+        env={"RA_PROBE_FORK_GATE": "1"},
+    )
     assert served(tmp_path) == ["yes", "ok", "ok"]
     c = cell(gates, "fork", "fork probe (bare Command(resume=v)) at gate 1")
     assert c.verdict == "fail" and c.witness.served == ["ok", "ok"]
@@ -190,7 +239,9 @@ def test_forking_the_second_gate_is_served_the_first_answer(gates, tmp_path):
 
 # -- a graph whose node calls a chat model: --stub-llm ----------------------------------------------
 AGENT_INPUT = {"messages": [{"role": "user", "content": "refund order 7"}]}
-AGENT_REPLIES = '[{"tool_calls": [{"name": "issue_refund", "args": {"order_id": 7}}]}, {"content": "Order 7 is refunded."}]'
+AGENT_REPLIES = (
+    '[{"tool_calls": [{"name": "issue_refund", "args": {"order_id": 7}}]}, {"content": "Order 7 is refunded."}]'
+)
 
 
 def test_llm_calling_graph_runs_offline_under_the_scripted_model(sweep, tmp_path):
@@ -199,13 +250,24 @@ def test_llm_calling_graph_runs_offline_under_the_scripted_model(sweep, tmp_path
     # continuing the breakpoint together refund twice as well
     model = {"RA_PROBE_MODEL_CLASS": "HostedChat", "RA_PROBE_REPLIES": AGENT_REPLIES}
     start = ("start", "llm_agent", "build_graph", "issue_refund", '{"messages": [["user", "refund order 7"]]}')
-    crash = direct(tmp_path / "crash", start, ("recover", "llm_agent", "build_graph", "issue_refund", "null", "after-effect"),
-                   ("recover", "llm_agent", "build_graph", "issue_refund"), env=model)
+    crash = direct(
+        tmp_path / "crash",
+        start,
+        ("recover", "llm_agent", "build_graph", "issue_refund", "null", "after-effect"),
+        ("recover", "llm_agent", "build_graph", "issue_refund"),
+        env=model,
+    )
     assert crash == ["issue_refund", "issue_refund"]
     race = direct(tmp_path / "race", start, ("race", 2, "llm_agent", "build_graph", "issue_refund"), env=model)
     assert race == ["issue_refund", "issue_refund"]
-    report = sweep("llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[],
-                   stub_llm="fixtures/dynamic/langgraph/llm_agent.script.yaml", cells=["crash", "concurrent"])
+    report = sweep(
+        "llm_agent.py:build_graph",
+        effects=["llm_agent:issue_refund"],
+        input=AGENT_INPUT,
+        resume=[],
+        stub_llm="fixtures/dynamic/langgraph/llm_agent.script.yaml",
+        cells=["crash", "concurrent"],
+    )
     assert report.complete
     dry = cell(report, "dry-run", "uninterrupted")
     assert dry.effects == {"llm_agent.issue_refund": (1, 1)} and dry.nodes["agent"] == (2, 2)
@@ -221,7 +283,9 @@ def test_llm_calling_graph_runs_offline_under_the_scripted_model(sweep, tmp_path
 
 
 def test_without_the_stub_the_model_call_is_refused(sweep):
-    report = sweep("llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[], cells=["crash"])
+    report = sweep(
+        "llm_agent.py:build_graph", effects=["llm_agent:issue_refund"], input=AGENT_INPUT, resume=[], cells=["crash"]
+    )
     assert not report.complete
     assert "network" in cell(report, "dry-run", "uninterrupted").detail.lower()
 
@@ -232,20 +296,31 @@ def test_an_interrupt_in_a_task_belongs_to_the_task(sweep, tmp_path):
     approver is notified again when the answer arrives (the task re-runs from its start), and two
     processes answering together charge twice."""
     effects = "notify_approver,charge_card"
-    calls = direct(tmp_path / "path", ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
-                   ("resume", "functional_task_gate", "build", effects, '"approve"'))
+    calls = direct(
+        tmp_path / "path",
+        ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
+        ("resume", "functional_task_gate", "build", effects, '"approve"'),
+    )
     assert calls == ["notify_approver", "notify_approver", "charge_card"]
-    race = direct(tmp_path / "race", ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
-                  ("race", 2, "functional_task_gate", "build", effects, '"approve"'))
+    race = direct(
+        tmp_path / "race",
+        ("start", "functional_task_gate", "build", effects, '{"order_id": 5}'),
+        ("race", 2, "functional_task_gate", "build", effects, '"approve"'),
+    )
     assert race.count("charge_card") == 2
-    report = sweep("functional_task_gate.py:build", effects=["functional_task_gate:notify_approver",
-                   "functional_task_gate:charge_card"], input={"order_id": 5}, resume=["approve"],
-                   cells=["interrupt", "concurrent", "fork"])
+    report = sweep(
+        "functional_task_gate.py:build",
+        effects=["functional_task_gate:notify_approver", "functional_task_gate:charge_card"],
+        input={"order_id": 5},
+        resume=["approve"],
+        cells=["interrupt", "concurrent", "fork"],
+    )
     dry = cell(report, "dry-run", "uninterrupted")
     assert dry.witness.parks[0].node == "review"
     replay = cell(report, "interrupt", "answering a park")
     assert replay.verdict == "fail" and replay.witness.to_json()["replays"] == [
-        {"park": 0, "node": "review", "effect": "functional_task_gate.notify_approver", "before": 1, "after": 1}]
+        {"park": 0, "node": "review", "effect": "functional_task_gate.notify_approver", "before": 1, "after": 1}
+    ]
     assert cell(report, "concurrent", "2 concurrent").effects["functional_task_gate.charge_card"] == (1, 2)
     source = open("fixtures/dynamic/langgraph/functional_task_gate.py").read().splitlines()
     for finding in report.findings:

@@ -9,8 +9,13 @@ EFFECT = "order_approval.charge_card"
 
 
 def test_order_approval_on_postgres(pg_dsn):
-    report = run_sweep("order_approval.py:build_graph", backend="postgres", dsn=pg_dsn,
-                       cells=["crash", "parked", "fork", "stray", "concurrent"], **ORDER)
+    report = run_sweep(
+        "order_approval.py:build_graph",
+        backend="postgres",
+        dsn=pg_dsn,
+        cells=["crash", "parked", "fork", "stray", "concurrent"],
+        **ORDER,
+    )
     assert report.backend == "postgres" and report.complete
     effect_cell = cell(report, "crash", f"resume 1: after effect {EFFECT} in node charge")
     assert effect_cell.verdict == "fail" and effect_cell.effects[EFFECT] == (1, 2)
@@ -28,5 +33,7 @@ def test_cell_schemas_are_dropped(pg_dsn):
 
     run_sweep("order_approval.py:build_graph", backend="postgres", dsn=pg_dsn, cells=["fork"], **ORDER)
     with psycopg.connect(pg_dsn) as conn:
-        left = conn.execute("SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'ra\\_%'").fetchone()[0]
+        left = conn.execute(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'ra\\_%'"
+        ).fetchone()[0]
     assert left == 0

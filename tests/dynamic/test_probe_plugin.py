@@ -24,8 +24,9 @@ from resume_audit.reporters import render
 
 def _sweep(target: str, effect: str, monkeypatch: pytest.MonkeyPatch) -> SweepReport:
     monkeypatch.chdir(REPO)
-    return sweep.crash_sweep(f"{FIXTURES}/{target}", effects=[effect], input={"order_id": 7}, resume=["approve"],
-                             cells=["rekick"])
+    return sweep.crash_sweep(
+        f"{FIXTURES}/{target}", effects=[effect], input={"order_id": 7}, resume=["approve"], cells=["rekick"]
+    )
 
 
 def test_a_registered_probe_is_planned_judged_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,8 +49,10 @@ def test_a_registered_probe_is_planned_judged_and_reported(monkeypatch: pytest.M
         assert (finding.rule_id, finding.severity, finding.scope) == ("RA799", rekick_probe.RA799.severity, "charge")
         stable = report.stable()
         assert stable["findings"][0]["rule_id"] == "RA799" and stable["summary"]["fail"] == 1
-        assert stable["cells"][1]["witness"] == {"first": {"order_approval.charge_card": 1},
-                                                 "again": {"order_approval.charge_card": 1}}
+        assert stable["cells"][1]["witness"] == {
+            "first": {"order_approval.charge_card": 1},
+            "again": {"order_approval.charge_card": 1},
+        }
         sarif = json.loads(render(report.to_scan_result(), "sarif"))
         [rule] = [r for r in sarif["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "RA799"]
         assert rule["shortDescription"]["text"] == rekick_probe.RA799.summary

@@ -10,16 +10,33 @@ import subprocess
 import sys
 
 import pytest
-
 from dyn_helpers import FIXTURES, REPO
 
 
 def _sweep(target: str, marker, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = {**os.environ, "RESUME_AUDIT_LANDLOCK": "off", "RA_TEST_MARKER_DIR": str(marker), "NO_COLOR": "1"}
     out = marker.parent / f"{target}.json"
-    proc = subprocess.run([sys.executable, "-m", "resume_audit", "crash-sweep", f"{FIXTURES}/misbehaving.py:{target}",
-                           "--format", "json", "--output", str(out), "--pass-env", "RA_TEST_MARKER_DIR", *extra],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resume_audit",
+            "crash-sweep",
+            f"{FIXTURES}/misbehaving.py:{target}",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+            "--pass-env",
+            "RA_TEST_MARKER_DIR",
+            *extra,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     data = json.loads(out.read_text()) if out.exists() else {}
     return proc, data
 
@@ -28,11 +45,14 @@ def _dry_detail(data: dict) -> str:
     return next(c["detail"] for c in data["sweep"]["cells"] if c["kind"] == "dry-run")
 
 
-@pytest.mark.parametrize("target,name,words", [
-    ("sqlite_uri", "uri.db", "sqlite3.connect('file:"),          # a file: URI with mode=rwc
-    ("fifo", "fifo", "os.mkfifo("),                               # no audit event: guarded by wrapping
-    ("policy_override", "policy.txt", "outside the sandbox"),    # Sandbox.writable replaced by the graph
-])
+@pytest.mark.parametrize(
+    "target,name,words",
+    [
+        ("sqlite_uri", "uri.db", "sqlite3.connect('file:"),  # a file: URI with mode=rwc
+        ("fifo", "fifo", "os.mkfifo("),  # no audit event: guarded by wrapping
+        ("policy_override", "policy.txt", "outside the sandbox"),  # Sandbox.writable replaced by the graph
+    ],
+)
 def test_writes_around_the_hook_are_refused(tmp_path, target, name, words):
     marker = tmp_path / "outside"
     marker.mkdir()

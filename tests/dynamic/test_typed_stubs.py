@@ -11,11 +11,10 @@ causes (`owner = None`, written by the node itself) is still reported.
 from __future__ import annotations
 
 import pytest
+from dyn_helpers import run_sweep
 
 from resume_audit.dynamic.child.stub_values import StubJson, StubResponse, StubText, typed_value
 from resume_audit.dynamic.effect_spec import TYPED_STUB
-
-from dyn_helpers import run_sweep
 
 TARGET = "typed_stubs.py:build_graph"
 HELPERS = ["typed_stubs:create_case", "typed_stubs:score_case", "typed_stubs:tag_case"]
@@ -34,7 +33,9 @@ def test_a_stub_answering_none_breaks_the_program_and_makes_a_false_ra706():
 
 
 def test_typed_stubs_keep_the_program_running_and_report_only_its_own_invalid_state():
-    report = run_sweep(TARGET, effects=HELPERS, input={"summary": "printer on fire"}, stub=TYPED_STUB, cells=["validity"])
+    report = run_sweep(
+        TARGET, effects=HELPERS, input={"summary": "printer on fire"}, stub=TYPED_STUB, cells=["validity"]
+    )
     assert report.complete, report.dry_run.detail
     assert ra706_fields(report) == ["owner"]  # the node's own None: real
     notes = [n.message for n in report.notifications]
@@ -45,8 +46,9 @@ def test_typed_stubs_keep_the_program_running_and_report_only_its_own_invalid_st
 
 def test_a_library_call_answers_its_sdk_response_shape():
     """Stubbing `requests.post` itself: the helpers' `.json()["id"]` reads a response object."""
-    report = run_sweep(TARGET, effects=["requests:post"], input={"summary": "printer on fire"}, stub=TYPED_STUB,
-                       cells=["validity"])
+    report = run_sweep(
+        TARGET, effects=["requests:post"], input={"summary": "printer on fire"}, stub=TYPED_STUB, cells=["validity"]
+    )
     assert report.complete, report.dry_run.detail
     assert report.dry_run.effects == {"requests.post": (3, 3)}
     assert ra706_fields(report) == ["owner"]
@@ -73,7 +75,9 @@ def test_the_value_follows_the_annotation_then_the_sdk_then_attribute_access():
     import requests
 
     response, made = typed_value(requests.post, "requests", "post", "requests.post")
-    assert isinstance(response, StubResponse) and response.status_code == 200 and response.raise_for_status() is response
+    assert (
+        isinstance(response, StubResponse) and response.status_code == 200 and response.raise_for_status() is response
+    )
     assert response.json()["id"] == "stub post" and made is not None and made.value == "stub post"
 
 

@@ -12,11 +12,11 @@ from pydantic import BaseModel
 from resume_audit.catalog.docs import render_rule as documentation
 from resume_audit.dynamic.catalog import all_dynamic_rules, dynamic_rule
 from resume_audit.dynamic.child.effects import idempotency_key
+from resume_audit.dynamic.child.sandbox import Sandbox
+from resume_audit.dynamic.child.validity import describe_schema, validate_values
 from resume_audit.dynamic.effect_spec import EffectSpec, EffectSpecError
 from resume_audit.dynamic.killpoints import Event, EventLog
-from resume_audit.dynamic.child.sandbox import Sandbox
 from resume_audit.dynamic.target import TargetError, TargetSpec
-from resume_audit.dynamic.child.validity import describe_schema, validate_values
 from resume_audit.dynamic.values import canonical, derive_fork_value, to_jsonable
 from resume_audit.findings import PROPERTIES, Severity
 
@@ -24,8 +24,18 @@ from resume_audit.findings import PROPERTIES, Severity
 def test_catalog_has_every_dynamic_rule_with_reporter_metadata():
     assert [r.id for r in all_dynamic_rules()] == [f"RA70{i}" for i in range(1, 9)]
     for rule in all_dynamic_rules():
-        for attr in ("id", "name", "properties", "severity", "frameworks", "summary", "description", "runtime", "fix",
-                     "headline"):
+        for attr in (
+            "id",
+            "name",
+            "properties",
+            "severity",
+            "frameworks",
+            "summary",
+            "description",
+            "runtime",
+            "fix",
+            "headline",
+        ):
             assert getattr(rule, attr), (rule.id, attr)
         assert set(rule.properties) <= set(PROPERTIES)
         assert isinstance(rule.severity, Severity)
@@ -152,8 +162,8 @@ def test_sandbox_write_policy(tmp_path):
 
 
 def test_every_probe_module_declares_its_kinds_rules_plan_and_judge():
-    from resume_audit.dynamic.probes import consistency, registry
     from resume_audit.dynamic.parent.sweep import CELL_KINDS
+    from resume_audit.dynamic.probes import consistency, registry
 
     kinds = [str(k) for probe in registry() for k in probe.kinds]
     assert kinds == list(CELL_KINDS) and len(kinds) == len(set(kinds))  # each kind has one owner, in the report's order
@@ -169,14 +179,22 @@ def test_child_result_round_trips_through_its_file(tmp_path):
     from resume_audit.dynamic.child_result import ChildError, ChildResult, DurableFound, ParkRecord, StrayDelivery
 
     result = ChildResult(
-        "recover", "recover", ok=True, framework="langgraph", error=ChildError("raised", "boom", "a.py:3", "ValueError"),
+        "recover",
+        "recover",
+        ok=True,
+        framework="langgraph",
+        error=ChildError("raised", "boom", "a.py:3", "ValueError"),
         describe=PlaneDescription(plane="checkpointer", store="SqliteSaver"),
-        nodes={"pay": SourceLocation("g.py", 3, 1, 5, 9)}, target_location=SourceLocation("g.py", 1, 1, 1, 4),
+        nodes={"pay": SourceLocation("g.py", 3, 1, 5, 9)},
+        target_location=SourceLocation("g.py", 1, 1, 1, 4),
         parks=[ParkRecord(0, "review", {"q": 1}, value_index=0), ParkRecord(1, "pay", None, kind="before")],
-        final_state={"n": [1, 2]}, final_step=4, events=[Event("run: after put", "put", 0, 1, None)],
+        final_state={"n": [1, 2]},
+        final_step=4,
+        events=[Event("run: after put", "put", 0, 1, None)],
         invalid=[InvalidState("n", "not an int", "x", 2, ("pay",))],
         stray=StrayDelivery("ok", None, False, False, {}, {}, 3, 3, 0),
-        durable=DurableFound(True, 2, 1, ["pay"], []), reran_completed=[("pay", 2), ("task 1", None)],
+        durable=DurableFound(True, 2, 1, ["pay"], []),
+        reran_completed=[("pay", 2), ("task 1", None)],
     )
     path = str(tmp_path / "result.json")
     result.write(path)
@@ -184,8 +202,8 @@ def test_child_result_round_trips_through_its_file(tmp_path):
 
 
 def test_typed_json_refuses_what_does_not_fit():
-    from resume_audit.dynamic.child_result import ParkRecord
     from resume_audit.codec import DecodeError, decode, encode
+    from resume_audit.dynamic.child_result import ParkRecord
 
     assert encode(ParkRecord(0, "a", None, value_index=0)) == {"index": 0, "node": "a", "value": None, "value_index": 0}
     assert encode(ParkRecord(0, "a", None, kind="after")) == {"index": 0, "node": "a", "value": None, "kind": "after"}

@@ -49,17 +49,14 @@ import uuid
 from types import MethodType
 from typing import Any, Callable, Iterator, cast
 
-from resume_audit.dynamic.killpoints import InjectedCrash
-from resume_audit.dynamic.child.validity import describe_schema, validate_values
-from resume_audit.dynamic.values import to_jsonable
 from resume_audit.dynamic.adapters.base import (
-    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
     InvalidState,
     Outcome,
     PendingInterrupt,
+    PlaneDescription,
     Session,
     ShapeError,
     SourceLocation,
@@ -68,6 +65,9 @@ from resume_audit.dynamic.adapters.base import (
     is_class_or_instance_of,
     required_parameters,
 )
+from resume_audit.dynamic.child.validity import describe_schema, validate_values
+from resume_audit.dynamic.killpoints import InjectedCrash
+from resume_audit.dynamic.values import to_jsonable
 
 PRELOAD = [
     "crewai",
@@ -160,8 +160,15 @@ def _patch() -> None:
     for provider_cls in (JsonProvider, SqliteProvider):
         original = provider_cls.checkpoint
 
-        def checkpoint(self: Any, data: Any, location: Any, *, parent_id: Any = None, branch: str = "main",
-                       __original: Any = original) -> Any:
+        def checkpoint(
+            self: Any,
+            data: Any,
+            location: Any,
+            *,
+            parent_id: Any = None,
+            branch: str = "main",
+            __original: Any = original,
+        ) -> Any:
             result = __original(self, data, location, parent_id=parent_id, branch=branch)
             if os.path.realpath(str(result).split("#")[0]).startswith(os.path.realpath(_store_dir()) + os.sep):
                 with open(_journal_path(), "a", encoding="utf-8") as fh:
@@ -200,9 +207,13 @@ def _patch() -> None:
     CheckpointConfig.__init__ = config_init  # type: ignore[method-assign]
 
     # 3. @persist saves (class- and method-level both go through persist_state)
-    original_persist = cast(MethodType, PersistenceDecorator.persist_state).__func__  # a classmethod, bound to the class
+    original_persist = cast(
+        MethodType, PersistenceDecorator.persist_state
+    ).__func__  # a classmethod, bound to the class
 
-    def persist_state(cls: Any, flow_instance: Any, method_name: Any, persistence_instance: Any, verbose: bool = False) -> None:
+    def persist_state(
+        cls: Any, flow_instance: Any, method_name: Any, persistence_instance: Any, verbose: bool = False
+    ) -> None:
         original_persist(cls, flow_instance, method_name, persistence_instance, verbose)
         _emit("persist", f"save_state of method {method_name}", str(method_name))
 
@@ -243,15 +254,18 @@ def _redirect_persistence(flow_cls: type) -> list[Any]:
     from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 
     found: list[Any] = []
-    holders = [flow_cls] + [v for k in dir(flow_cls) if not k.startswith("__")
-                            for v in [getattr(flow_cls, k, None)] if callable(v)]
+    holders = [flow_cls] + [
+        v for k in dir(flow_cls) if not k.startswith("__") for v in [getattr(flow_cls, k, None)] if callable(v)
+    ]
     for holder in holders:
         config = getattr(holder, "__flow_persistence_config__", None)
         backend = getattr(config, "persistence", None)
         if backend is None or any(b is backend for b in found):
             continue
         found.append(backend)
-        if isinstance(backend, SQLiteFlowPersistence) and os.path.realpath(backend.db_path) != os.path.realpath(_flow_db()):
+        if isinstance(backend, SQLiteFlowPersistence) and os.path.realpath(backend.db_path) != os.path.realpath(
+            _flow_db()
+        ):
             backend.db_path = _flow_db()
             backend._lock_name = f"sqlite:{os.path.realpath(backend.db_path)}"
             backend.init_db()
@@ -263,7 +277,9 @@ class CrewAISession(Session):
 
     stray_after_restore = True
 
-    def __init__(self, make: Callable[[], Any], instruments: Instruments, thread_id: str, config: dict[str, Any], how: str) -> None:
+    def __init__(
+        self, make: Callable[[], Any], instruments: Instruments, thread_id: str, config: dict[str, Any], how: str
+    ) -> None:
         self.make = make
         self.instruments = instruments
         self.how = how
@@ -293,8 +309,10 @@ class CrewAISession(Session):
 
     def _persists(self, flow: Any) -> bool:
         definition = flow._definition
-        return bool((definition.persist and definition.persist.enabled)
-                    or any(m.persist is not None and m.persist.enabled for m in definition.methods.values()))
+        return bool(
+            (definition.persist and definition.persist.enabled)
+            or any(m.persist is not None and m.persist.enabled for m in definition.methods.values())
+        )
 
     def _redirected(self, cfg: Any) -> Any:
         return cfg.model_copy(update={"location": _store_location(cfg)})
@@ -378,16 +396,26 @@ class CrewAISession(Session):
         if self.plane == "checkpoint":
             cfg = self.cfg
             assert cfg is not None  # the checkpoint plane is chosen only with a CheckpointConfig
-            return PlaneDescription(plane=f"CheckpointConfig(on_events={list(cfg.on_events)})", durable=True,
-                                    store=type(cfg.provider).__name__,
-                                    restore=("Flow.from_checkpoint(cfg).kickoff()" if self.restore_mode == "from_checkpoint"
-                                             else "Flow().kickoff(from_checkpoint=cfg)"),
-                                    stray="second restore of the same checkpoint")
+            return PlaneDescription(
+                plane=f"CheckpointConfig(on_events={list(cfg.on_events)})",
+                durable=True,
+                store=type(cfg.provider).__name__,
+                restore=(
+                    "Flow.from_checkpoint(cfg).kickoff()"
+                    if self.restore_mode == "from_checkpoint"
+                    else "Flow().kickoff(from_checkpoint=cfg)"
+                ),
+                stray="second restore of the same checkpoint",
+            )
         if self.plane == "persist":
             level = "class" if self.flow._definition.persist else "method"
-            return PlaneDescription(plane=f"@persist ({level}-level)", store="SQLiteFlowPersistence", durable=True,
-                                    restore='kickoff(inputs={"id": ...})',
-                                    stray='second kickoff(inputs={"id": ...}) of the completed flow')
+            return PlaneDescription(
+                plane=f"@persist ({level}-level)",
+                store="SQLiteFlowPersistence",
+                durable=True,
+                restore='kickoff(inputs={"id": ...})',
+                stray='second kickoff(inputs={"id": ...}) of the completed flow',
+            )
         return PlaneDescription(plane="none", store="-", restore="kickoff() again")
 
     # -- reading durable state -----------------------------------------------------------
@@ -401,8 +429,9 @@ class CrewAISession(Session):
         if not os.path.exists(_flow_db()):
             return []
         with sqlite3.connect(_flow_db(), timeout=30) as conn:
-            rows = conn.execute("SELECT method_name, state_json FROM flow_states WHERE flow_uuid = ? ORDER BY id",
-                                (self.flow_id,)).fetchall()
+            rows = conn.execute(
+                "SELECT method_name, state_json FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.flow_id,)
+            ).fetchall()
         return [(m, json.loads(s)) for m, s in rows]
 
     def durable_state(self) -> DurableState:
@@ -515,7 +544,9 @@ class CrewAIAdapter(Adapter):
         name = current_flow_method_name.get()
         return (str(name) if name else None), None, None
 
-    def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
+    def open(
+        self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]
+    ) -> Session:
         from crewai.flow.runtime import Flow
 
         make: Callable[[], Any]
@@ -536,5 +567,7 @@ class CrewAIAdapter(Adapter):
         else:
             raise ShapeError(f"{type(obj).__name__} is not a CrewAI Flow")
         if missing:
-            raise ShapeError(f"the Flow needs constructor arguments the sweep cannot give: {', '.join(p.name for p in missing)}")
+            raise ShapeError(
+                f"the Flow needs constructor arguments the sweep cannot give: {', '.join(p.name for p in missing)}"
+            )
         return CrewAISession(make, instruments, thread_id, config, how)

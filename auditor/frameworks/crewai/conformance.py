@@ -23,6 +23,15 @@ def probes(saver: str | None, dsn: str | None) -> list[Probe | Unswept]:
         return []
     effects = (f"{_PROGRAM}:effect_s1", f"{_PROGRAM}:effect_s2")
     cells = ("crash", "stray", "validity")
-    return [Probe(FRAMEWORK.id, plane, "SQLiteFlowPersistence" if "persist" in plane else "JsonProvider",
-                  f"{_PROGRAM}:{attr}", effects, crash_modes=modes, cells=cells)
-            for attr, plane, modes in _PLANES]
+    return [
+        Probe(
+            FRAMEWORK.id,
+            plane,
+            "SQLiteFlowPersistence" if "persist" in plane else "JsonProvider",
+            f"{_PROGRAM}:{attr}",
+            effects,
+            crash_modes=modes,
+            cells=cells,
+        )
+        for attr, plane, modes in _PLANES
+    ]

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 
 def find(facts: ModuleFacts) -> list[Found]:
     """The module's ``Flow`` subclasses (``class Refunds(Flow[State])``), in statement order."""
-    return [Found(s.name.value, "flow", facts.line(s)) for s in top_level_statements(facts)
-            if isinstance(s, cst.ClassDef) and "Flow" in base_names(s)]
+    return [
+        Found(s.name.value, "flow", facts.line(s))
+        for s in top_level_statements(facts)
+        if isinstance(s, cst.ClassDef) and "Flow" in base_names(s)
+    ]
 
 
 DISCOVERY = Discovery(find)

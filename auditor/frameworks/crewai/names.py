@@ -37,10 +37,16 @@ import libcst as cst
 
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
-
+from resume_audit.facts.syntax import (
+    argument,
+    bool_value,
+    dict_items,
+    is_none,
+    keyword,
+    string_value,
+    subscript_keys_assigned,
+)
 from resume_audit.facts.walk import visit_fast
-from resume_audit.facts.syntax import argument, bool_value, dict_items, is_none, keyword, string_value, subscript_keys_assigned
-
 from resume_audit.frameworks.classes import extends, module_constant, named_class, project_bases
 
 PACKAGES = ("crewai",)
@@ -217,7 +223,13 @@ class OnEvents:
     explicit: bool
 
 
-def _literal_strings(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[tuple[str, cst.CSTNode]] | None:
+def _literal_strings(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> list[tuple[str, cst.CSTNode]] | None:
     """String elements of a list/tuple/set display (following names, ``+`` and ``*spread``)."""
     if depth > 6:
         return None
@@ -241,7 +253,11 @@ def _literal_strings(expr: cst.BaseExpression | None, scope: FunctionInfo | None
         if left is None or right is None:
             return None
         return left + right
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple", "set", "frozenset"):
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in ("list", "tuple", "set", "frozenset")
+    ):
         if not expr.args:
             return []
         return _literal_strings(expr.args[0].value, scope, module, project, depth + 1)
@@ -260,7 +276,13 @@ def _literal_strings(expr: cst.BaseExpression | None, scope: FunctionInfo | None
     return None
 
 
-def _string_of(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int) -> str | None:
+def _string_of(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int,
+) -> str | None:
     text = string_value(expr) if not isinstance(expr, cst.FormattedString) else None
     if text is not None:
         return text
@@ -275,8 +297,13 @@ def _string_of(expr: cst.BaseExpression | None, scope: FunctionInfo | None, modu
     return None
 
 
-def checkpoint_config_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
-                           depth: int = 0) -> tuple[cst.Call, FunctionInfo | None, ModuleFacts] | None:
+def checkpoint_config_call(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> tuple[cst.Call, FunctionInfo | None, ModuleFacts] | None:
     """The ``CheckpointConfig(...)`` call an expression's value comes from, with its scope and module:
     inline, through a variable, or returned by a project helper."""
     if depth > 6 or expr is None:
@@ -324,8 +351,9 @@ def on_events(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, p
     return OnEvents(frozenset(s for s, _ in strings) if strings is not None else None, value, module, explicit=True)
 
 
-def _on_events_expr(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
-                    ) -> cst.BaseExpression | None:
+def _on_events_expr(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> cst.BaseExpression | None:
     """The ``on_events`` value given to the call: a keyword, or a key of its options dict."""
     arg = keyword(call, "on_events")
     if arg is not None:
@@ -354,7 +382,9 @@ def _on_events_expr(call: cst.Call, scope: FunctionInfo | None, module: ModuleFa
 def _assigned_on_events(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts) -> cst.BaseExpression | None:
     """``cfg = CheckpointConfig(); cfg.on_events = [...]`` in the same scope."""
     parent = module.parent(call)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+    if not (
+        isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)
+    ):
         return None
     var = parent.targets[0].target.value
     body = scope.node.body if scope is not None else module.tree
@@ -389,7 +419,13 @@ def checkpoint_enabled(expr: cst.BaseExpression | None) -> bool | None:
     return None
 
 
-def inputs_carry_id(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> cst.CSTNode | None:
+def inputs_carry_id(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> cst.CSTNode | None:
     """The ``"id"`` value in a kickoff's ``inputs=`` (dict display, ``dict(id=...)``, a variable,
     ``{**base, "id": ...}``, ``inputs["id"] = ...``), or None."""
     if expr is None or depth > 5:
@@ -424,7 +460,13 @@ def inputs_carry_id(expr: cst.BaseExpression | None, scope: FunctionInfo | None,
     return None
 
 
-def inputs_only_id(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> bool:
+def inputs_only_id(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> bool:
     """Do a kickoff's ``inputs=`` carry the persisted id and nothing else (``{"id": flow_id}``)?
     A dict that also brings new inputs (``{"id": sid, "message": text}``) is a new turn of a
     long-lived flow rather than a resume of an interrupted one."""
@@ -457,7 +499,12 @@ def _subscript_id_assignment(fn: FunctionInfo, name: str) -> cst.CSTNode | None:
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
                 tgt = t.target
-                if isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name) and tgt.value.value == name and tgt.slice:
+                if (
+                    isinstance(tgt, cst.Subscript)
+                    and isinstance(tgt.value, cst.Name)
+                    and tgt.value.value == name
+                    and tgt.slice
+                ):
                     el = tgt.slice[0].slice
                     if isinstance(el, cst.Index) and string_value(el.value) == "id":
                         found.append(node.value)
@@ -470,7 +517,9 @@ def is_kickoff(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in KICKOFF_METHODS
 
 
-def rekick_id(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.CSTNode | None:
+def rekick_id(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> cst.CSTNode | None:
     """The persisted id a kickoff runs a flow with: ``inputs={"id": ...}`` or ``restore_from_state_id=``."""
     if not is_kickoff(call):
         return None

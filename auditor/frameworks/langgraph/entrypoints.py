@@ -17,16 +17,23 @@ A module-level graph built by one of the module's own factories is the same prog
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from resume_audit.audit.entrypoints import CHECKPOINTER_PARAMS, Discovery, Found
-from resume_audit.audit.syntax import (assigned, callee, dotted, is_string_literal, positional, required_params,
-                                       top_level_statements, walk)
+from resume_audit.audit.syntax import (
+    assigned,
+    callee,
+    dotted,
+    is_string_literal,
+    positional,
+    required_params,
+    top_level_statements,
+    walk,
+)
 
 if TYPE_CHECKING:
     from resume_audit.facts.collect import ModuleFacts
@@ -48,8 +55,13 @@ def _is_compile(node: cst.CSTNode) -> bool:
 
 def _returns_builder(fn: cst.FunctionDef) -> bool:
     """``return StateGraph(...)`` or ``builder = StateGraph(...); ...; return builder`` (not compiled)."""
-    bound = {t.target.value for n in walk(fn) if isinstance(n, cst.Assign) and callee(n.value) == "StateGraph"
-             for t in n.targets if isinstance(t.target, cst.Name)}
+    bound = {
+        t.target.value
+        for n in walk(fn)
+        if isinstance(n, cst.Assign) and callee(n.value) == "StateGraph"
+        for t in n.targets
+        if isinstance(t.target, cst.Name)
+    }
     for n in walk(fn):
         if isinstance(n, cst.Return) and n.value is not None:
             if callee(n.value) == "StateGraph" and isinstance(n.value, cst.Call):
@@ -75,16 +87,24 @@ def _is_entrypoint(facts: ModuleFacts, decorator: cst.Decorator) -> bool:
 
 def _compiled_locals(fn: cst.FunctionDef) -> set[str]:
     """The names a function binds to a ``.compile(...)`` result."""
-    return {t.target.value for n in walk(fn) if isinstance(n, cst.Assign) and _is_compile(n.value)
-            for t in n.targets if isinstance(t.target, cst.Name)}
+    return {
+        t.target.value
+        for n in walk(fn)
+        if isinstance(n, cst.Assign) and _is_compile(n.value)
+        for t in n.targets
+        if isinstance(t.target, cst.Name)
+    }
 
 
 def _returns_compiled(fn: cst.FunctionDef) -> bool:
     """``return builder.compile(...)``, or ``graph = builder.compile(...); return graph``."""
     bound = _compiled_locals(fn)
-    return any(isinstance(n, cst.Return) and n.value is not None
-               and (_is_compile(n.value) or (isinstance(n.value, cst.Name) and n.value.value in bound))
-               for n in walk(fn))
+    return any(
+        isinstance(n, cst.Return)
+        and n.value is not None
+        and (_is_compile(n.value) or (isinstance(n.value, cst.Name) and n.value.value in bound))
+        for n in walk(fn)
+    )
 
 
 def _holds_graph(cls: cst.ClassDef) -> bool:
@@ -97,8 +117,10 @@ def _holds_graph(cls: cst.ClassDef) -> bool:
         for n in walk(method):
             if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None:
                 targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-                on_self = any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
-                              for t in targets)
+                on_self = any(
+                    isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                    for t in targets
+                )
                 value = n.value
                 if on_self and (_is_compile(value) or (isinstance(value, cst.Name) and value.value in bound)):
                     return True
@@ -126,8 +148,14 @@ def _function(facts: ModuleFacts, fn: cst.FunctionDef, factories: set[str]) -> F
         return Found(name, "builder function", line, why if extra else "", needs=tuple(extra))
     if returns_compiled:
         factories.add(name)
-        why = (f"the factory needs {', '.join(extra)}; the sweep can only call a factory with nothing or a "
-               "checkpointer -- add one that builds the same graph that way") if extra else ""
+        why = (
+            (
+                f"the factory needs {', '.join(extra)}; the sweep can only call a factory with nothing or a "
+                "checkpointer -- add one that builds the same graph that way"
+            )
+            if extra
+            else ""
+        )
         return Found(name, "factory", line, why, needs=tuple(extra))
     return None
 
@@ -157,8 +185,11 @@ def find(facts: ModuleFacts) -> list[Found]:
     # a module-level graph built by one of this module's factories is the same program: keep the factory;
     # a module-level builder that the module also compiles is that compiled graph
     compiled = any(f.kind == "compiled graph" for f in out)
-    return [f for f in out if not ((f.kind in ("compiled graph", "builder") and factories)
-                                   or (f.kind == "builder" and compiled))]
+    return [
+        f
+        for f in out
+        if not ((f.kind in ("compiled graph", "builder") and factories) or (f.kind == "builder" and compiled))
+    ]
 
 
 def deployed(manifest: Path) -> list[tuple[Path, str]]:

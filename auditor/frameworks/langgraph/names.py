@@ -15,7 +15,6 @@ from typing import Callable
 import libcst as cst
 
 from resume_audit.analysis.deployments import Deployment, deployment_of
-
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import CallInfo, DecoratorInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
@@ -91,7 +90,6 @@ def is_fork_discriminator(configurable_key: str) -> bool:
 # which StateGraph and state schema, with which node functions.
 
 
-
 @dataclass(frozen=True)
 class CompiledGraph:
     """``builder.compile(checkpointer=...)`` and what we could learn about it."""
@@ -124,8 +122,13 @@ class CompiledGraph:
         return cp is not None and not is_none(cp) and bool_value(cp) is not False
 
 
-def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries,
-                    depth: int = 0) -> tuple[cst.Call, FunctionInfo | None] | None:
+def _follow_to_call(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> tuple[cst.Call, FunctionInfo | None] | None:
     """Follow names (and awaits) to the call that produced the value, with that call's scope."""
     if depth > 6:
         return None
@@ -144,8 +147,9 @@ def _follow_to_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None,
     return None
 
 
-def constructor_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
-                     ) -> tuple[cst.Call, FunctionInfo | None] | None:
+def constructor_call(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> tuple[cst.Call, FunctionInfo | None] | None:
     """The call an expression's value came from (``saver = SqliteSaver(conn)`` -> that call) and its scope."""
     return _follow_to_call(expr, scope, module, project)
 
@@ -154,7 +158,9 @@ def is_compile_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == COMPILE_METHOD
 
 
-def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
+def compiled_graph(
+    call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> CompiledGraph | None:
     """Describe ``call`` if it is ``<StateGraph builder>.compile(...)``."""
     builder = receiver(call)
     if builder is None or not is_compile_call(call):
@@ -169,10 +175,14 @@ def compiled_graph(call: cst.Call, scope: FunctionInfo | None, module: ModuleFac
     if builder_call is None:
         return None
     cp = argument(call, 0, "checkpointer")
-    return CompiledGraph(call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server"))
+    return CompiledGraph(
+        call, module, scope, cp, builder_call, builder_name, deployment_of(module, project, "langgraph-server")
+    )
 
 
-def graph_of(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> CompiledGraph | None:
+def graph_of(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> CompiledGraph | None:
     """The compiled graph an expression (``graph`` in ``graph.invoke``) refers to, if traceable:
     through local names, and through a project factory function that returns ``builder.compile(...)``."""
     found = _follow_to_call(expr, scope, module, project)
@@ -230,7 +240,9 @@ def node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tuple[
     return out
 
 
-def remit_wrap_call(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries) -> cst.Call | None:
+def remit_wrap_call(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> cst.Call | None:
     """The ``remit.wrap(...)`` call a checkpointer expression comes from, if it does."""
     if expr is None:
         return None
@@ -269,13 +281,18 @@ UPDATE_STATE_METHODS = frozenset({"update_state", "aupdate_state", "bulk_update_
 PUT_WRITES_METHODS = ("put_writes", "aput_writes")
 PUT_METHODS = ("put", "aput")
 #: Stock savers users subclass (their ``put_writes`` is synchronous and durable on return).
-STOCK_SAVERS = BASE_SAVER | IN_MEMORY_SAVERS | DURABLE_SAVERS | frozenset(
-    {
-        "langgraph.checkpoint.base.BaseCheckpointSaver",
-        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
-        "langgraph.checkpoint.postgres.base.BasePostgresSaver",
-        "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
-    }
+STOCK_SAVERS = (
+    BASE_SAVER
+    | IN_MEMORY_SAVERS
+    | DURABLE_SAVERS
+    | frozenset(
+        {
+            "langgraph.checkpoint.base.BaseCheckpointSaver",
+            "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+            "langgraph.checkpoint.postgres.base.BasePostgresSaver",
+            "langgraph.checkpoint.postgres.shallow.ShallowPostgresSaver",
+        }
+    )
 )
 
 
@@ -355,7 +372,9 @@ def all_node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tu
         calls = scope.calls if scope is not None else graph.module.module_calls
         for info in calls:
             f = info.node.func
-            if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == graph.builder_name):
+            if not (
+                isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == graph.builder_name
+            ):
                 continue
             targets: list[cst.BaseExpression] = []
             if f.attr.value == ADD_NODE_METHOD:
@@ -388,6 +407,7 @@ def all_node_functions(graph: CompiledGraph, project: ProjectQueries) -> list[tu
                 out.append((info.node, fn))
     return out
 
+
 #: Prebuilt tool execution: a ``ToolNode(tools)`` node runs each tool call of the last
 #: AI message; ``create_react_agent(model, tools, checkpointer=...)`` builds a graph with one.
 #: A tool's effect re-runs like any node's when the tools node re-runs on resume.
@@ -412,7 +432,13 @@ HITL_MIDDLEWARE = frozenset(
 )
 
 
-def tool_functions(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries, depth: int = 0) -> list[FunctionInfo]:
+def tool_functions(
+    expr: cst.BaseExpression | None,
+    scope: FunctionInfo | None,
+    module: ModuleFacts,
+    project: ProjectQueries,
+    depth: int = 0,
+) -> list[FunctionInfo]:
     """Project functions in a tools list (``[send_email, search]``, a variable or module
     constant bound to one, ``ToolNode(<that>)``)."""
     if expr is None or depth > 4:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
-from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.analysis.order import completes_before
 from resume_audit.analysis.resolve import Resolver
+from resume_audit.facts.model import CallInfo, FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, contains_node, is_none, keyword
 from resume_audit.frameworks.langgraph import names as langgraph
 
@@ -121,7 +121,11 @@ def _bound_name(call: cst.Call, ctx: ModuleContext) -> str | None:
     parent = ctx.module.parent(node)
     if isinstance(parent, cst.Await):
         node, parent = parent, ctx.module.parent(parent)
-    if isinstance(parent, (cst.Assign,)) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+    if (
+        isinstance(parent, (cst.Assign,))
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+    ):
         return parent.targets[0].target.value
     if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and isinstance(parent.target, cst.Name):
         return parent.target.value
@@ -157,13 +161,21 @@ def _derived_names(fn: FunctionInfo, seed: str, after: int) -> set[str]:
     while changed:
         changed = False
         for b in fn.bindings:
-            if b.pos > after and b.name not in names and b.name != seed and b.kind == "assign" and _reads_park(b.value, seed, names, None):
+            if (
+                b.pos > after
+                and b.name not in names
+                and b.name != seed
+                and b.kind == "assign"
+                and _reads_park(b.value, seed, names, None)
+            ):
                 names.add(b.name)
                 changed = True
     return names
 
 
-def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cst.While)) -> Iterator[cst.If | cst.While | cst.IfExp]:
+def _decision_statements(
+    fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cst.While)
+) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """The ``if`` / ``while`` statements (and, when asked, conditional expressions) of ``fn``'s
     own body, not of functions or classes nested in it."""
     stack: list[cst.CSTNode] = [fn.node.body]
@@ -176,8 +188,9 @@ def _decision_statements(fn: FunctionInfo, kinds: tuple[type, ...] = (cst.If, cs
         stack.extend(cur.children)
 
 
-def _decisions(fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
-               ) -> Iterator[cst.If | cst.While | cst.IfExp]:
+def _decisions(
+    fn: FunctionInfo, snapshot: str | None, derived: set[str], get_state: cst.Call, ctx: ModuleContext
+) -> Iterator[cst.If | cst.While | cst.IfExp]:
     """``if``/``while`` statements and conditional expressions whose test reads the snapshot's park status."""
     for cur in _decision_statements(fn, (cst.If, cst.While, cst.IfExp)):
         if _reads_park(cur.test, snapshot, derived, get_state):
@@ -203,7 +216,9 @@ def started_run_before(run: CallInfo, fn: FunctionInfo, ctx: ModuleContext) -> b
 def _guard_exits(stmt: cst.If) -> bool:
     body = stmt.body.body
     for s in body:
-        if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body):
+        if isinstance(s, cst.SimpleStatementLine) and any(
+            isinstance(x, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for x in s.body
+        ):
             return True
     return False
 
@@ -216,8 +231,9 @@ def _gates(decision: cst.CSTNode, resume: CallInfo, module: ModuleFacts) -> bool
     )
 
 
-def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
-                   ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
+def decided_resume(
+    call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ctx: ModuleContext
+) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo] | None:
     """The (decision, resume) pair when ``call`` (a ``get_state``) reads whether the thread is
     parked and a later resume in ``fn`` runs only if so (inside the decision, or after a guard
     clause that exits)."""
@@ -229,7 +245,9 @@ def decided_resume(call: CallInfo, fn: FunctionInfo, resumes: list[CallInfo], ct
         for resume in resumes:
             if resume.order < call.order:
                 continue
-            if _gates(decision, resume, ctx.module) or (isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision):
+            if _gates(decision, resume, ctx.module) or (
+                isinstance(decision, cst.IfExp) and _chosen_input(resume, fn, ctx) is decision
+            ):
                 return decision, resume
     return None
 
@@ -239,7 +257,9 @@ def _returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0) -> bool:
     ``next`` / ``interrupts`` / ``tasks`` (``return bool(snap.next)``, ``return payload or None``
     where the payload came from ``snap.interrupts``) or what such a helper returns
     (``return _pending_payload(tid) is not None``)? Two helpers deep."""
-    return ctx.project.cached("resume-plane-returns-park", id(fn), lambda: _find_returns_park(fn, ctx, depth), in_progress=False)
+    return ctx.project.cached(
+        "resume-plane-returns-park", id(fn), lambda: _find_returns_park(fn, ctx, depth), in_progress=False
+    )
 
 
 def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool:
@@ -268,8 +288,9 @@ def _find_returns_park(fn: FunctionInfo, ctx: ModuleContext, depth: int) -> bool
     return found
 
 
-def decided_through_helper(fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
-                           ) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
+def decided_through_helper(
+    fn: FunctionInfo, ctx: ModuleContext, depth: int = 0
+) -> tuple[cst.If | cst.While | cst.IfExp, CallInfo, ModuleFacts] | None:
     """When ``fn`` returns a snapshot's park status, the (decision, resume, module) of a caller that
     resumes only if it says "parked": ``if not has_pending_interrupt(tid): raise ...`` followed by
     ``graph.invoke(Command(resume=...), cfg)`` -- check-then-act split over two functions."""

@@ -75,6 +75,7 @@ def _uses_langgraph(module: ModuleFacts) -> bool:
 
 def module_entrypoints(project: Project, module: ModuleFacts) -> dict[int, langgraph.Entrypoint]:
     """``@entrypoint`` functions of ``module`` (by id), persisted or not; none outside langgraph modules."""
+
     def find() -> dict[int, langgraph.Entrypoint]:
         out: dict[int, langgraph.Entrypoint] = {}
         if not _uses_langgraph(module):
@@ -183,8 +184,11 @@ def is_checkpointed_node(project: Project, fn: FunctionInfo) -> bool:
     """Whether some graph compiled with a checkpointer runs ``fn`` as a node (LangGraph then hands
     it ``config``), read from every langgraph module's claim summary -- no module is parsed for it."""
     path, index = _function_key(fn)
-    return any(claim[0] == path and claim[1] == index and claim[2] == "node"
-               for _, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS) for claim in claims)
+    return any(
+        claim[0] == path and claim[1] == index and claim[2] == "node"
+        for _, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS)
+        for claim in claims
+    )
 
 
 def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
@@ -214,8 +218,9 @@ def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
     return out
 
 
-def effect_outside_tasks(ctx: UnitContext, call: CallInfo, module: ModuleFacts | None = None, *,
-                         overwrites: bool = False) -> Reached[Effect] | None:
+def effect_outside_tasks(
+    ctx: UnitContext, call: CallInfo, module: ModuleFacts | None = None, *, overwrites: bool = False
+) -> Reached[Effect] | None:
     """The effect ``call`` performs outside any ``@task``: directly, or through project helpers
     that are not tasks, not guarded by a durable done-check, and not handed an idempotency key
     they forward. Writes that replay harmlessly (a file overwrite, an upsert of the statement's
@@ -295,8 +300,9 @@ def regressing_overwrites(ctx: UnitContext, fn: FunctionInfo) -> Iterator[tuple[
                 break
 
 
-def graph_anywhere(expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
-                   ) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
+def graph_anywhere(
+    expr: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> langgraph.CompiledGraph | langgraph.Entrypoint | None:
     """The compiled graph (or entrypoint) ``expr`` denotes: through local names and factories
     (:func:`langgraph.graph_of`), through a module variable of another project module
     (``from .graph import graph``), or an ``@entrypoint`` function."""
@@ -327,8 +333,9 @@ def _module_variable(qualified: str, project: Project) -> tuple[cst.BaseExpressi
     return None
 
 
-def in_memory_constructor(expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
-                          ) -> tuple[cst.Call, ModuleFacts] | None:
+def in_memory_constructor(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: Project
+) -> tuple[cst.Call, ModuleFacts] | None:
     """The ``InMemorySaver()`` / ``MemorySaver()`` construction a checkpointer expression comes
     from (same module through names, or a module variable of another project module), with its module."""
     if expr is None:
@@ -344,7 +351,10 @@ def in_memory_constructor(expr: cst.BaseExpression | None, scope: FunctionInfo |
             target = _module_variable(name, project)
             if target is not None:
                 value, owner_module = target
-                if isinstance(value, cst.Call) and project.resolver(owner_module).call_names(value, None) & langgraph.IN_MEMORY_SAVERS:
+                if (
+                    isinstance(value, cst.Call)
+                    and project.resolver(owner_module).call_names(value, None) & langgraph.IN_MEMORY_SAVERS
+                ):
                     return value, owner_module
     return None
 

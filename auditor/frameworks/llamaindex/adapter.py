@@ -37,15 +37,14 @@ import os
 import types
 from typing import Any, Callable, Coroutine, TypeVar
 
-from resume_audit.dynamic.values import canonical, to_jsonable
 from resume_audit.dynamic.adapters.base import (
-    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
     InvalidState,
     Outcome,
     PendingInterrupt,
+    PlaneDescription,
     Session,
     ShapeError,
     SourceLocation,
@@ -54,6 +53,7 @@ from resume_audit.dynamic.adapters.base import (
     is_class_or_instance_of,
     required_parameters,
 )
+from resume_audit.dynamic.values import canonical, to_jsonable
 
 T = TypeVar("T")
 
@@ -212,7 +212,9 @@ class LlamaIndexSession(Session):
         os.replace(tmp, self._snapshot_path)
         self.snapshots_written += 1
         self.instruments.saver_ops += 1
-        self.instruments.events.emit("persist", f"snapshot of the context at park {park.id} in step {park.node}", node=park.node)
+        self.instruments.events.emit(
+            "persist", f"snapshot of the context at park {park.id} in step {park.node}", node=park.node
+        )
 
     def _read_snapshot(self) -> dict[str, Any] | None:
         try:
@@ -342,6 +344,7 @@ class LlamaIndexSession(Session):
         if self.handler is not None and not self.done:
             return self._run(self._pump(value, "now"))
         if self.handler is not None:
+
             async def send() -> None:
                 sent = self.handler.ctx.send_event(HumanResponseEvent(response=value))  # type: ignore[call-arg]  # Event takes extra fields at runtime
                 if inspect.isawaitable(sent):
@@ -370,9 +373,13 @@ class LlamaIndexSession(Session):
         return "Context.from_dict() of the saved snapshot"
 
     def describe(self) -> PlaneDescription:
-        return PlaneDescription(plane="Context.to_dict()/from_dict() at InputRequiredEvent", durable=True,
-                                store="JSON snapshot file", restore="Context.from_dict(workflow, data); workflow.run(ctx=...)",
-                                stray="duplicate HumanResponseEvent sent to the run's context after it completed")
+        return PlaneDescription(
+            plane="Context.to_dict()/from_dict() at InputRequiredEvent",
+            durable=True,
+            store="JSON snapshot file",
+            restore="Context.from_dict(workflow, data); workflow.run(ctx=...)",
+            stray="duplicate HumanResponseEvent sent to the run's context after it completed",
+        )
 
     # -- reading durable state -------------------------------------------------------------
     def durable_state(self) -> DurableState:
@@ -380,7 +387,9 @@ class LlamaIndexSession(Session):
         if data is None:
             return DurableState(False)
         park = data["park"]
-        return DurableState(True, None, (PendingInterrupt(park["id"], park.get("node"), park.get("value")),), (), frozenset())
+        return DurableState(
+            True, None, (PendingInterrupt(park["id"], park.get("node"), park.get("value")),), (), frozenset()
+        )
 
     def final_state(self) -> tuple[Any, int | None]:
         return {"result": to_jsonable(self.result)}, None
@@ -432,14 +441,18 @@ class LlamaIndexAdapter(Adapter):
     def effect_context(self) -> tuple[str | None, int | None, str | None]:
         return _CURRENT_STEP.get(), None, None
 
-    def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
+    def open(
+        self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]
+    ) -> Session:
         from workflows import Workflow
 
         timeout = float(config.get("timeout", 30))
         if isinstance(obj, type):
             missing = required_parameters(obj)
             if missing:
-                raise ShapeError(f"the Workflow needs constructor arguments the sweep cannot give: {', '.join(p.name for p in missing)}")
+                raise ShapeError(
+                    f"the Workflow needs constructor arguments the sweep cannot give: {', '.join(p.name for p in missing)}"
+                )
             workflow, how = obj(timeout=timeout), f"instantiated the Workflow subclass {obj.__name__}"
         elif isinstance(obj, Workflow):
             workflow, how = obj, "used the Workflow instance"

@@ -12,7 +12,17 @@ def probes(saver: str | None, dsn: str | None) -> list[Probe | Unswept]:
     """Both human-in-the-loop shapes, when llama-index-workflows is installed (``saver``, ``dsn``: unused here)."""
     if not FRAMEWORK.installed():
         return []
-    return [Probe(FRAMEWORK.id, plane, "Context.to_dict() JSON", f"{_PROGRAM}:{attr}",
-                  (f"{_PROGRAM}:prepare_order", f"{_PROGRAM}:charge_card"), ("approve",))
-            for attr, plane in (("TwoStep", "InputRequiredEvent → HumanResponseEvent step"),
-                                ("WaitForEvent", "ctx.wait_for_event"))]
+    return [
+        Probe(
+            FRAMEWORK.id,
+            plane,
+            "Context.to_dict() JSON",
+            f"{_PROGRAM}:{attr}",
+            (f"{_PROGRAM}:prepare_order", f"{_PROGRAM}:charge_card"),
+            ("approve",),
+        )
+        for attr, plane in (
+            ("TwoStep", "InputRequiredEvent → HumanResponseEvent step"),
+            ("WaitForEvent", "ctx.wait_for_event"),
+        )
+    ]

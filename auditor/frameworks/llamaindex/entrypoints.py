@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 
 def find(facts: ModuleFacts) -> list[Found]:
     """The module's ``Workflow`` subclasses, in statement order."""
-    return [Found(s.name.value, "workflow", facts.line(s)) for s in top_level_statements(facts)
-            if isinstance(s, cst.ClassDef) and "Workflow" in base_names(s)]
+    return [
+        Found(s.name.value, "workflow", facts.line(s))
+        for s in top_level_statements(facts)
+        if isinstance(s, cst.ClassDef) and "Workflow" in base_names(s)
+    ]
 
 
 DISCOVERY = Discovery(find)

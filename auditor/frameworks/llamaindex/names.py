@@ -67,7 +67,9 @@ RUN_METHOD = "run"
 
 #: The served runtime and its handler stores.
 _SERVER_ROOTS = ("llama_agents.server", "workflows.server")
-WORKFLOW_SERVER = frozenset(f"{r}.WorkflowServer" for r in _SERVER_ROOTS) | {"llama_agents.server.server.WorkflowServer"}
+WORKFLOW_SERVER = frozenset(f"{r}.WorkflowServer" for r in _SERVER_ROOTS) | {
+    "llama_agents.server.server.WorkflowServer"
+}
 DURABLE_WORKFLOW_STORES = frozenset(
     {
         *(f"{r}.SqliteWorkflowStore" for r in _SERVER_ROOTS),
@@ -137,7 +139,12 @@ def _negated_context_get(test: cst.BaseExpression, fn: FunctionInfo) -> str | No
 def _context_get_key(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Await):
         expr = expr.expression
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in CONTEXT_GET and expr.args:
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in CONTEXT_GET
+        and expr.args
+    ):
         return string_value(expr.args[0].value)
     return None
 
@@ -146,7 +153,12 @@ def _sets_context_key(body: cst.CSTNode, key: str) -> bool:
     stack: list[cst.CSTNode] = [body]
     while stack:
         cur = stack.pop()
-        if isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in CONTEXT_SET and cur.args:
+        if (
+            isinstance(cur, cst.Call)
+            and isinstance(cur.func, cst.Attribute)
+            and cur.func.attr.value in CONTEXT_SET
+            and cur.args
+        ):
             if string_value(cur.args[0].value) == key:
                 return True
         stack.extend(cur.children)

@@ -37,22 +37,22 @@ import os
 from pathlib import Path
 from typing import Any, Coroutine, TypeVar
 
-from resume_audit.dynamic.values import to_jsonable
-from resume_audit.dynamic.child.validity import describe_schema, validate_values
 from resume_audit.dynamic.adapters.base import (
-    PlaneDescription,
     Adapter,
     DurableState,
     Instruments,
     InvalidState,
     Outcome,
     PendingInterrupt,
+    PlaneDescription,
     Session,
     ShapeError,
     SourceLocation,
     StoreSettings,
     class_location,
 )
+from resume_audit.dynamic.child.validity import describe_schema, validate_values
+from resume_audit.dynamic.values import to_jsonable
 
 T = TypeVar("T")
 
@@ -145,8 +145,16 @@ def _instrumented_persistence(instruments: Instruments, path: Path) -> Any:
 class PydanticGraphSession(Session):
     """One graph run persisted to a FileStatePersistence file in the cell's store."""
 
-    def __init__(self, graph: Any, start: Any, state: Any, park_at: tuple[str, ...], instruments: Instruments,
-                 store: StoreSettings, how: str) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        start: Any,
+        state: Any,
+        park_at: tuple[str, ...],
+        instruments: Instruments,
+        store: StoreSettings,
+        how: str,
+    ) -> None:
         self.graph = graph
         self.start_node = start
         self.initial_state = state
@@ -199,8 +207,9 @@ class PydanticGraphSession(Session):
 
     def start(self, input: Any) -> Outcome:
         async def go() -> Outcome:
-            async with self.graph.iter(self.start_node, state=self.initial_state, persistence=self.persistence,
-                                       infer_name=False) as run:
+            async with self.graph.iter(
+                self.start_node, state=self.initial_state, persistence=self.persistence, infer_name=False
+            ) as run:
                 return await self._drive(run, run.next_node)
 
         return self._run(go())
@@ -239,10 +248,13 @@ class PydanticGraphSession(Session):
         return "graph.iter_from_persistence(persistence)"
 
     def describe(self) -> PlaneDescription:
-        return PlaneDescription(plane="FileStatePersistence + Graph.iter_from_persistence", durable=True,
-                                store="FileStatePersistence JSON file",
-                                restore="graph.iter_from_persistence(persistence, deps=answer)",
-                                stray="iter_from_persistence of the consumed snapshot")
+        return PlaneDescription(
+            plane="FileStatePersistence + Graph.iter_from_persistence",
+            durable=True,
+            store="FileStatePersistence JSON file",
+            restore="graph.iter_from_persistence(persistence, deps=answer)",
+            stray="iter_from_persistence of the consumed snapshot",
+        )
 
     # -- reading durable state ---------------------------------------------------------------
     def _snapshots(self) -> list[Any]:
@@ -254,8 +266,11 @@ class PydanticGraphSession(Session):
         snaps = self._snapshots()
         if not snaps:
             return DurableState(False)
-        parked = tuple(PendingInterrupt(str(s.id), type(s.node).__name__, to_jsonable(s.node)) for s in snaps
-                       if isinstance(s, NodeSnapshot) and s.status == "created" and self._parks_at(s.node))
+        parked = tuple(
+            PendingInterrupt(str(s.id), type(s.node).__name__, to_jsonable(s.node))
+            for s in snaps
+            if isinstance(s, NodeSnapshot) and s.status == "created" and self._parks_at(s.node)
+        )
         done = frozenset(str(s.id) for s in snaps if isinstance(s, NodeSnapshot) and s.status == "success")
         nxt = tuple(type(s.node).__name__ for s in snaps if isinstance(s, NodeSnapshot) and s.status == "created")
         return DurableState(True, None, parked[:1], nxt, done)
@@ -267,7 +282,9 @@ class PydanticGraphSession(Session):
         return len(self._snapshots())
 
     def _state_type(self) -> Any:
-        return getattr(self.graph, "_state_type", None) or (type(self.initial_state) if self.initial_state is not None else None)
+        return getattr(self.graph, "_state_type", None) or (
+            type(self.initial_state) if self.initial_state is not None else None
+        )
 
     def schema_kind(self) -> str | None:
         st = self._state_type()
@@ -326,7 +343,9 @@ class PydanticGraphAdapter(Adapter):
     def effect_context(self) -> tuple[str | None, int | None, str | None]:
         return _CURRENT_NODE.get(), None, None
 
-    def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
+    def open(
+        self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]
+    ) -> Session:
         available, version = persistence_available()
         # Any: the graph is duck-typed (node_defs, _state_type), as those differ across pydantic-graph versions
         legacy: Any = _legacy_graph_class()
@@ -355,13 +374,24 @@ class PydanticGraphAdapter(Adapter):
             name = config.get("start")
             node_def = graph.node_defs.get(name) if name else None
             if node_def is None:
-                raise ShapeError("the pydantic-graph target needs a start node: return {'graph': ..., 'start': Node(...)} "
-                                 "from a factory, or pass --config '{\"start\": \"NodeName\"}'")
+                raise ShapeError(
+                    "the pydantic-graph target needs a start node: return {'graph': ..., 'start': Node(...)} "
+                    'from a factory, or pass --config \'{"start": "NodeName"}\''
+                )
             start = node_def.node(**(config.get("start_args") or {}))
         if state is None and getattr(graph, "_state_type", None) not in (None, type(None)):
             try:
                 state = graph._state_type()
             except TypeError as exc:
-                raise ShapeError(f"cannot build the graph's state from defaults ({exc}); return it from a factory") from None
-        return PydanticGraphSession(graph, start, state, tuple(park_at), instruments, store,
-                                    "drove Graph.iter/iter_from_persistence over the sweep's FileStatePersistence")
+                raise ShapeError(
+                    f"cannot build the graph's state from defaults ({exc}); return it from a factory"
+                ) from None
+        return PydanticGraphSession(
+            graph,
+            start,
+            state,
+            tuple(park_at),
+            instruments,
+            store,
+            "drove Graph.iter/iter_from_persistence over the sweep's FileStatePersistence",
+        )

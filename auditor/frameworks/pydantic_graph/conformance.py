@@ -23,8 +23,21 @@ def probes(saver: str | None, dsn: str | None) -> list[Probe | Unswept]:
         version = "?"
     major = version.split(".")[0]
     if major.isdigit() and int(major) >= 2:
-        return [Unswept(Probe(FRAMEWORK.id, "FileStatePersistence", "-", f"{_PROGRAM}:build", ()),
-                        {FRAMEWORK.distribution: version}, "no persistence module in 2.x",
-                        f"pydantic-graph {version} removed pydantic_graph.persistence: no documented resume path")]
-    return [Probe(FRAMEWORK.id, "FileStatePersistence", "JSON file", f"{_PROGRAM}:build",
-                  (f"{_PROGRAM}:prepare_order", f"{_PROGRAM}:charge_card"), ("approve",))]
+        return [
+            Unswept(
+                Probe(FRAMEWORK.id, "FileStatePersistence", "-", f"{_PROGRAM}:build", ()),
+                {FRAMEWORK.distribution: version},
+                "no persistence module in 2.x",
+                f"pydantic-graph {version} removed pydantic_graph.persistence: no documented resume path",
+            )
+        ]
+    return [
+        Probe(
+            FRAMEWORK.id,
+            "FileStatePersistence",
+            "JSON file",
+            f"{_PROGRAM}:build",
+            (f"{_PROGRAM}:prepare_order", f"{_PROGRAM}:charge_card"),
+            ("approve",),
+        )
+    ]

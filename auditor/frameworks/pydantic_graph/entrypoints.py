@@ -19,8 +19,10 @@ def _first_node(call: cst.BaseExpression) -> str | None:
     if not isinstance(call, cst.Call):
         return None
     args = positional(call)
-    nodes = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "nodes"),
-                 args[0].value if args and not args[0].star else None)
+    nodes = next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == "nodes"),
+        args[0].value if args and not args[0].star else None,
+    )
     if isinstance(nodes, (cst.Tuple, cst.List)) and nodes.elements:
         first = nodes.elements[0]
         if isinstance(first, cst.Element) and isinstance(first.value, cst.Name):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import ClassInfo
-
 from resume_audit.frameworks.classes import extends
 
 PACKAGES = ("pydantic_graph",)

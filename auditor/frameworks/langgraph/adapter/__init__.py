@@ -36,15 +36,35 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from resume_audit.dynamic.adapters.base import Adapter, Instruments, Session, StoreSettings
-from resume_audit.frameworks.langgraph.adapter.build import GraphShapeError, build_graph, is_builder, is_compiled, make_saver, needs_async
-from resume_audit.frameworks.langgraph.adapter.instrumentation import (SaverProbe, current_context, instrument_saver,
-                                                                          is_instrumented, patch_interrupt,
-                                                                          qualified_node)
+from resume_audit.frameworks.langgraph.adapter.build import (
+    GraphShapeError,
+    build_graph,
+    is_builder,
+    is_compiled,
+    make_saver,
+    needs_async,
+)
+from resume_audit.frameworks.langgraph.adapter.instrumentation import (
+    SaverProbe,
+    current_context,
+    instrument_saver,
+    is_instrumented,
+    patch_interrupt,
+    qualified_node,
+)
 from resume_audit.frameworks.langgraph.adapter.schedule import SEQUENCER, patch_executors
 from resume_audit.frameworks.langgraph.adapter.session import LangGraphSession
 
-__all__ = ["GraphShapeError", "LangGraphAdapter", "LangGraphSession", "SaverProbe", "build_graph", "instrument_saver",
-           "is_instrumented", "qualified_node"]
+__all__ = [
+    "GraphShapeError",
+    "LangGraphAdapter",
+    "LangGraphSession",
+    "SaverProbe",
+    "build_graph",
+    "instrument_saver",
+    "is_instrumented",
+    "qualified_node",
+]
 
 #: modules the fork server imports once (missing ones are skipped by multiprocessing)
 PRELOAD = [
@@ -67,7 +87,12 @@ PRELOAD = [
 class LangGraphAdapter(Adapter):
     name = "langgraph"
     keeps_factory = True
-    distributions = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
+    distributions = (
+        "langgraph",
+        "langgraph-checkpoint",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint-postgres",
+    )
 
     def preload_modules(self) -> list[str]:
         return list(PRELOAD)
@@ -90,7 +115,9 @@ class LangGraphAdapter(Adapter):
     def effect_context(self) -> tuple[str | None, int | None, str | None]:
         return current_context()
 
-    def open(self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]) -> Session:
+    def open(
+        self, obj: Any, store: StoreSettings, instruments: Instruments, thread_id: str, config: dict[str, Any]
+    ) -> Session:
         probe = SaverProbe(instruments, defer=store.write_order == "deferred")
         saver, closers = make_saver(store, False, None)
         instrument_saver(saver, probe)

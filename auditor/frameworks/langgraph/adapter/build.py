@@ -15,6 +15,7 @@ from typing import Any
 
 from resume_audit.dynamic.adapters.base import ShapeError, StoreSettings, settled
 
+
 class GraphShapeError(ShapeError):
     """The target is not a LangGraph graph, builder or factory the sweep can drive."""
 
@@ -48,26 +49,33 @@ def build_graph(obj: Any, saver: Any) -> tuple[Any, str]:
     required = []
     if sig is not None:
         required = [
-            p for p in sig.parameters.values()
+            p
+            for p in sig.parameters.values()
             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
         ]
     if sig is not None and "checkpointer" in sig.parameters:
         others = [p for p in required if p.name != "checkpointer"]
         if others:
-            raise GraphShapeError(f"the factory needs arguments the sweep cannot give: {', '.join(p.name for p in others)}")
+            raise GraphShapeError(
+                f"the factory needs arguments the sweep cannot give: {', '.join(p.name for p in others)}"
+            )
         result, how = obj(checkpointer=saver), "called the factory with checkpointer="
     elif not required:
         result, how = obj(), "called the factory"
     elif len(required) == 1 and required[0].kind != required[0].KEYWORD_ONLY:
         result, how = obj(saver), "called the factory with the checkpointer"
     else:
-        raise GraphShapeError(f"the factory needs arguments the sweep cannot give: {', '.join(p.name for p in required)}")
+        raise GraphShapeError(
+            f"the factory needs arguments the sweep cannot give: {', '.join(p.name for p in required)}"
+        )
     result = settled(result)  # an ``async def`` factory is awaited
     if is_builder(result):
         return result.compile(checkpointer=saver), how + " and compiled the builder it returned"
     if is_compiled(result):
         if result.checkpointer is None or result.checkpointer is True:
-            return result.copy(update={"checkpointer": saver}), how + " (it compiled without a checkpointer; the sweep's was set)"
+            return result.copy(
+                update={"checkpointer": saver}
+            ), how + " (it compiled without a checkpointer; the sweep's was set)"
         return result, how
     raise GraphShapeError(f"the factory returned {type(result).__name__}, not a LangGraph graph")
 
@@ -154,12 +162,13 @@ def make_saver(store: StoreSettings, is_async: bool, loop_runner: LoopRunner | N
             raise ValueError(f"invalid PostgreSQL schema name {schema!r}")
         options = f"-c search_path={schema}"
         if is_async:
-            from psycopg import AsyncConnection
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from psycopg import AsyncConnection
 
             async def make_postgres() -> tuple[Any, Any]:
-                c = await AsyncConnection.connect(store.location, autocommit=True, prepare_threshold=0,
-                                                  row_factory=dict_row, options=options)
+                c = await AsyncConnection.connect(
+                    store.location, autocommit=True, prepare_threshold=0, row_factory=dict_row, options=options
+                )
                 await c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
                 saver = AsyncPostgresSaver(c)
                 await saver.setup()
@@ -172,7 +181,9 @@ def make_saver(store: StoreSettings, is_async: bool, loop_runner: LoopRunner | N
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        conn = psycopg.connect(store.location, autocommit=True, prepare_threshold=0, row_factory=dict_row, options=options)
+        conn = psycopg.connect(
+            store.location, autocommit=True, prepare_threshold=0, row_factory=dict_row, options=options
+        )
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         closers.append(conn.close)
         saver = PostgresSaver(conn)

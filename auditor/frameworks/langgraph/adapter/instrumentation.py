@@ -41,7 +41,7 @@ class SaverProbe:
 
     @staticmethod
     def _where(config: dict[str, Any]) -> str:
-        """" in subgraph <node>" for a nested graph's own checkpoint namespace, else ""."""
+        """ " in subgraph <node>" for a nested graph's own checkpoint namespace, else ""."""
         ns = (config.get("configurable") or {}).get("checkpoint_ns") or ""
         return f" in subgraph {ns.split('|')[-1].split(':')[0]}" if ns else ""
 
@@ -71,7 +71,9 @@ class SaverProbe:
         self.cp_steps[cid] = step
         return step
 
-    def describe_writes(self, config: dict[str, Any], writes: Any, task_id: str, task_path: str) -> tuple[str | None, int | None, str]:
+    def describe_writes(
+        self, config: dict[str, Any], writes: Any, task_id: str, task_path: str
+    ) -> tuple[str | None, int | None, str]:
         channels = [w[0] for w in writes]
         cp_step = self._checkpoint_step(config)
         step = cp_step + 1 if isinstance(cp_step, int) else None
@@ -219,8 +221,17 @@ def make_recorder(instruments: Instruments, is_async: bool) -> Any:
         class AsyncNodeRecorder(AsyncCallbackHandler):
             run_inline = True
 
-            async def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any, parent_run_id: Any = None,
-                                     tags: Any = None, metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+            async def on_chain_start(
+                self,
+                serialized: Any,
+                inputs: Any,
+                *,
+                run_id: Any,
+                parent_run_id: Any = None,
+                tags: Any = None,
+                metadata: dict[str, Any] | None = None,
+                **kwargs: Any,
+            ) -> None:
                 started = node_start(run_id, parent_run_id, metadata)
                 if started:
                     await SEQUENCER.adrain()
@@ -231,8 +242,17 @@ def make_recorder(instruments: Instruments, is_async: bool) -> Any:
     class NodeRecorder(BaseCallbackHandler):
         run_inline = True
 
-        def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any, parent_run_id: Any = None, tags: Any = None,
-                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        def on_chain_start(
+            self,
+            serialized: Any,
+            inputs: Any,
+            *,
+            run_id: Any,
+            parent_run_id: Any = None,
+            tags: Any = None,
+            metadata: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> None:
             started = node_start(run_id, parent_run_id, metadata)
             if started:
                 SEQUENCER.drain()
@@ -289,7 +309,7 @@ def patch_interrupt(instruments: Instruments) -> None:
             served = original(value, *args, **kwargs)
         except GraphInterrupt as exc:  # parking: remember which unit raised it (a @task hides behind its caller)
             if node:
-                for intr in (exc.args[0] if exc.args else ()):
+                for intr in exc.args[0] if exc.args else ():
                     instruments.park_units[str(getattr(intr, "id", ""))] = node
             raise
         instruments.ledger.record_served(node, step, canonical(served))

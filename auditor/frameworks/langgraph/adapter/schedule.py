@@ -112,8 +112,15 @@ _PATCHED = False
 RUNNER_SUBMIT_KEY = "__pregel_runner_submit"
 
 
-def inline_submit(fn: Callable[..., Any], *args: Any, __name__: str | None = None, __cancel_on_exit__: bool = False,
-                  __reraise_on_exit__: bool = True, __next_tick__: bool = False, **kwargs: Any) -> Future[Any]:
+def inline_submit(
+    fn: Callable[..., Any],
+    *args: Any,
+    __name__: str | None = None,
+    __cancel_on_exit__: bool = False,
+    __reraise_on_exit__: bool = True,
+    __next_tick__: bool = False,
+    **kwargs: Any,
+) -> Future[Any]:
     """Run a task to completion at submission, in its own context copy, and return its future.
 
     Given to the runner of sync graphs through ``RUNNER_SUBMIT_KEY``: the tasks

@@ -7,16 +7,33 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from resume_audit.dynamic.adapters.base import (BREAKPOINT_AFTER, BREAKPOINT_BEFORE, DurableState, Instruments,
-                                                InvalidState, Outcome, PendingInterrupt, PlaneDescription, Session,
-                                                SourceLocation, function_location, is_library_file,
-                                                registration_location)
+from resume_audit.dynamic.adapters.base import (
+    BREAKPOINT_AFTER,
+    BREAKPOINT_BEFORE,
+    DurableState,
+    Instruments,
+    InvalidState,
+    Outcome,
+    PendingInterrupt,
+    PlaneDescription,
+    Session,
+    SourceLocation,
+    function_location,
+    is_library_file,
+    registration_location,
+)
 from resume_audit.dynamic.child.validity import describe_schema, validate_values
 from resume_audit.dynamic.values import canonical, to_jsonable
 from resume_audit.frameworks.langgraph.adapter.build import Closer
-from resume_audit.frameworks.langgraph.adapter.instrumentation import (NULL_TASK_ID, NOT_OUTPUT, SaverProbe,
-                                                                          is_instrumented, make_recorder)
+from resume_audit.frameworks.langgraph.adapter.instrumentation import (
+    NOT_OUTPUT,
+    NULL_TASK_ID,
+    SaverProbe,
+    is_instrumented,
+    make_recorder,
+)
 from resume_audit.frameworks.langgraph.adapter.schedule import RUNNER_SUBMIT_KEY, runner_submit
+
 
 def _node_function(graph: Any, name: str) -> Any:
     from langgraph._internal._runnable import RunnableCallable
@@ -49,8 +66,18 @@ class LangGraphSession(Session):
 
     fork_forms = ("bare", "map")
 
-    def __init__(self, graph: Any, saver: Any, instruments: Instruments, probe: SaverProbe, thread_id: str,
-                 extra: dict[str, Any], is_async: bool, how: str, closers: list[Closer]) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        saver: Any,
+        instruments: Instruments,
+        probe: SaverProbe,
+        thread_id: str,
+        extra: dict[str, Any],
+        is_async: bool,
+        how: str,
+        closers: list[Closer],
+    ) -> None:
         self.graph = graph
         self.saver = saver
         self.instruments = instruments
@@ -122,8 +149,14 @@ class LangGraphSession(Session):
         graph, prefix = self.graph, ""
         subgraphs: dict[str, Any] | None = None
         while True:
-            inner = next((t for t in getattr(state, "tasks", ()) or ()
-                          if getattr(t, "state", None) is not None and tuple(getattr(t.state, "next", ()) or ())), None)
+            inner = next(
+                (
+                    t
+                    for t in getattr(state, "tasks", ()) or ()
+                    if getattr(t, "state", None) is not None and tuple(getattr(t.state, "next", ()) or ())
+                ),
+                None,
+            )
             if inner is None:
                 return state, graph, prefix
             if subgraphs is None:
@@ -214,6 +247,7 @@ class LangGraphSession(Session):
         if cp is None:
             return []
         if self.is_async:
+
             async def collect() -> list[Any]:
                 return [t async for t in cp.alist(self._plain)]
 
@@ -289,7 +323,9 @@ class LangGraphSession(Session):
                 task_nodes.setdefault(run.task, (run.node, run.step))
         found: list[InvalidState] = []
         seen: set[tuple[str, str]] = set()
-        for tup in sorted(tuples, key=lambda t: ((t.metadata or {}).get("step", -99), t.config["configurable"]["checkpoint_id"])):
+        for tup in sorted(
+            tuples, key=lambda t: ((t.metadata or {}).get("step", -99), t.config["configurable"]["checkpoint_id"])
+        ):
             problems = validate_values(schema, tup.checkpoint.get("channel_values", {}))
             if not problems:
                 continue
@@ -307,8 +343,16 @@ class LangGraphSession(Session):
                 elif parent is not None:
                     for tid, channel, _ in parent.pending_writes or []:
                         if channel == p.field:
-                            writers.append(task_nodes.get(tid, (f"task {tid[:8]}", None))[0] if tid != NULL_TASK_ID else "state update")
-                found.append(InvalidState(p.field, p.error, to_jsonable(p.value), step, tuple(dict.fromkeys(writers)) or ("unknown",)))
+                            writers.append(
+                                task_nodes.get(tid, (f"task {tid[:8]}", None))[0]
+                                if tid != NULL_TASK_ID
+                                else "state update"
+                            )
+                found.append(
+                    InvalidState(
+                        p.field, p.error, to_jsonable(p.value), step, tuple(dict.fromkeys(writers)) or ("unknown",)
+                    )
+                )
         return found
 
     def node_locations(self, module: Any = None) -> dict[str, SourceLocation]:
