@@ -274,6 +274,28 @@ def test_action_audit_mode_refuses_to_run_the_code_where_the_kernel_cannot_confi
     assert "RESUME_AUDIT_NETNS=off" in result["scan"]["stderr"]
 
 
+def test_action_audit_mode_refuses_pull_request_target_with_the_pull_requests_code_checked_out(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: pull_request_target has the base repository's secrets and a write token; sweeping the
+    PR's code there would hand them to it. A checkout of the PR head (or a merge containing it) is refused
+    before anything runs; a checkout of the base only is audited as usual."""
+    repo, base_sha, head_sha = make_repo(tmp_path, {"agents/graph.py": BASE_GRAPH}, {"agents/graph.py": HEAD_GRAPH})
+    inputs = {"paths": "agents", "audit": "true", "require-confinement": "false"}
+    refused = run_action(
+        repo, tmp_path / "head", inputs, pr_event(base_sha, head_sha), event_name="pull_request_target"
+    )
+    assert refused["scan"]["returncode"] == 2
+    assert "::error title=resume-audit::audit: true on pull_request_target" in refused["scan"]["stdout"]
+    assert "sarif-file" not in refused["scan"]["outputs"]  # nothing was run
+    git(repo, "checkout", "-q", "main")  # the base only: the PR's commit is not in HEAD's history
+    base_only = run_action(
+        repo, tmp_path / "base", inputs, pr_event(base_sha, head_sha), event_name="pull_request_target"
+    )
+    assert "refused" not in base_only["scan"]["stderr"]
+    assert base_only["scan"]["returncode"] == 0, base_only["scan"]["stderr"]
+
+
 def test_action_respects_annotation_limits_and_fail_on(tmp_path: Path) -> None:
     head = {
         "agents/many.py": "import requests\nfrom langgraph.types import interrupt\n" + MANY,
