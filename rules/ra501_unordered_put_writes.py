@@ -64,6 +64,12 @@ _WAIT_FUNCTIONS = frozenset(
     }
 )
 _EXECUTORS = frozenset({"concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor"})
+#: methods of the saver's own dicts, lists and sets: a put_writes that only calls these keeps the writes in memory
+_CONTAINER_METHODS = frozenset(
+    {"get", "setdefault", "append", "extend", "update", "pop", "items", "keys", "values", "add", "insert", "copy"}
+)
+#: calls that compute in the process (serialising a value, building a key) and store nothing
+_LOCAL_RECEIVERS = ("self.serde", "self.jsonplus_serde")
 
 
 def saver_base(cls: ClassInfo, ctx: RuleContext, depth: int = 0) -> str | None:
@@ -97,13 +103,16 @@ class UnorderedPutWrites(Rule):
     frameworks = ("langgraph",)
     #: a saver can inherit BaseCheckpointSaver through a project base class in another module
     triggers = ("def put_writes", "def aput_writes")
-    summary = "Custom checkpointer whose put_writes returns before the writes are stored (fire-and-forget): recovery depends on the race with the next put."
+    summary = "Custom checkpointer whose put_writes returns before the writes are stored (fire-and-forget), or never stores them (a no-op, or only a dict in process memory): recovery depends on the race with the next put, or loses the writes."
     description = """
 A subclass of LangGraph's `BaseCheckpointSaver` (or of a stock saver)
 implements `put_writes` / `aput_writes` by handing the work to something
 that runs later -- `executor.submit(...)`, `loop.run_in_executor(...)`,
 `asyncio.create_task(...)`, a `threading.Thread(...).start()`, a queue a
-background worker drains -- and returns without waiting for it.
+background worker drains -- and returns without waiting for it; or never
+stores them at all: `put_writes` is a no-op (`pass`), or keeps the writes
+only in a dict or list of the saver object while `put` stores checkpoints
+in a database.
 """
     runtime = """
 LangGraph treats the return of `put_writes` as "this task's writes are
@@ -117,7 +126,10 @@ depending on which write won the race (RD; LangGraph #8039). Even the stock
 loop's durable order varies between runs (measured on langgraph 1.2.24: a
 START->{a,b}->END graph performs `put, put_writes(START), put, put_writes(a),
 put_writes(b), put` in varying order, even under `sync`); a deferring saver
-adds a window the loop cannot see at all.
+adds a window the loop cannot see at all. A saver that never stores the
+writes loses them on every crash or restart: the completed tasks of the
+interrupted step re-run with their effects, and the interrupts and resume
+values LangGraph records as writes are gone.
 """
     fix = """
 Store the writes before returning: call the storage synchronously, or wait
@@ -134,7 +146,8 @@ the saver's concurrency design (futures, transactions), not to one line.
 - `put_writes` that waits for what it submitted (`.result()`, `await`, `join()`, `concurrent.futures.wait`, `asyncio.gather`) -- including the sync-over-async bridge `asyncio.run_coroutine_threadsafe(self.aput_writes(...), self.loop).result()` the stock async savers use;
 - savers that keep the futures (`self._pending.append(fut)`) and wait for them in `put` / `aput` before storing the checkpoint;
 - savers whose `put` and `put_writes` both go through one single-worker executor (`ThreadPoolExecutor(max_workers=1)`): it runs them in submission order;
-- classes that are not LangGraph savers, and remit's wrapper (it journals writes in its own sequencer).
+- classes that are not LangGraph savers, and remit's wrapper (it journals writes in its own sequencer);
+- savers that keep everything in memory, checkpoints included (an in-memory saver: RA601's concern when it is served), and a `put_writes` that raises (the run fails loudly instead).
 """
 
     INVALID = (
@@ -208,6 +221,51 @@ the saver's concurrency design (futures, transactions), not to one line.
                 "infra/__init__.py": "",
             },
             note="A queue drained by a background thread; the saver base class is in a sibling module.",
+        ),
+        Example(
+            """
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+
+            class RedisSaver(BaseCheckpointSaver):
+                def __init__(self, redis):
+                    super().__init__()
+                    self.redis = redis
+
+                def put(self, config, checkpoint, metadata, new_versions):
+                    self.redis.set(config["configurable"]["thread_id"], self.serde.dumps_typed(checkpoint))
+                    return config
+
+                async def aput_writes(self, config, writes, task_id, task_path=""):  # expect: RA501
+                    \"\"\"Store pending writes.\"\"\"
+                    pass
+            """,
+            note="A no-op: every pending write (interrupts and resume values among them) is dropped.",
+        ),
+        Example(
+            """
+            from collections import defaultdict
+
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+
+            class EventStoreSaver(BaseCheckpointSaver):
+                def __init__(self, client):
+                    super().__init__()
+                    self.client = client
+                    self.writes = defaultdict(dict)
+
+                def put(self, config, checkpoint, metadata, new_versions):
+                    self.client.append_to_stream(config["configurable"]["thread_id"], checkpoint)
+                    return config
+
+                def put_writes(self, config, writes, task_id, task_path=""):  # expect: RA501
+                    key = (config["configurable"]["thread_id"], config["configurable"]["checkpoint_id"])
+                    for idx, (channel, value) in enumerate(writes):
+                        self.writes[key][(task_id, idx)] = (task_id, channel, self.serde.dumps_typed(value))
+
+                async def aput_writes(self, config, writes, task_id, task_path=""):  # expect: RA501
+                    self.put_writes(config, writes, task_id, task_path)
+            """,
+            note="Checkpoints go to the event store, pending writes only to a dict of the saver object.",
         ),
     )
     VALID = (
@@ -287,6 +345,43 @@ the saver's concurrency design (futures, transactions), not to one line.
             """,
             note="Not a LangGraph saver.",
         ),
+        Example(
+            """
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+
+            class DictSaver(BaseCheckpointSaver):
+                def __init__(self):
+                    super().__init__()
+                    self.checkpoints = {}
+                    self.writes = {}
+
+                def put(self, config, checkpoint, metadata, new_versions):
+                    self.checkpoints[config["configurable"]["thread_id"]] = checkpoint
+                    return config
+
+                def put_writes(self, config, writes, task_id, task_path=""):
+                    self.writes.setdefault(config["configurable"]["thread_id"], []).extend(writes)
+            """,
+            note="Everything in memory, checkpoints too: the writes live exactly as long as the checkpoints.",
+        ),
+        Example(
+            """
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+
+            class ReadOnlySaver(BaseCheckpointSaver):
+                def __init__(self, db):
+                    super().__init__()
+                    self.db = db
+
+                def put(self, config, checkpoint, metadata, new_versions):
+                    self.db.insert(checkpoint)
+                    return config
+
+                def put_writes(self, config, writes, task_id, task_path=""):
+                    raise NotImplementedError("this saver does not support pending writes")
+            """,
+            note="Raises: the run fails loudly rather than losing the writes.",
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
@@ -302,6 +397,15 @@ the saver's concurrency design (futures, transactions), not to one line.
                         break
                 deferred = self._deferred(fn, cls, ctx)
                 if deferred is None:
+                    kept = self._never_stored(fn, cls, ctx)
+                    if kept is not None:
+                        yield ctx.finding(
+                            fn.node.name,
+                            f"{cls.name}.{name} {kept}, while {cls.name} stores its checkpoints outside the process. "
+                            f"LangGraph takes the return as 'writes durable': after a crash or restart the thread's "
+                            f"checkpoint has none of its pending writes, so the completed tasks of the step re-run "
+                            f"with their effects and recorded interrupts and resume values are lost (RD).",
+                        )
                     continue
                 call, how = deferred
                 yield ctx.finding(
@@ -327,6 +431,55 @@ the saver's concurrency design (futures, transactions), not to one line.
                 continue
             return call, how
         return None
+
+    def _never_stored(self, fn: FunctionInfo, cls: ClassInfo, ctx: RuleContext) -> str | None:
+        """How ``fn`` (a ``put_writes``) fails to store the writes anywhere durable -- it does nothing,
+        or keeps them only in the saver object's containers -- when ``put``/``aput`` does store outside
+        the process; None otherwise."""
+        if _does_nothing(fn):
+            how = "does nothing (the writes are dropped)"
+        elif self._in_memory(fn, cls, ctx, 0):
+            how = "keeps the writes only in process memory (the saver object's own containers)"
+        else:
+            return None
+        puts = [cls.methods[n] for n in langgraph.PUT_METHODS if n in cls.methods]
+        if not puts or all(_does_nothing(p) or self._in_memory(p, cls, ctx, 0, need_store=False) for p in puts):
+            return None  # the checkpoints are not stored outside the process either
+        return how
+
+    def _in_memory(
+        self, fn: FunctionInfo, cls: ClassInfo, ctx: RuleContext, depth: int, need_store: bool = True
+    ) -> bool:
+        """Does ``fn`` touch nothing but the process: its calls are the saver's container methods,
+        builtins, serialisation, or methods of the class that are in memory too (and, with
+        ``need_store``, it stores into ``self``: ``self.writes[key] = ...``, ``self.writes.append(...)``)?"""
+        if depth > 3 or any(isinstance(n, (cst.Raise, cst.Yield)) for n in _walk(fn.node.body)):
+            return False
+        stores = any(_stores_into_self(n) for n in _walk(fn.node.body))
+        for call in fn.calls:
+            f = call.node.func
+            text = dotted_text(f) or ""
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                helper = cls.methods.get(f.attr.value)
+                if (
+                    helper is not None
+                    and helper is not fn
+                    and self._in_memory(helper, cls, ctx, depth + 1, need_store=False)
+                ):
+                    stores = stores or self._in_memory(helper, cls, ctx, depth + 1)
+                    continue
+                return False
+            if text.startswith(_LOCAL_RECEIVERS):
+                continue
+            if isinstance(f, cst.Attribute) and f.attr.value in _CONTAINER_METHODS:
+                if text.startswith("self.") and f.attr.value not in ("get", "items", "keys", "values", "copy"):
+                    stores = True
+                continue
+            names = ctx.resolver.call_names(call.node, fn)
+            if names and all(n.startswith("builtins.") for n in names):
+                continue
+            return False
+        return stores or not need_store
 
     def _hand_off(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> str | None:
         node = call.node
@@ -507,6 +660,46 @@ the saver's concurrency design (futures, transactions), not to one line.
                 if isinstance(pf, cst.Attribute) and pf.attr.value == "submit" and dotted_text(pf.value) == text:
                     return True
         return False
+
+
+def _does_nothing(fn: FunctionInfo) -> bool:
+    """A body of only a docstring, ``pass``, ``...`` and bare ``return``."""
+    for i, stmt in enumerate(fn.node.body.body if isinstance(fn.node.body, cst.IndentedBlock) else [fn.node.body]):
+        lines = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else None
+        if lines is None:
+            return False
+        for small in lines:
+            if isinstance(small, cst.Pass) or (
+                isinstance(small, cst.Return) and (small.value is None or _is_none(small.value))
+            ):
+                continue
+            if isinstance(small, cst.Expr) and (
+                isinstance(small.value, cst.Ellipsis)
+                or (i == 0 and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)))
+            ):
+                continue
+            return False
+    return True
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _stores_into_self(node: cst.CSTNode) -> bool:
+    """``self.x[...] = ...`` / ``self.x = ...`` / ``self.x[...] += ...``."""
+    targets: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        targets = [node.target]
+    for target in targets:
+        root = target
+        while isinstance(root, (cst.Subscript, cst.Attribute)):
+            if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and root.value.value == "self":
+                return True
+            root = root.value
+    return False
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
