@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import libcst as cst
 
 from resume_audit.analysis.flow.engine import flow_of
-from resume_audit.analysis.flow.values import Made
+from resume_audit.analysis.flow.values import Constant, Instance, Made
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
 from resume_audit.facts.walk import visit_fast
@@ -176,6 +176,12 @@ class _Classifier:
                 return None
             worst = _worst([left, right])
             return worst if worst is not None else ("constant", self.module.code(expr))
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            # ``request.thread_id or str(uuid4())`` where the field defaults to a non-empty constant: a
+            # request that omits the field gets the default, and the fallback never runs
+            default = self._field_default(expr.left, scope)
+            if default is not None:
+                return "constant", default
         if isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
             # ``task.id if task.id is not None else str(len(store) + 1)``, ``body.id or next(counter)``:
             # the branch that mints the id decides whenever it runs, whatever the other branch is
@@ -287,7 +293,43 @@ class _Classifier:
             return "constant", f"st.session_state.{expr.attr.value} = {self.module.code(values[0])}"
         return None
 
+    def _field_default(self, expr: cst.BaseExpression, scope: FunctionInfo | None) -> str | None:
+        """``body.thread_id`` where ``body`` is a parameter typed with a project class (a request or
+        message model) whose field ``thread_id`` defaults to a non-empty constant string, and nothing
+        else reaches it: the id of every call that omits the field. Described, or None."""
+        if not (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and scope is not None
+            and scope.param(expr.value.value) is not None
+        ):
+            return None
+        flow = flow_of(self.project)
+        owners = flow.parameter(scope, expr.value.value)
+        if not owners or not all(isinstance(o, Instance) for o in owners):
+            return None
+        values = flow.values(expr, scope, self.module)
+        if len(values) != 1:
+            return None
+        (value,) = values
+        if not (isinstance(value, Constant) and isinstance(value.value, str) and value.value):
+            return None
+        field = expr.attr.value
+        for owner in owners:
+            assert isinstance(owner, Instance)
+            for binding in owner.cls.body_bindings:
+                if binding.name == field and binding.value is not None:
+                    where = f"{owner.cls.module.display_path}:{owner.cls.module.line(binding.value)}"
+                    return (
+                        f"{value.value!r}: {self.module.code(expr)} defaults to it ({owner.cls.name}.{field}, "
+                        f"{where}) whenever a caller omits the field"
+                    )
+        return None
+
     def _attribute(self, expr: cst.Attribute, scope: FunctionInfo | None, depth: int) -> tuple[str, str] | None:
+        default = self._field_default(expr, scope)
+        if default is not None:
+            return "constant", default
         # self.counter incremented elsewhere in the class: an in-memory counter
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope is not None:
             cls = scope.class_info
@@ -474,7 +516,7 @@ a ticket, a conversation); no rewrite can know which.
 - configs passed to a graph traced to a `compile()` without a checkpointer (the id addresses nothing);
 - a graph built per run by a factory that compiles it with a new in-memory saver (`make_graph().invoke(...)`): every run has its own store;
 - process counters (`global n; n += 1`, `itertools.count()`, the pid) on a graph traced to an in-memory checkpointer: ids and state die together (`id()` and `len()` are still flagged: a process hands those values out again);
-- ids from parameters, request fields, `uuid4()`, database rows or f-strings over them;
+- ids from parameters, request fields (unless the field defaults to a constant: then every request that omits it shares that id), `uuid4()`, database rows or f-strings over them;
 - CrewAI `restore_from_state_id=` (a fork source: reading one saved state from many runs is its purpose).
 """
 
@@ -542,8 +584,61 @@ a ticket, a conversation); no rewrite can know which.
             },
             note="A CrewAI persisted id from a settings module, in a function that ignores the caller's user_id.",
         ),
+        Example(
+            """
+            import uuid
+
+            from fastapi import FastAPI
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from pydantic import BaseModel
+
+            app = FastAPI()
+
+            class ReviewRequest(BaseModel):
+                topic: str
+                thread_id: str = "default"
+
+            def build(builder, conn):
+                return builder.compile(checkpointer=PostgresSaver(conn))
+
+            @app.post("/review")
+            def review(request: ReviewRequest, builder, conn):
+                graph = build(builder, conn)
+                thread_id = request.thread_id or str(uuid.uuid4())
+                config = {"configurable": {"thread_id": thread_id}}  # expect: RA303
+                return graph.invoke({"topic": request.topic}, config)
+            """,
+            note="A request model's field defaults to a constant: the uuid fallback never runs, and every request "
+            "that omits the field shares the thread 'default'.",
+        ),
     )
     VALID = (
+        Example(
+            """
+            import uuid
+
+            from fastapi import FastAPI
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from pydantic import BaseModel
+
+            app = FastAPI()
+
+            class ReviewRequest(BaseModel):
+                topic: str
+                thread_id: str | None = None
+
+            def build(builder, conn):
+                return builder.compile(checkpointer=PostgresSaver(conn))
+
+            @app.post("/review")
+            def review(request: ReviewRequest, builder, conn):
+                graph = build(builder, conn)
+                thread_id = request.thread_id or str(uuid.uuid4())
+                config = {"configurable": {"thread_id": thread_id}}
+                return graph.invoke({"topic": request.topic}, config)
+            """,
+            note="The field defaults to None: a request that omits it gets a fresh uuid.",
+        ),
         Example(
             """
             from langgraph.checkpoint.memory import InMemorySaver
