@@ -8,7 +8,7 @@ import libcst as cst
 
 from resume_audit.analysis.resolve import dotted_text
 from resume_audit.facts.model import CallInfo, ClassInfo, FunctionInfo
-from resume_audit.facts.syntax import argument, names_in
+from resume_audit.facts.syntax import argument, is_none, names_in
 from resume_audit.findings import Finding, Related, Severity
 from resume_audit.frameworks.langgraph import names as langgraph
 from resume_audit.rules.base import Example, Rule, RuleContext
@@ -453,22 +453,27 @@ the saver's concurrency design (futures, transactions), not to one line.
         """Does ``fn`` touch nothing but the process: its calls are the saver's container methods,
         builtins, serialisation, or methods of the class that are in memory too (and, with
         ``need_store``, it stores into ``self``: ``self.writes[key] = ...``, ``self.writes.append(...)``)?"""
+        stores = self._stores_in_memory(fn, cls, ctx, depth)
+        return stores is not None and (stores or not need_store)
+
+    def _stores_in_memory(self, fn: FunctionInfo, cls: ClassInfo, ctx: RuleContext, depth: int) -> bool | None:
+        """None when ``fn`` may touch something outside the process; else whether it stores into ``self``
+        (itself or through the class's own in-memory methods, each walked once)."""
         if depth > 3 or any(isinstance(n, (cst.Raise, cst.Yield)) for n in _walk(fn.node.body)):
-            return False
+            return None
         stores = any(_stores_into_self(n) for n in _walk(fn.node.body))
         for call in fn.calls:
             f = call.node.func
             text = dotted_text(f) or ""
             if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
                 helper = cls.methods.get(f.attr.value)
-                if (
-                    helper is not None
-                    and helper is not fn
-                    and self._in_memory(helper, cls, ctx, depth + 1, need_store=False)
-                ):
-                    stores = stores or self._in_memory(helper, cls, ctx, depth + 1)
-                    continue
-                return False
+                if helper is None or helper is fn:
+                    return None
+                inner = self._stores_in_memory(helper, cls, ctx, depth + 1)
+                if inner is None:
+                    return None
+                stores = stores or inner
+                continue
             if text.startswith(_LOCAL_RECEIVERS):
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value in _CONTAINER_METHODS:
@@ -478,8 +483,8 @@ the saver's concurrency design (futures, transactions), not to one line.
             names = ctx.resolver.call_names(call.node, fn)
             if names and all(n.startswith("builtins.") for n in names):
                 continue
-            return False
-        return stores or not need_store
+            return None
+        return stores
 
     def _hand_off(self, call: CallInfo, fn: FunctionInfo, ctx: RuleContext) -> str | None:
         node = call.node
@@ -670,7 +675,7 @@ def _does_nothing(fn: FunctionInfo) -> bool:
             return False
         for small in lines:
             if isinstance(small, cst.Pass) or (
-                isinstance(small, cst.Return) and (small.value is None or _is_none(small.value))
+                isinstance(small, cst.Return) and (small.value is None or is_none(small.value))
             ):
                 continue
             if isinstance(small, cst.Expr) and (
@@ -680,10 +685,6 @@ def _does_nothing(fn: FunctionInfo) -> bool:
                 continue
             return False
     return True
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _stores_into_self(node: cst.CSTNode) -> bool:
