@@ -64,6 +64,7 @@ is the repair.
 """
     not_flagged = """
 - graphs compiled without a checkpointer (`compile()`, `checkpointer=None` / `False`): nothing is resumed, a crash re-runs the whole invocation by the caller's choice (subgraphs that inherit a parent's checkpointer, and graphs a LangGraph server checkpoints for you, are not seen);
+- graphs whose only checkpointer keeps state in process memory (`InMemorySaver()`, `MemorySaver()`, SQLite `:memory:`): the crash that opens the window also loses the thread, so nothing resumes it (serving such a graph is RA601's finding; an effect before an `interrupt()` is still RA101's);
 - effects keyed by an idempotency key, helpers called with a key they forward as `idempotency_key=` / `Idempotency-Key`, and effects under a durable done-check that names the thread (see `auditor/analysis/idempotency.py`);
 - calls to a `@task` from a node: the task's result is memoised, so the call is not the node's effect (the task's own body is checked as a task);
 - `@task`s never called from a checkpointed entrypoint or node;
@@ -96,7 +97,7 @@ is the repair.
         Example(
             {
                 "agent/graph.py": """
-                    from langgraph.checkpoint.memory import InMemorySaver
+                    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
                     from langgraph.graph import START, StateGraph
 
                     from .notify import post_update
@@ -105,8 +106,8 @@ is the repair.
                         await post_update(state["channel"], state["text"])  # expect: RA103
                         return {"announced": True}
 
-                    def build():
-                        saver = InMemorySaver()
+                    def build(conn):
+                        saver = AsyncSqliteSaver(conn)
                         builder = StateGraph(dict)
                         builder.add_sequence([("announce", announce)])
                         builder.add_edge(START, "announce")
@@ -167,6 +168,23 @@ is the repair.
         ),
     )
     VALID = (
+        Example(
+            """
+            import httpx
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import START, StateGraph
+
+            def announce(state: dict) -> dict:
+                httpx.post("https://chat.example.com/general", json={"text": state["text"]})
+                return {"announced": True}
+
+            builder = StateGraph(dict)
+            builder.add_node("announce", announce)
+            builder.add_edge(START, "announce")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            """,
+            note="An in-memory saver: a crash after the POST loses the thread too, so no resume re-runs the node.",
+        ),
         Example(
             """
             import stripe
@@ -323,6 +341,8 @@ is the repair.
         # each checkpointed node/task/tool is reported from the module that makes it
         # checkpointed (its graph's compile(...) or entrypoint), wherever its code lives
         for unit in units_anchored_in(ctx.project, ctx.module):
+            if unit.in_memory:
+                continue  # a crash loses the thread with the effect: nothing resumes it (RA601's concern)
             fn = unit.function
             for call, reached in unit_effects(ctx, fn):
                 what = reached.hit.label

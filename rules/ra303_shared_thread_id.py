@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import libcst as cst
 
 from resume_audit.analysis.flow.engine import flow_of
-from resume_audit.analysis.flow.values import Constant, Instance, Made
+from resume_audit.analysis.flow.values import Constant, Instance
 from resume_audit.facts.model import FunctionInfo, ModuleFacts
 from resume_audit.facts.syntax import argument, dict_items, keyword, receiver, string_value
 from resume_audit.facts.walk import visit_fast
@@ -431,40 +431,6 @@ def _imports(stmt: cst.CSTNode, root: str) -> bool:
     return False
 
 
-def saver_kind(graph: langgraph.CompiledGraph | None, project: Project) -> str | None:
-    """ "memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
-    may be one of several savers (a factory's parameter given a durable saver by one caller and left
-    to its in-memory default by another): durable when any may be, since that one keeps the state."""
-    if graph is None or not graph.persisted:
-        return None
-    kinds = {
-        _kind_of(saver, project)
-        for saver in langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, project)
-    }
-    return "durable" if "durable" in kinds else "memory" if "memory" in kinds else None
-
-
-def _kind_of(saver: Made, project: Project) -> str | None:
-    names = {saver.type}
-    if saver.type in langgraph.REMIT_WRAP and saver.call is not None and saver.call.args and saver.module is not None:
-        names = {m.type for m in langgraph.made_values(saver.call.args[0].value, saver.scope, saver.module, project)}
-        names |= project.resolver(saver.module).names(saver.call.args[0].value, saver.scope)
-    if names & langgraph.IN_MEMORY_SAVERS:
-        return "memory"
-    for n in names:
-        if (
-            n.endswith(".from_conn_string")
-            and saver.call is not None
-            and string_value(argument(saver.call, 0, "conn_string")) == ":memory:"
-        ):
-            return "memory"
-        if any(n == d or n.startswith(d + ".") for d in langgraph.DURABLE_SAVERS):
-            return "durable"
-        if n.startswith("langgraph.checkpoint.") and "Saver" in n:
-            return "durable"
-    return None
-
-
 class SharedThreadId(Rule):
     id = "RA303"
     confirmed_by = ("RA705",)
@@ -801,7 +767,7 @@ a ticket, a conversation); no rewrite can know which.
         # reused / non-durable
         related = []
         if site.kind == "langgraph":
-            saver = saver_kind(graph, project)
+            saver = langgraph.saver_kind(graph, project)
             if saver == "memory" and kind == "non-durable":
                 return
             if graph is not None and graph.checkpointer is not None:
@@ -862,7 +828,7 @@ a ticket, a conversation); no rewrite can know which.
     def _fresh_store_per_run(self, graph: langgraph.CompiledGraph, site: Site, ctx: RuleContext) -> bool:
         """``factory().invoke(..., {"thread_id": "x"})`` where the factory compiles with a new
         in-memory saver each call: every run has its own store, so a constant id shares nothing."""
-        if graph.scope is None or saver_kind(graph, ctx.project) != "memory":
+        if graph.scope is None or langgraph.saver_kind(graph, ctx.project) != "memory":
             return False
         made = langgraph.made_values(graph.checkpointer, graph.saver_scope, graph.saver_module, ctx.project)
         if not made or made[0].scope is not graph.scope:

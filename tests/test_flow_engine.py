@@ -408,3 +408,64 @@ def test_a_cycle_of_helpers_handing_a_value_around_is_answered_in_polynomial_wor
         assert Constant("thread-1") in flow.parameter(module.find_function(f"step{i}"), "value")
     # each expression of the module is worked out a bounded number of times, not once per path
     assert computed < 40 * n * n, computed
+
+
+def test_a_context_manager_entered_by_hand(tmp_path: Path) -> None:
+    # a FastAPI lifespan that keeps the context manager to exit it at shutdown
+    project = _project(
+        tmp_path,
+        {
+            "app/main.py": (
+                "from langgraph.checkpoint.redis.aio import AsyncRedisSaver\n\n"
+                "async def lifespan(app):\n"
+                "    ctx = AsyncRedisSaver.from_conn_string('redis://cache')\n"
+                "    saver = await ctx.__aenter__()\n"
+                "    app.state.ctx = ctx\n"
+                "    return saver\n"
+            ),
+        },
+    )
+    module = _module(project, "app/main.py")
+    lifespan = module.find_function("lifespan")
+    assert _types(flow_of(project).returns(lifespan)) == {
+        "langgraph.checkpoint.redis.aio.AsyncRedisSaver.from_conn_string"
+    }
+
+
+def test_the_kind_of_a_graphs_checkpointer(tmp_path: Path) -> None:
+    from resume_audit.frameworks.langgraph import names as langgraph
+
+    project = _project(
+        tmp_path,
+        {
+            "app/graphs.py": (
+                "from langgraph.checkpoint.memory import InMemorySaver\n"
+                "from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver\n"
+                "from langgraph.checkpoint.redis.aio import AsyncRedisSaver\n"
+                "from langgraph.graph import StateGraph\n\n"
+                "def build(saver):\n"
+                "    return StateGraph(dict).compile(checkpointer=saver)\n\n"
+                "def in_memory():\n"
+                "    return build(InMemorySaver())\n\n"
+                "def mysql(conn):\n"
+                "    return PyMySQLSaver(conn)\n\n"
+                "async def redis_or_memory():\n"
+                "    try:\n"
+                "        ctx = AsyncRedisSaver.from_conn_string('redis://cache')\n"
+                "        saver = await ctx.__aenter__()\n"
+                "    except Exception:\n"
+                "        saver = InMemorySaver()\n"
+                "    return StateGraph(dict).compile(checkpointer=saver)\n"
+            ),
+        },
+    )
+    module = _module(project, "app/graphs.py")
+    kinds = []
+    for info in module.all_calls:
+        graph = langgraph.compiled_graph(info.node, info.function, module, project)
+        if graph is not None:
+            kinds.append((info.function.name, langgraph.saver_kind(graph, project)))
+    # build's saver is only ever an InMemorySaver; the fallback graph may get Redis: durable wins
+    assert sorted(kinds) == [("build", "memory"), ("redis_or_memory", "durable")]
+    mysql = _call(module, "PyMySQLSaver(conn)")
+    assert langgraph.checkpointer_kind(mysql.node, mysql.function, module, project) == "durable"

@@ -385,6 +385,10 @@ class Flow:
 
     # -- calls -------------------------------------------------------------------------------
     def _call(self, call: cst.Call, scope: FunctionInfo | None, module: ModuleFacts) -> Values:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("__enter__", "__aenter__") and not call.args:
+            # ``ctx = Saver.from_conn_string(url); saver = await ctx.__aenter__()``: a ``with`` spelled out
+            return self._entered(func.value, scope, module)
         parts: list[Values] = []
         for callee in self.values(call.func, scope, module):
             parts.append(self._result(callee, call, scope, module))

@@ -19,7 +19,7 @@ from resume_audit.analysis.flow.engine import flow_of, returns_receiver
 from resume_audit.analysis.flow.values import Bound, Container, Function, Made, Partial, Value
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.facts.model import CallInfo, DecoratorInfo, FunctionInfo, ModuleFacts
-from resume_audit.facts.syntax import argument, bool_value, is_none, receiver
+from resume_audit.facts.syntax import argument, bool_value, is_none, receiver, string_value
 
 PACKAGES = ("langgraph",)
 
@@ -546,3 +546,41 @@ def interrupt_classifier(project: ProjectQueries) -> Callable[[CallInfo, ModuleF
         return None
 
     return classify
+
+
+def saver_kind(graph: CompiledGraph | None, project: ProjectQueries) -> str | None:
+    """ "memory" / "durable" for a compiled graph's checkpointer, None when unknown. The checkpointer
+    may be one of several savers (a factory's parameter given a durable saver by one caller and left
+    to its in-memory default by another): durable when any may be, since that one keeps the state."""
+    if graph is None or not graph.persisted:
+        return None
+    return checkpointer_kind(graph.checkpointer, graph.saver_scope, graph.saver_module, project)
+
+
+def checkpointer_kind(
+    expr: cst.BaseExpression | None, scope: FunctionInfo | None, module: ModuleFacts, project: ProjectQueries
+) -> str | None:
+    """:func:`saver_kind` of a checkpointer expression (``create_react_agent(..., checkpointer=...)``)."""
+    kinds = {_kind_of(saver, project) for saver in made_values(expr, scope, module, project)}
+    return "durable" if "durable" in kinds else "memory" if "memory" in kinds else None
+
+
+def _kind_of(saver: Made, project: ProjectQueries) -> str | None:
+    names = {saver.type}
+    if saver.type in REMIT_WRAP and saver.call is not None and saver.call.args and saver.module is not None:
+        names = {m.type for m in made_values(saver.call.args[0].value, saver.scope, saver.module, project)}
+        names |= project.resolver(saver.module).names(saver.call.args[0].value, saver.scope)
+    if names & IN_MEMORY_SAVERS:
+        return "memory"
+    for n in names:
+        if (
+            n.endswith(".from_conn_string")
+            and saver.call is not None
+            and string_value(argument(saver.call, 0, "conn_string")) == ":memory:"
+        ):
+            return "memory"
+        if any(n == d or n.startswith(d + ".") for d in DURABLE_SAVERS):
+            return "durable"
+        if n.startswith("langgraph.checkpoint.") and "Saver" in n:
+            return "durable"
+    return None

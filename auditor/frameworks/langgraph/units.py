@@ -59,6 +59,9 @@ class Unit:
     anchor: cst.CSTNode
     anchor_module: ModuleFacts
     label: str
+    #: its graph's only checkpointer keeps state in process memory: a crash loses the thread with
+    #: everything the unit did, so nothing resumes it
+    in_memory: bool = False
 
 
 @dataclass
@@ -113,12 +116,13 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
             continue
         # a compiled subgraph added as a node runs under the parent's checkpointer
         pending, seen_graphs = [graph], {id(graph.compile_call)}
+        in_memory = langgraph.saver_kind(graph, project) == "memory"
         while pending:
             current = pending.pop()
             for node in langgraph.node_targets(current, project):
                 fn = node.function
                 if fn is not None and id(fn) not in units:
-                    unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}")
+                    unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}", in_memory)
                     units[id(fn)] = unit
                     roots.append(unit)
                 elif fn is None:
@@ -130,7 +134,9 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
                         continue
                     for tool in langgraph.tool_functions(node.target, scope, target_module, project):
                         if id(tool) not in units:
-                            units[id(tool)] = Unit(tool, "tool", graph.compile_call, module, f"tool {tool.qualname}")
+                            units[id(tool)] = Unit(
+                                tool, "tool", graph.compile_call, module, f"tool {tool.qualname}", in_memory
+                            )
                             roots.append(units[id(tool)])
     for info in module.all_calls:
         if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
@@ -140,7 +146,8 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
             continue
         for tool in langgraph.tool_functions(argument(info.node, 1, "tools"), info.function, module, project):
             if id(tool) not in units:
-                units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}")
+                in_memory = langgraph.checkpointer_kind(cp, info.function, module, project) == "memory"
+                units[id(tool)] = Unit(tool, "tool", info.node, module, f"tool {tool.qualname}", in_memory)
                 roots.append(units[id(tool)])
     entrypoints = module_entrypoints(project, module)
     for fn in module.functions:
@@ -158,7 +165,9 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
         for call in fn.calls:
             for callee in project.callees(call, fn.module):
                 if langgraph.is_task(callee, project) and id(callee) not in units:
-                    units[id(callee)] = Unit(callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}")
+                    units[id(callee)] = Unit(
+                        callee, "task", root.anchor, root.anchor_module, f"task {callee.qualname}", root.in_memory
+                    )
                 queue.append((callee, root, depth + 1))
     return _ModuleUnits(units)
 
