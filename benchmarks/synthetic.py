@@ -86,9 +86,10 @@ def notify(url: str, payload: dict) -> None:
 
 AGENT = '''"""Agent {i}: approval flow."""
 
+import sqlite3
 from typing import TypedDict
 
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -122,7 +123,7 @@ def build():
     builder.add_edge(START, "prepare")
     builder.add_edge("prepare", "pay")
     builder.add_edge("pay", END)
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=SqliteSaver(sqlite3.connect("agent{i}.db", check_same_thread=False)))
 
 
 def change_answer(graph, thread_id: str, checkpoint_id: str, answer: str):

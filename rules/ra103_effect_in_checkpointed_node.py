@@ -76,6 +76,43 @@ is the repair.
 
     INVALID = (
         Example(
+            {
+                "shop/pay.py": """
+                    import stripe
+
+                    def charge(state: dict) -> dict:
+                        stripe.Charge.create(amount=state["cents"], currency="eur")  # expect: RA103
+                        return {"charged": True}
+                """,
+                "shop/a_demo.py": """
+                    from langgraph.checkpoint.memory import InMemorySaver
+                    from langgraph.graph import START, StateGraph
+
+                    from .pay import charge
+
+                    def build_demo():
+                        builder = StateGraph(dict)
+                        builder.add_node("charge", charge)
+                        builder.add_edge(START, "charge")
+                        return builder.compile(checkpointer=InMemorySaver())
+                """,
+                "shop/b_prod.py": """
+                    from langgraph.checkpoint.postgres import PostgresSaver
+                    from langgraph.graph import START, StateGraph
+
+                    from .pay import charge
+
+                    def build_prod(conn):
+                        builder = StateGraph(dict)
+                        builder.add_node("charge", charge)
+                        builder.add_edge(START, "charge")
+                        return builder.compile(checkpointer=PostgresSaver(conn))
+                """,
+            },
+            note="One node, two graphs: the demo's in-memory saver loses a crashed thread, the production "
+            "graph's PostgreSQL saver resumes it and re-runs the charge (reported from b_prod.py's compile).",
+        ),
+        Example(
             """
             import sqlite3
 

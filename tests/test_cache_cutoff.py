@@ -17,11 +17,25 @@ from resume_audit.engine.scan import scan
 NODE = 'import requests\n\n\ndef work(state):\n    requests.post("https://example.com/hook", json=state)\n    return {"done": True}\n'
 
 
-def graph(saver: bool, extra: str = "", spelled: bool = False) -> str:
-    """``spelled``: no checkpointer, but the same words as with one (the import stays, ``None`` is
-    passed), so only the module's summary -- not a word search -- sees the difference."""
-    imports = "from langgraph.checkpoint.memory import InMemorySaver\n" if saver or spelled else ""
-    arg = "checkpointer=InMemorySaver()" if saver else "checkpointer=None" if spelled else ""
+def graph(saver: bool, extra: str = "", spelled: bool = False, memory: bool = False) -> str:
+    """``saver``: a durable (SQLite) checkpointer; ``memory``: an in-memory one instead, which a crash
+    takes with it (nothing to resume, so RA103 does not hold); ``spelled``: no checkpointer, but the
+    same words as with one (the imports stay, ``None`` is passed), so only the module's summary -- not
+    a word search -- sees the difference."""
+    if memory:
+        imports, arg = (
+            "import sqlite3\nfrom langgraph.checkpoint.memory import InMemorySaver\n",
+            "checkpointer=InMemorySaver()",
+        )
+    else:
+        imports = "import sqlite3\nfrom langgraph.checkpoint.sqlite import SqliteSaver\n" if saver or spelled else ""
+        arg = (
+            "checkpointer=SqliteSaver(sqlite3.connect('state.db', check_same_thread=False))"
+            if saver
+            else "checkpointer=None"
+            if spelled
+            else ""
+        )
     return (
         f"{imports}from langgraph.graph import START, StateGraph\n\nfrom node import work\n\n\n"
         f"def build():\n    builder = StateGraph(dict)\n    builder.add_node('work', work)\n"
@@ -57,10 +71,12 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize("spelled", [False, True])
+@pytest.mark.parametrize("how", ["dropped", "spelled", "memory"])
 def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_checkpointing(
-    tmp_path: Path, analysed: list[str], spelled: bool
+    tmp_path: Path, analysed: list[str], how: str
 ) -> None:
+    """The first graph stops checkpointing durably: its saver dropped, ``None`` spelled with the same
+    words, or swapped for an in-memory one (which a crash loses, so nothing re-runs the node)."""
     tree, cache = tmp_path / "tree", tmp_path / "cache"
     tree.mkdir()
     (tree / "node.py").write_text(NODE)
@@ -69,15 +85,15 @@ def test_a_node_run_by_two_graphs_moves_to_the_other_graph_when_the_first_stops_
     cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     # the node belongs to the first graph by path: reported from g1.py only
     assert [(rule, path, related) for rule, path, _, _, related in observable(cold)] == [
-        ("RA103", "node.py", (("g1.py", 11),))
+        ("RA103", "node.py", (("g1.py", 12),))
     ]
-    (tree / "g1.py").write_text(graph(saver=False, spelled=spelled))
+    (tree / "g1.py").write_text(graph(saver=False, spelled=how == "spelled", memory=how == "memory"))
     analysed.clear()
     warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     uncached = scan([tree], Config(), tree, jobs=1, cache_dir=None)
     assert observable(warm) == observable(uncached)
     # g2.py did not change, but g1.py's summary of what it checkpoints did: g2.py reports the node now
-    assert [related for *_, related in observable(warm)] == [(("g2.py", 11),)]
+    assert [related for *_, related in observable(warm)] == [(("g2.py", 12),)]
     assert sorted(set(analysed)) == ["g1.py", "g2.py"]
 
 

@@ -59,7 +59,9 @@ class Project:
             "a2": {"helper": True, "interrupt": True, "pad": 0},
         }
         self.graphs = {
-            "g1": {"saver": "memory", "nodes": ["a1"], "comments": 0},
+            # durable at first (RA103 is about a resume after a crash; an in-memory saver has none), then
+            # any saver: a graph moving between memory and SQLite moves its nodes' RA103 with it
+            "g1": {"saver": "sqlite", "nodes": ["a1"], "comments": 0},
             "g2": {"saver": "none", "nodes": ["a2"], "comments": 0},
         }
         self.served = False

@@ -13,8 +13,10 @@ from conftest import scan_tree, write_tree
 from resume_audit.config.settings import Config
 
 HEADER = """
+import sqlite3
+
 import stripe
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import StateGraph
 
 """
@@ -23,7 +25,7 @@ FOOTER = """
 builder = StateGraph(dict)
 builder.add_node("pay", pay)
 builder.set_entry_point("pay")
-graph = builder.compile(checkpointer=InMemorySaver())
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("payments.db", check_same_thread=False)))
 """
 
 

@@ -15,7 +15,7 @@ changes what that graph claims.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Protocol
 
@@ -125,6 +125,8 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
                     unit = Unit(fn, "node", graph.compile_call, module, f"node {fn.qualname}", in_memory)
                     units[id(fn)] = unit
                     roots.append(unit)
+                elif fn is not None:
+                    _keep_durable(units, roots, fn, in_memory)
                 elif fn is None:
                     scope, target_module = node.call.function, node.call.module
                     sub = graph_anywhere(node.target, scope, target_module, project)
@@ -138,6 +140,8 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
                                 tool, "tool", graph.compile_call, module, f"tool {tool.qualname}", in_memory
                             )
                             roots.append(units[id(tool)])
+                        else:
+                            _keep_durable(units, roots, tool, in_memory)
     for info in module.all_calls:
         if not (project.resolver(module).call_names(info.node, info.function) & langgraph.CREATE_REACT_AGENT):
             continue
@@ -172,6 +176,16 @@ def _build_module(project: Project, module: ModuleFacts) -> _ModuleUnits:
     return _ModuleUnits(units)
 
 
+def _keep_durable(units: dict[int, Unit], roots: list[Unit], fn: FunctionInfo, in_memory: bool) -> None:
+    """``fn`` is a unit of one more graph of the module: it is in memory only if every graph that
+    runs it keeps its checkpoints in memory (one durable graph resumes it after a crash)."""
+    unit = units[id(fn)]
+    if unit.in_memory and not in_memory:
+        durable = replace(unit, in_memory=False)
+        units[id(fn)] = durable
+        roots[:] = [durable if r is unit else r for r in roots]
+
+
 def _function_key(fn: FunctionInfo) -> tuple[str, int]:
     """``fn`` as a summary names it: its file and its place among the file's functions (stable
     while the file's content is, and a summary naming it depends on that content)."""
@@ -180,8 +194,9 @@ def _function_key(fn: FunctionInfo) -> tuple[str, int]:
 
 
 def _claims(project: Project, module: ModuleFacts) -> list[list[str | int]]:
-    """The summary: ``[file, function index, kind]`` of every unit ``module`` makes checkpointed."""
-    return [[*_function_key(u.function), u.kind] for u in _module_units(project, module).units.values()]
+    """The summary: ``[file, function index, kind, in memory]`` of every unit ``module`` makes
+    checkpointed."""
+    return [[*_function_key(u.function), u.kind, u.in_memory] for u in _module_units(project, module).units.values()]
 
 
 #: which functions each module makes checkpointed: whether another module claims a function
@@ -203,25 +218,33 @@ def is_checkpointed_node(project: Project, fn: FunctionInfo) -> bool:
 def units_anchored_in(project: Project, module: ModuleFacts) -> list[Unit]:
     """The checkpointed units reported from ``module``: those its graphs and entrypoints make
     checkpointed, unless another module claims the function first. A function that is a node
-    or tool of several modules' graphs belongs to the first of them (by path); a task belongs
-    to none of them if it is a node or tool anywhere, else to the last module that reaches it."""
+    or tool of several modules' graphs belongs to the first of them (by path) whose graph
+    checkpoints durably, else to the first of them; a task belongs to none of them if it is a
+    node or tool anywhere, else to the last module that reaches it."""
     own = _module_units(project, module).units
     if not own:
         return []
     node_owner: dict[tuple[str, int], Path] = {}
+    durable_owner: dict[tuple[str, int], Path] = {}
     task_owner: dict[tuple[str, int], Path] = {}
     for entry, claims in project.summaries_over(CLAIMS.name, LANGGRAPH_IMPORT_WORDS):
-        for path, index, kind in claims:
+        for path, index, kind, in_memory in claims:
             key = (path, index)
             if kind == "task":
                 task_owner[key] = entry.path
             else:
                 node_owner.setdefault(key, entry.path)
+                if not in_memory:
+                    durable_owner.setdefault(key, entry.path)
     out = []
     for unit in own.values():
         path, index = _function_key(unit.function)
         key = (path, index)
-        owner = node_owner.get(key) if unit.kind != "task" else (None if key in node_owner else task_owner.get(key))
+        owner = (
+            durable_owner.get(key, node_owner.get(key))
+            if unit.kind != "task"
+            else (None if key in node_owner else task_owner.get(key))
+        )
         if owner == module.path:
             out.append(unit)
     return out
