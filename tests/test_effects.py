@@ -32,6 +32,9 @@ EFFECTS = {
     "os.remove": 'import os\n{i}os.remove("f")',
     "subprocess": 'import subprocess\n{i}subprocess.run(["git", "push", "origin", "main"])',
     "celery apply_async": '{i}state["task"].apply_async(args=[1])',
+    "npm publish": 'import subprocess\n{i}subprocess.run(["npm", "publish"], cwd="pkg")',
+    "exec-style git push": 'import asyncio\n{i}asyncio.create_subprocess_exec("git", "push", "origin", "HEAD")',
+    "exec-style command from a list": 'import asyncio\n{i}cmd = ["kubectl", "apply", "-f", "x.yaml"]\n{i}asyncio.create_subprocess_exec(*cmd)',
     "configured sink": "from billing import charge\n{i}charge(1)",
 }
 
@@ -45,6 +48,14 @@ NOT_EFFECTS = {
     "insert on conflict do nothing": 'import sqlite3\n{i}sqlite3.connect("d").execute("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING")',
     "open for reading": '{i}open("f").read()',
     "local read-only command": 'import subprocess\n{i}subprocess.run(["git", "clone", "https://x/r.git", "/tmp/r"])',
+    "pip install into a local environment": 'import subprocess, sys\n{i}subprocess.run([sys.executable, "-m", "pip", "install", "-r", "requirements.txt"])',
+    "npm ci": 'import subprocess\n{i}subprocess.run(["npm", "ci"], cwd="web")',
+    "git merge-base": 'import subprocess\n{i}subprocess.run(["git", "merge-base", "main", "HEAD"], capture_output=True)',
+    "exec-style dry run and its output": (
+        'import asyncio\n{i}p = asyncio.create_subprocess_exec("npx", "playwright", "install", "--dry-run")\n'
+        "{i}out = p.communicate()"
+    ),
+    "exec-style git diff from a list": 'import asyncio\n{i}cmd = ["git", "diff", "main...HEAD"]\n{i}asyncio.create_subprocess_exec(*cmd)',
     "python -m pytest in a sandbox": 'import subprocess, sys\n{i}subprocess.run([sys.executable, "-m", "pytest", "-q"])',
     "merge-only commit": "from sqlmodel import Session\n{i}s = Session(e)\n{i}s.merge(row)\n{i}s.commit()",
     "embeddings POST": 'import httpx\n{i}httpx.post(f"{{BASE}}/v1/embeddings", json={{}})',
@@ -285,10 +296,9 @@ def test_the_sink_index_matches_what_trying_every_pattern_in_order_matches() -> 
     """SinkIndex only narrows which patterns are tried: for names spelled from every built-in
     pattern (wildcards filled in several ways, prefixes, other packages' names) it yields exactly
     the patterns a full scan of the list would, in the same order."""
-    import fnmatch
     import itertools
 
-    from resume_audit.analysis.effects import BUILTIN_SINKS, SinkIndex, SinkSpec
+    from resume_audit.analysis.effects import BUILTIN_SINKS, SinkIndex, SinkSpec, _name_glob
 
     specs = [SinkSpec("acme.billing.*", "configured"), SinkSpec("*.send_invoice", "configured"), *BUILTIN_SINKS]
     index = SinkIndex(specs)
@@ -298,5 +308,63 @@ def test_the_sink_index_matches_what_trying_every_pattern_in_order_matches() -> 
         names.update({concrete, concrete + ".more", concrete.rsplit(".", 1)[0], "other." + concrete})
     assert len(names) > 1000
     for name in sorted(names):
-        expected = [s for s in specs if fnmatch.fnmatchcase(name, s.pattern)]
+        expected = [s for s in specs if _name_glob(s.pattern).match(name)]
         assert list(index.matching(name)) == expected, name
+
+
+def test_a_star_inside_a_part_of_a_sink_pattern_stays_in_that_part() -> None:
+    """``asyncio.create_subprocess_*`` names the spawn, not a method called on what it returned
+    (``proc.communicate()``, resolved as ``asyncio.create_subprocess_exec.communicate``); a part that
+    is only ``*`` still spans any number of parts."""
+    from resume_audit.analysis.effects import _name_glob
+
+    assert _name_glob("asyncio.create_subprocess_*").match("asyncio.create_subprocess_exec")
+    assert not _name_glob("asyncio.create_subprocess_*").match("asyncio.create_subprocess_exec.communicate")
+    assert _name_glob("slack_sdk.*.files_upload*").match("slack_sdk.web.client.WebClient.files_upload_v2")
+    assert not _name_glob("os.exec*").match("os.execute.wait")
+    assert _name_glob("acme.billing.*").match("acme.billing.Client.charge")
+
+
+HELPER = """
+import asyncio
+import sqlite3
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+
+
+async def run_git(*args, cwd=None):
+    cmd = ["git"] + list(args)
+    proc = await asyncio.create_subprocess_exec(*cmd, cwd=cwd, stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    return out.decode()
+
+
+def run_tool(argv: list, cwd: str):
+    import subprocess
+
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True).stdout
+
+
+async def publish(state):
+    diff = await run_git("diff", "main...HEAD", cwd=state["wt"])
+    base = await run_git("merge-base", "main", "HEAD", cwd=state["wt"])
+    files = run_tool(["git", "ls-files"], state["wt"])
+    await run_git("push", "origin", "HEAD", cwd=state["wt"])
+    run_tool(["gh", "pr", "create", "--fill"], state["wt"])
+    return {"diff": diff, "base": base, "files": files}
+
+
+builder = StateGraph(dict)
+builder.add_node("publish", publish)
+builder.add_edge(START, "publish")
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("s.db", check_same_thread=False)))
+"""
+
+
+def test_a_command_running_helper_is_an_effect_only_where_its_caller_hands_it_one(tmp_path: Path) -> None:
+    """``run_git(*args)`` runs ``["git", *args]``: each call's own words decide (``diff`` and
+    ``merge-base`` read, ``push`` changes the remote); the same for a helper given the whole argv."""
+    write_tree(tmp_path, {"node.py": HELPER})
+    result = scan([tmp_path], Config(select=["RA103"]), tmp_path, jobs=1)
+    assert sorted(f.span.start_line for f in result.findings) == [26, 27], result.findings

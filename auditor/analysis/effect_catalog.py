@@ -483,7 +483,9 @@ EFFECT_SINKS: tuple[Sdk, ...] = (
                     "open(..., 'a'|'x')",
                     "os.remove|rename",
                     "shutil.rmtree|move",
-                    "subprocess.run|Popen (except local read-only commands)",
+                    "subprocess.run|Popen, asyncio.create_subprocess_exec (except commands that only read, work on a"
+                    " local copy, install into a local environment or say what they would do (--dry-run); a helper"
+                    " running its caller's words is judged at each call)",
                 ),
                 "repeats the file change / runs the command again (overwrites with 'w' replay harmlessly)",
             ),

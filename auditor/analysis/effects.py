@@ -40,8 +40,9 @@ from resume_audit.frameworks.langchain_tools import mcp_adapter_tool_run
 
 __all__ = ["BUILTIN_SINKS", "KIND_CONSEQUENCES", "NAME_ONLY_SINKS", "Effect", "EffectModel", "SinkIndex", "SinkSpec"]
 
-#: Built-in sinks, in the order they are tried: patterns are fnmatch globs over resolved
-#: qualified names (``*`` also spans dots); instance methods are written ``Type.method``.
+#: Built-in sinks, in the order they are tried: patterns are globs over resolved qualified names
+#: (see :func:`_name_glob`: a whole ``*`` part spans dots, a ``*`` inside a part does not);
+#: instance methods are written ``Type.method``.
 BUILTIN_SINKS: tuple[SinkSpec, ...] = sink_specs()
 
 #: Methods recognised by name alone, whatever the receiver: distinctive enough
@@ -53,6 +54,21 @@ NAME_ONLY_SINKS: tuple[SinkSpec, ...] = any_receiver_specs()
 @functools.lru_cache(maxsize=None)
 def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(fnmatch.translate(pattern))
+
+
+@functools.lru_cache(maxsize=None)
+def _name_glob(pattern: str) -> re.Pattern[str]:
+    """A sink pattern over dotted names: a part that is only ``*`` (``slack_sdk.*.files_upload``) spans
+    any number of parts, a ``*`` inside a part (``asyncio.create_subprocess_*``, ``os.exec*``) stays in
+    it -- so ``proc.communicate()`` on what ``create_subprocess_exec`` returned, named
+    ``asyncio.create_subprocess_exec.communicate``, is not the spawn again."""
+    parts = []
+    for part in pattern.split("."):
+        if part == "*":
+            parts.append(".*")
+        else:
+            parts.append("[^.]*".join(re.escape(piece) for piece in part.split("*")))
+    return re.compile(r"\.".join(parts) + r"\Z")
 
 
 class SinkIndex:
@@ -80,7 +96,7 @@ class SinkIndex:
     def matching(self, name: str) -> Iterable[SinkSpec]:
         """The specs whose pattern matches ``name``, in the order given."""
         tried = self._by_top.get(name.split(".", 1)[0], self._anywhere)
-        return (spec for spec in tried if _glob(spec.pattern).match(name))
+        return (spec for spec in tried if _name_glob(spec.pattern).match(name))
 
 
 class EffectModel:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
 import libcst as cst
 
 from resume_audit.analysis.callgraph import CalleeHooks, CallGraph
-from resume_audit.analysis.effect_reads import graphql_read_call
+from resume_audit.analysis.effect_reads import decided_by_caller_read
 from resume_audit.analysis.flow.engine import flow_of
 from resume_audit.analysis.memo import COMPUTING, Ledger
 from resume_audit.analysis.modules import MentionSearch, ModuleIndex
@@ -59,11 +59,11 @@ def _objects(
     if info is None:
         return []
     resolver = project.resolver(module)
-    return [fn for fn in flow_of(project).callees(info) if not graphql_read_call(call, fn, resolver, scope)]
+    return [fn for fn in flow_of(project).callees(info) if not decided_by_caller_read(call, fn, resolver, scope)]
 
 
 #: the calls whose callee runs other code than its name says, as far as this project knows
-_HOOKS = CalleeHooks(skips=graphql_read_call, dispatches=dispatch_targets, objects=_objects)
+_HOOKS = CalleeHooks(skips=decided_by_caller_read, dispatches=dispatch_targets, objects=_objects)
 
 
 class Project:
