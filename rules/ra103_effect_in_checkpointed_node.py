@@ -77,6 +77,35 @@ is the repair.
     INVALID = (
         Example(
             {
+                "app/workflow.py": """
+                    import requests
+                    from langgraph.graph import START, StateGraph
+
+                    def notify(state: dict) -> dict:
+                        requests.post("https://hooks.example.com/done", json=state)  # expect: RA103
+                        return {"done": True}
+
+                    def create_graph(checkpointer=None):
+                        builder = StateGraph(dict)
+                        builder.add_node("notify", notify)
+                        builder.add_edge(START, "notify")
+                        return builder.compile(checkpointer=checkpointer)
+                """,
+                "app/worker.py": """
+                    import sqlite3
+
+                    from langgraph.checkpoint.sqlite import SqliteSaver
+
+                    from app.workflow import create_graph
+
+                    preview = create_graph()
+                    graph = create_graph(SqliteSaver(sqlite3.connect("runs.db", check_same_thread=False)))
+                """,
+            },
+            note="One caller of the factory passes a durable saver: its graphs resume after a crash.",
+        ),
+        Example(
+            {
                 "shop/pay.py": """
                     import stripe
 
@@ -205,6 +234,31 @@ is the repair.
         ),
     )
     VALID = (
+        Example(
+            {
+                "app/workflow.py": """
+                    import requests
+                    from langgraph.graph import START, StateGraph
+
+                    def notify(state: dict) -> dict:
+                        requests.post("https://hooks.example.com/done", json=state)
+                        return {"done": True}
+
+                    def create_graph(checkpointer=None):
+                        builder = StateGraph(dict)
+                        builder.add_node("notify", notify)
+                        builder.add_edge(START, "notify")
+                        return builder.compile(checkpointer=checkpointer)
+                """,
+                "app/worker.py": """
+                    from app.workflow import create_graph
+
+                    graph = create_graph()
+                """,
+            },
+            note="The factory takes a checkpointer, but the only caller passes none: nothing is checkpointed, "
+            "nothing resumes.",
+        ),
         Example(
             """
             import httpx

@@ -174,3 +174,34 @@ def test_a_saver_built_in_one_module_is_reported_once_a_graph_in_another_uses_it
     (tree / "g1.py").write_text(g1("None if saver is None else None"))
     again = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
     assert observable(again) == observable(cold)
+
+
+def test_a_caller_that_starts_passing_a_saver_to_a_graph_factory_checkpoints_its_nodes(
+    tmp_path: Path, analysed: list[str]
+) -> None:
+    """``create_graph(checkpointer=None)`` compiles with its parameter: whether its node is reported
+    rests on what the callers in other modules pass, so editing only the caller moves the finding."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    (tree / "node.py").write_text(NODE)
+    (tree / "factory.py").write_text(
+        "from langgraph.graph import START, StateGraph\n\nfrom node import work\n\n\n"
+        "def create_graph(checkpointer=None):\n    builder = StateGraph(dict)\n    builder.add_node('work', work)\n"
+        "    builder.add_edge(START, 'work')\n    return builder.compile(checkpointer=checkpointer)\n"
+    )
+    durable = "import sqlite3\nfrom langgraph.checkpoint.sqlite import SqliteSaver\n"
+
+    def worker(arg: str) -> str:
+        return f"{durable}from factory import create_graph\n\ngraph = create_graph({arg})\n"
+
+    (tree / "worker.py").write_text(worker(""))
+    cold = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+    assert [f.rule_id for f in cold.findings] == []
+    for arg, expected in (
+        ("SqliteSaver(sqlite3.connect('s.db', check_same_thread=False))", ["RA103"]),
+        ("checkpointer=None", []),
+    ):
+        (tree / "worker.py").write_text(worker(arg))
+        warm = scan([tree], Config(), tree, jobs=1, cache_dir=cache)
+        assert observable(warm) == observable(scan([tree], Config(), tree, jobs=1, cache_dir=None))
+        assert [f.rule_id for f in warm.findings] == expected

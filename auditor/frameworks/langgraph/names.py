@@ -235,6 +235,8 @@ def compiled_graph(
     cp = argument(call, 0, "checkpointer")
     cp_scope: FunctionInfo | None = None
     cp_module: ModuleFacts | None = None
+    if cp is not None and _parameter_never_given(cp, scope, project):
+        cp = None
     if cp is None or is_none(cp):
         compiled = next((v for v in flow.values(call, scope, module) if isinstance(v, Made) and v.call is call), None)
         stores = flow.stores(compiled, "checkpointer") if compiled is not None else []
@@ -254,6 +256,25 @@ def compiled_graph(
         cp_scope,
         cp_module,
     )
+
+
+def _parameter_never_given(expr: cst.BaseExpression, scope: FunctionInfo | None, project: ProjectQueries) -> bool:
+    """``def create_graph(checkpointer=None): return builder.compile(checkpointer=checkpointer)`` and
+    every call of the factory in the project leaves the parameter out or passes ``None``: the graphs it
+    builds have no checkpointer. A factory nothing in the project calls (a library's API) keeps its
+    parameter, and so does one called with ``**kwargs`` the engine cannot read."""
+    if scope is None or not isinstance(expr, cst.Name):
+        return False
+    param = scope.param(expr.value)
+    if param is None or param.star or param.default is None or not is_none(param.default):
+        return False
+    if any(b.name == expr.value and b.kind == "assign" for b in scope.bindings):
+        return False
+    flow = flow_of(project)
+    callers = flow.callers(scope)
+    if not callers or any(a.star == "**" and not isinstance(a.value, cst.Dict) for c in callers for a in c.node.args):
+        return False
+    return all(is_none(value) for value, *_ in flow.arguments(scope, expr.value))
 
 
 def graph_of(
