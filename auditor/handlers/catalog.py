@@ -18,6 +18,7 @@ it. Nothing here imports libcst or the frameworks.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -115,6 +116,13 @@ class HandlerShape:
         return f"def {self.name}({', '.join(self.parameters)}) at module level"
 
 
+@functools.lru_cache(maxsize=None)
+def compiled_glob(pattern: str) -> re.Pattern[str]:
+    """``fnmatch`` of a shape's target, compiled once per process (a language server builds the
+    catalog's matchers again for every edit's fresh project)."""
+    return re.compile(fnmatch.translate(pattern))
+
+
 class TargetSet:
     """The qualified names of many shapes, matched at once: exact names by a dict, globs by one regex each."""
 
@@ -124,7 +132,7 @@ class TargetSet:
         for shape in shapes:
             for target in shape.targets:
                 if _is_glob(target):
-                    self._globs.append((re.compile(fnmatch.translate(target)), shape))
+                    self._globs.append((compiled_glob(target), shape))
                 else:
                     self._exact.setdefault(target, []).append(shape)
 

@@ -12,6 +12,7 @@ or a list of them (``functions=[a, b]``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator
@@ -77,7 +78,13 @@ class Shapes:
 
 def _last_names(shapes: Iterable[HandlerShape], methods_only: bool = False) -> re.Pattern[str]:
     patterns = {t.rsplit(".", 1)[-1] for s in shapes for t in s.targets if not methods_only or _is_method(t)}
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in sorted(patterns)) or "(?!)")
+    return _alternatives(tuple(sorted(patterns)))
+
+
+@functools.lru_cache(maxsize=64)
+def _alternatives(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex matching any of the ``fnmatch`` patterns (built once per set of patterns)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
 
 def _is_method(target: str) -> bool:
