@@ -173,6 +173,19 @@ class ModuleIndex:
         self._layout.suffix_memo[name] = found
         return found
 
+    def entries_imported(self, name: str, importer: Path | None) -> list[SourceFile]:
+        """The file ``import name`` in the module at ``importer`` denotes, as Python would pick it: a
+        folder named like a standard-library module (a vendored copy) only where it is on the
+        importer's path, and of several files sharing the name the one :func:`closest` to the
+        importer (two scripts called ``graph.py``; a thousand services each with its own). Empty when
+        the project holds none."""
+        entries = self.entries_named(name)
+        if not entries or importer is None:
+            return entries
+        if name.split(".", 1)[0] in sys.stdlib_module_names:
+            entries = [e for e in entries if importable_from(e, importer)]
+        return [closest_to(entries, importer)] if len(entries) > 1 else entries
+
     def _folders(self) -> dict[str, list[SourceFile]]:
         """The project's files by the folder they sit in: the project-wide indexes are built per
         folder (a 20,000-file tree has 1,300), from strings -- a ``Path`` property costs
@@ -372,7 +385,14 @@ def closest(candidates: list[_Located], near: ModuleFacts | None) -> _Located:
     of an agent-dense scan (issue 35)."""
     if near is None or len(candidates) == 1:
         return candidates[0]
-    near_dir = os.path.dirname(os.fspath(near.path))
+    return closest_to(candidates, near.path)
+
+
+def closest_to(candidates: list[_Located], importer: Path) -> _Located:
+    """:func:`closest` to the module at ``importer``."""
+    if len(candidates) == 1:
+        return candidates[0]
+    near_dir = os.path.dirname(os.fspath(importer))
     for c in candidates:
         if os.path.dirname(os.fspath(c.path)) == near_dir:
             return c

@@ -155,6 +155,9 @@ class Project:
     def directories(self) -> set[Path]:
         return self.index.directories()
 
+    def entries_imported(self, name: str, importer: Path | None) -> list[SourceFile]:
+        return self.index.entries_imported(name, importer)
+
     def knows_module(self, name: str) -> bool:
         return self.index.knows_module(name)
 
@@ -188,6 +191,9 @@ class Project:
 
     def modules_calling(self, words: Iterable[str], name: str) -> list[ModuleFacts]:
         return self.calls.modules_calling(words, name)
+
+    def modules_calling_into(self, home: ModuleFacts, words: Iterable[str], name: str) -> list[ModuleFacts]:
+        return self.calls.modules_calling_into(home, words, name)
 
     def modules_using(self, packages: Iterable[str]) -> list[ModuleFacts]:
         return self.index.modules_using(packages)

@@ -104,8 +104,11 @@ class _Index:
     def __init__(self, project: "Project") -> None:
         self.project = project
         own = tuple(project.handler_shapes)
-        # the project's own entries first: a function both match is reported as the user named it
-        self.matcher = Matcher(project, Shapes((*own, *BUILTIN)))
+        # the project's own entries first: a function both match is reported as the user named it;
+        # a built-in shape of a framework no file of the project imports cannot match anything, and
+        # asking what a receiver is for its methods (``queue.enqueue``) can walk a large tree
+        present = tuple(s for s in BUILTIN if not s.packages or any(project.files_mentioning(w) for w in s.words))
+        self.matcher = Matcher(project, Shapes((*own, *present)))
         self.handlers: dict[int, Handler] = {}
         self.serving_modules: set[int] = set()
         self._serving: dict[int, ModuleFacts] = {}

@@ -360,7 +360,7 @@ class Flow:
             return frozenset({Class.of(found)})
         owner, _, var = qualified.rpartition(".")
         if owner:
-            for entry in project.entries_named(owner):
+            for entry in project.entries_imported(owner, near.path):
                 target = project.load(entry)
                 if (
                     target is not None
@@ -368,8 +368,8 @@ class Flow:
                     and (any(b.name == var for b in target.module_bindings) or var in target.imports)
                 ):
                     return self._global(var, target)
-        if project.knows_module(qualified):
-            return frozenset({Module(qualified)})
+        if project.entries_imported(qualified, near.path):
+            return frozenset({Module(qualified, str(near.path))})
         return frozenset({External(qualified)})
 
     def _typed(self, annotation: cst.BaseExpression, scope: FunctionInfo | None, module: ModuleFacts) -> Values:
@@ -519,7 +519,7 @@ class Flow:
         if isinstance(owner, External):
             return frozenset({External(f"{owner.name}.{name}")})
         if isinstance(owner, Module):
-            return self._module_member(owner.name, name)
+            return self._module_member(owner, name)
         if isinstance(owner, Class):
             return self._class_member(owner.cls, name, None)
         if isinstance(owner, Instance):
@@ -535,15 +535,17 @@ class Flow:
             return frozenset({owner})
         return EMPTY
 
-    def _module_member(self, module_name: str, name: str) -> Values:
+    def _module_member(self, owner: Module, name: str) -> Values:
+        importer = Path(owner.importer) if owner.importer else None
         parts: list[Values] = []
-        for entry in self.project.entries_named(module_name):
+        for entry in self.project.entries_imported(owner.name, importer):
             target = self.project.load(entry)
             if target is not None:
                 parts.append(self._global(name, target))
         found = self._union(parts)
-        if not found and self.project.knows_module(f"{module_name}.{name}"):
-            return frozenset({Module(f"{module_name}.{name}")})
+        submodule = f"{owner.name}.{name}"
+        if not found and self.project.entries_imported(submodule, importer):
+            return frozenset({Module(submodule, owner.importer)})
         return found
 
     def _class_member(self, cls: ClassInfo, name: str, instance: Instance | None) -> Values:
@@ -588,9 +590,26 @@ class Flow:
         if depth > 8:
             return
         for base in cls.node.bases:
-            for value in self.values(base.value, None, cls.module):
+            for value in self._base_values(base.value, cls):
                 if isinstance(value, Class) and value.cls is not cls:
                     yield from self._bases_of(value.cls, depth + 1)
+
+    def _base_values(self, expr: cst.BaseExpression, cls: ClassInfo) -> Values:
+        """What a class statement's base may be, read statically: the names it resolves to through
+        imports, definitions and aliases (``class Agent(Base)``, ``class G(langgraph.graph.StateGraph)``).
+        A base is spelled, not computed, in real code; following a computed one through calls,
+        parameters and their callers walked whole vendored libraries for nothing (issue 35)."""
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        module = cls.module
+        out: set[Value] = set()
+        for name in self.project.resolver(module).names(expr, None):
+            found = self.project.lookup(name, near=module)
+            if isinstance(found, ClassInfo):
+                out.add(Class.of(found))
+            elif found is None:
+                out.add(External(name))
+        return frozenset(out)
 
     def external_bases(self, cls: ClassInfo) -> list[str]:
         """Library classes ``cls`` derives from, through project bases (``class MyGraph(StateGraph)``), sorted."""
@@ -600,8 +619,7 @@ class Flow:
         out: set[str] = set()
         for klass in self._mro(cls):
             for base in klass.node.bases:
-                expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-                for value in self.values(expr, None, klass.module):
+                for value in self._base_values(base.value, klass):
                     if isinstance(value, External):
                         out.add(value.name)
         return out
@@ -802,7 +820,8 @@ class Flow:
     def _callers(self, fn: FunctionInfo) -> Iterator[CallInfo]:
         spelled = fn.class_info.name if fn.name == "__init__" and fn.class_info is not None else fn.name
         seen: set[int] = set()
-        for module in self.project.modules_calling(_call_words(spelled), spelled):
+        # only modules that can resolve a name to fn's module (the import graph) can call it by name
+        for module in self.project.modules_calling_into(fn.module, _call_words(spelled), spelled):
             for call in self._sites.named(module, spelled):
                 if any(f is fn for f in self.callees(call)):
                     seen.add(id(call.node))
@@ -847,7 +866,7 @@ class Flow:
             paths = {module.path}
             for imported in module.imported_modules:
                 for name in (imported, imported.rpartition(".")[0]):
-                    for entry in self.project.entries_named(name) if name else ():
+                    for entry in self.project.entries_imported(name, module.path) if name else ():
                         paths.add(entry.path)
             tail = module.module_name.rpartition(".")[2] or module.path.parent.name
             if module.is_package or tail == "__init__":

@@ -143,9 +143,11 @@ class Container:
 
 @dataclass(frozen=True)
 class Module:
-    """A module of the project, imported as a value (``from . import tools``)."""
+    """A module of the project, imported as a value (``from . import tools``). ``importer``: the path of
+    the module that imported it, which decides the file the name denotes (as Python would pick it)."""
 
     name: str
+    importer: str = ""
 
 
 Value = Union[External, Made, Member, Function, Bound, Lambda, Class, Instance, Partial, Constant, Container, Module]
