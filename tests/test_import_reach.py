@@ -129,3 +129,93 @@ def f():
         "lazy_mod",
     } <= words
     assert "f" not in words  # a line without the keyword adds nothing (one with it adds its other names: a superset)
+
+
+# a copy of a library vendored into the tree: a module named like the standard library's, whose
+# functions call each other and whose classes derive from computed bases
+VENDORED_LOGGING = """\
+import threading
+
+
+def make_base(spec):
+    return type(spec.name, (object,), {})
+
+
+class Handler(make_base(threading.current_thread())):
+    def submit(self, record):
+        return emit(record)
+
+
+def emit(record):
+    return getLogger(record).handle(record)
+
+
+def getLogger(name=None):
+    return Handler()
+"""
+
+ENGINE_AGENT = """\
+import logging
+import sqlite3
+
+import requests
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+
+log = logging.getLogger(__name__)
+
+
+class Worker(logging.Handler):
+    def emit(self, record):
+        requests.post("https://hooks.example.com/log", json={"m": record})
+
+
+def notify(state, queue=None):
+    log.info("notify")
+    if queue is not None:
+        queue.submit(state)
+    requests.post("https://hooks.example.com/done", json=state)
+    return {"done": True}
+
+
+builder = StateGraph(dict)
+builder.add_node("notify", notify)
+builder.add_edge(START, "notify")
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect("s.db", check_same_thread=False)))
+"""
+
+
+def _vendored_scan(root: Path, copies: int) -> tuple[list[str], list[tuple[str, int, str]]]:
+    from resume_audit.analysis import modules
+    from resume_audit.config.settings import Config
+    from resume_audit.engine.scan import scan
+
+    tree = {"app/agent.py": ENGINE_AGENT}
+    for i in range(copies):
+        tree[f"vendor{i:02d}/logging/__init__.py"] = VENDORED_LOGGING
+        tree[f"vendor{i:02d}/threading.py"] = "def current_thread():\n    return emit_thread()\n"
+    write_tree(root, tree)
+    parsed: list[str] = []
+    original = modules.ModuleIndex.load
+
+    def spy(self, entry):
+        if entry.path not in self.loaded:
+            parsed.append(entry.display)
+        return original(self, entry)
+
+    modules.ModuleIndex.load = spy  # type: ignore[method-assign]
+    try:
+        result = scan([root], Config(), root, jobs=1)
+    finally:
+        modules.ModuleIndex.load = original  # type: ignore[method-assign]
+    return parsed, sorted((f.span.path, f.span.start_line, f.rule_id) for f in result.findings)
+
+
+def test_a_vendored_copy_of_a_standard_library_module_is_not_what_the_agent_imports(tmp_path: Path):
+    """``import logging`` in ``app/agent.py`` is the standard library's, not ``vendorNN/logging``: the
+    value-flow engine's questions (what ``log`` is, who calls ``notify``, what ``queue`` holds, what
+    ``Worker`` derives from) parse none of the copies, however many there are."""
+    parsed_few, found_few = _vendored_scan(tmp_path / "few", copies=2)
+    parsed_many, found_many = _vendored_scan(tmp_path / "many", copies=8)
+    assert found_few == found_many == [("app/agent.py", 20, "RA103")]
+    assert not [p for p in parsed_few + parsed_many if p.startswith("vendor")], parsed_many
