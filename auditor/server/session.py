@@ -12,7 +12,7 @@ import itertools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -23,6 +23,9 @@ from resume_audit.server.diagnostics import Located, diagnostics_by_file
 from resume_audit.server.folders import FolderState, ProjectFolder, folder_for, project_root_of
 from resume_audit.server.worker import AnalysisThread
 from resume_audit.version import __version__
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,23 @@ class AuditServer(LanguageServer):
         self.logged: set[tuple[str, str | None, str]] = set()
         self._pending: dict[Path, _Pending] = {}
         self._tokens = itertools.count(1)
+        #: set while an error is being reported to the client (see :meth:`report_server_error`)
+        self._reporting_error = False
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """pygls reports an error to the client by sending it a message -- and reports a failure to
+        send the same way. After ``exit`` has closed the stream, a task still finishing (an index
+        cancelled at exit, a publish) fails to send; reporting that sent again, failed again, and so
+        on until the recursion limit, megabytes of tracebacks on stderr: a client that does not drain
+        the server's stderr then blocked the exit for good. A failure while reporting is only logged."""
+        if self._reporting_error:
+            log.warning("could not report a server error to the client: %s", error)
+            return
+        self._reporting_error = True
+        try:
+            super().report_server_error(error, source)
+        finally:
+            self._reporting_error = False
 
     # -- folders ----------------------------------------------------------------------------------
     def add_folder(self, root: Path) -> ProjectFolder:
@@ -108,29 +128,35 @@ class AuditServer(LanguageServer):
 
         def progress(phase: str, done: int, total: int | None) -> None:  # (on the analysis thread)
             if report is not None:
-                loop.call_soon_threadsafe(report, phase, done, total)
+                try:
+                    loop.call_soon_threadsafe(report, phase, done, total)
+                except RuntimeError:  # the loop closed at ``exit`` while indexing: nobody left to tell
+                    pass
 
+        stopping = False
         try:
-            await self._run(folder, lambda: folder.index(progress))
+            stopping = not await self._run(folder, lambda: folder.index(progress))
         finally:
-            if report is not None:
+            if report is not None and not stopping:  # (stopping: the stream is closed, the client gone)
                 report("done", 0, None)
 
-    async def _run(self, folder: ProjectFolder, job: Callable[[], FolderState]) -> None:
-        """Run a scan job on the analysis thread, then publish what changed."""
+    async def _run(self, folder: ProjectFolder, job: Callable[[], FolderState]) -> bool:
+        """Run a scan job on the analysis thread, then publish what changed; False when the server is
+        stopping (the job was cancelled at ``exit``)."""
         try:
             state = await asyncio.wrap_future(self.analysis.submit(job))
         except asyncio.CancelledError:
-            return  # the server is stopping
+            return False  # the server is stopping
         except Exception as exc:  # a bug in the engine: said, and the server goes on
             log.exception("analysis of %s failed", folder.root)
             self.window_log_message(
                 lsp.LogMessageParams(lsp.MessageType.Error, f"resume-audit: analysis of {folder.root} failed: {exc!r}")
             )
-            return
+            return True
         if state.problem is not None:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"resume-audit: {state.problem}"))
         self.publish(folder)
+        return True
 
     def edited(self, path: Path, immediately: bool = False) -> None:
         """A file's text changed (buffer or disk): analyse it once the edits pause."""
