@@ -143,9 +143,10 @@ _GIT_READ_SUBCOMMANDS = frozenset(
 )
 #: package managers' subcommands that bring a local environment to a declared state: a re-run
 #: converges on the same installed packages (``pip install``, ``npm ci``, ``python -m venv``)
+_PIP_CONVERGING = frozenset({"install", "download", "freeze", "list", "show", "check"})
 _CONVERGING_SUBCOMMANDS = {
-    "pip": frozenset({"install", "download", "freeze", "list", "show", "check"}),
-    "pip3": frozenset({"install", "download", "freeze", "list", "show", "check"}),
+    "pip": _PIP_CONVERGING,
+    "pip3": _PIP_CONVERGING,
     "uv": frozenset({"sync", "pip", "venv", "lock"}),
     "npm": frozenset({"ci", "install", "ls", "view", "outdated"}),
     "pnpm": frozenset({"install", "ls"}),
@@ -299,9 +300,10 @@ def command_read_call(call: cst.Call, callee: FunctionInfo, resolver: NameResolv
 
 
 def _spawner(call: cst.Call) -> bool:
+    """``subprocess.run(...)``, ``asyncio.create_subprocess_exec(...)``, ``os.system(...)``: a spawn
+    spelled through its module (a bare ``run(...)`` is too common a name to count)."""
     f = call.func
-    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-    return name in _SPAWNERS and isinstance(f, cst.Attribute)
+    return isinstance(f, cst.Attribute) and f.attr.value in _SPAWNERS
 
 
 def decided_by_caller_read(

@@ -179,12 +179,17 @@ class ModuleIndex:
         importer's path, and of several files sharing the name the one :func:`closest` to the
         importer (two scripts called ``graph.py``; a thousand services each with its own). Empty when
         the project holds none."""
+        entries = self.entries_on_path(name, importer)
+        return [closest_to(entries, importer)] if len(entries) > 1 and importer is not None else entries
+
+    def entries_on_path(self, name: str, importer: Path | None) -> list[SourceFile]:
+        """:meth:`entries_named`, less the folders named like a standard-library module (a vendored
+        copy) that are not on the importer's path: such a copy shadows the standard library only
+        beside an ancestor of the importer."""
         entries = self.entries_named(name)
-        if not entries or importer is None:
-            return entries
-        if name.split(".", 1)[0] in sys.stdlib_module_names:
+        if entries and importer is not None and name.split(".", 1)[0] in sys.stdlib_module_names:
             entries = [e for e in entries if importable_from(e, importer)]
-        return [closest_to(entries, importer)] if len(entries) > 1 else entries
+        return entries
 
     def _folders(self) -> dict[str, list[SourceFile]]:
         """The project's files by the folder they sit in: the project-wide indexes are built per

@@ -10,11 +10,9 @@ httpx.Client()``).
 
 from __future__ import annotations
 
-import sys
-
 import libcst as cst
 
-from resume_audit.analysis.modules import ModuleIndex, closest, importable_from
+from resume_audit.analysis.modules import ModuleIndex, closest
 from resume_audit.analysis.queries import ProjectQueries
 from resume_audit.analysis.resolve import Resolver
 from resume_audit.facts.model import ClassInfo, FunctionInfo, ModuleFacts
@@ -61,11 +59,7 @@ class Symbols:
         index = self._index
         parts = qualified.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            entries = index.entries_named(".".join(parts[:i]))
-            if entries and near is not None and parts[0] in sys.stdlib_module_names:
-                # a folder named like a standard-library module (a vendored copy) shadows it only
-                # where it is on the path of the importing program: beside an ancestor of the importer
-                entries = [e for e in entries if importable_from(e, near.path)]
+            entries = index.entries_on_path(".".join(parts[:i]), near.path if near is not None else None)
             if not entries:
                 continue
             module = index.load(closest(entries, near))  # only the file the import denotes is parsed
